@@ -1,0 +1,143 @@
+// Command memsync-demo runs memsync's main job end to end on a throwaway
+// repository: a primary worktree and three linked worktrees, one parallel
+// writer loop in each (real memsync processes), one shared memory.
+//
+//	go run ./cmd/memsync-demo          # from a clone of memsync
+//	go run ./cmd/memsync-demo -keep    # keep the repository to look around
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+func main() {
+	keep := flag.Bool("keep", false, "keep the throwaway repository")
+	adds := flag.Int("adds", 25, "entries each writer adds")
+	flag.Parse()
+	if err := demo(*keep, *adds); err != nil {
+		fmt.Fprintln(os.Stderr, "memsync-demo: error:", err)
+		os.Exit(1)
+	}
+}
+
+func demo(keep bool, adds int) error {
+	tmp, err := os.MkdirTemp("", "memsync-demo-")
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer func() { _ = os.RemoveAll(tmp) }()
+	}
+	bin := filepath.Join(tmp, "bin", "memsync")
+	step("build memsync")
+	if err := run("", "go", "build", "-o", bin, "./cmd/memsync"); err != nil {
+		return fmt.Errorf("run me from the root of a memsync clone: %w", err)
+	}
+	repo := filepath.Join(tmp, "project")
+	ms := func(dir string, args ...string) error { return run(dir, bin, args...) }
+
+	step("a repository with one commit, and its memory")
+	if err := run(tmp, "git", "init", "-q", repo); err != nil {
+		return err
+	}
+	if err := run(repo, "git", "-c", "user.name=demo", "-c", "user.email=demo@memsync.invalid", "commit", "-q", "--allow-empty", "-m", "init"); err != nil {
+		return err
+	}
+	if err := ms(repo, "init"); err != nil {
+		return err
+	}
+
+	step("three linked worktrees, one per agent loop, each linked to the primary's memory")
+	dirs := []string{repo}
+	for i := 1; i <= 3; i++ {
+		wt := filepath.Join(tmp, ".worktrees", fmt.Sprintf("loop-%d", i))
+		if err := run(repo, "git", "worktree", "add", "-q", "-b", fmt.Sprintf("loop-%d", i), wt); err != nil {
+			return err
+		}
+		if err := link(wt, repo); err != nil {
+			return err
+		}
+		dirs = append(dirs, wt)
+	}
+	if err := run(dirs[1], "ls", "-l", ".agent/memories.md"); err != nil {
+		return err
+	}
+
+	step(fmt.Sprintf("4 writers in parallel, %d 'memsync add' processes each", adds))
+	var wg sync.WaitGroup
+	errs := make(chan error, len(dirs))
+	for w, dir := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < adds; j++ {
+				content := fmt.Sprintf("loop %d learned: retry the flaky step %d with backoff", w, j)
+				cmd := exec.Command(bin, "add", content, "-t", "pattern", "--tags", fmt.Sprintf("loop-%d", w))
+				cmd.Dir = dir
+				if out, err := cmd.CombinedOutput(); err != nil {
+					errs <- fmt.Errorf("%s: %w\n%s", dir, err, out)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		return err
+	}
+
+	step("one shared memory: every entry, from every worktree")
+	out, err := exec.Command(bin, "-C", repo, "list").Output()
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	fmt.Printf("%d entries (want %d); the last three:\n%s\n", len(lines), adds*len(dirs), strings.Join(lines[max(0, len(lines)-3):], "\n"))
+	if len(lines) != adds*len(dirs) {
+		return fmt.Errorf("lost entries: %d of %d", len(lines), adds*len(dirs))
+	}
+	if err := ms(dirs[3], "search", "flaky backoff", "--tags", "loop-2", "--limit", "3"); err != nil {
+		return err
+	}
+
+	step("git status is clean in every worktree")
+	for _, d := range dirs {
+		st, err := exec.Command("git", "-C", d, "status", "--porcelain").Output()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-40s %s\n", strings.TrimPrefix(d, tmp+"/"), map[bool]string{true: "clean", false: "DIRTY:\n" + string(st)}[len(st) == 0])
+	}
+	if keep {
+		fmt.Println("\nkept:", repo)
+	}
+	return nil
+}
+
+// link points a worktree's .agent/memories.md at the primary's with a
+// relative symlink, as orch's worktree manager does.
+func link(wt, primary string) error {
+	if err := os.MkdirAll(filepath.Join(wt, ".agent"), 0o755); err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(filepath.Join(wt, ".agent"), filepath.Join(primary, ".agent", "memories.md"))
+	if err != nil {
+		return err
+	}
+	return os.Symlink(rel, filepath.Join(wt, ".agent", "memories.md"))
+}
+
+func step(s string) { fmt.Printf("\n== %s\n", s) }
+
+func run(dir, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stdout, os.Stderr
+	return cmd.Run()
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memsync/memsync/lock"
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/worktree"
+)
+
+// Exit codes, documented in README.md.
+const (
+	exitOK       = 0 // success
+	exitError    = 1 // an error not listed below (I/O, git)
+	exitUsage    = 2 // bad flags or arguments
+	exitNotFound = 3 // no entry matches the ID, or the prefix is ambiguous
+	exitLocked   = 4 // the lock was not free within --lock-timeout
+	exitRefused  = 5 // refused to protect data: unsafe symlink, entry too large, binary content
+	exitNoRepo   = 6 // not inside a git repository
+)
+
+// usageError marks errors in how memsync was called.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// hinted is an error with a line of advice for the person who reads it.
+type hinted struct {
+	error
+	hint string
+}
+
+func (e hinted) Unwrap() error { return e.error }
+
+func withHint(err error, format string, args ...any) error {
+	return hinted{err, fmt.Sprintf(format, args...)}
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:  "memsync",
+		Usage: "one shared, durable memory for the AI agents of a git repository",
+		Description: "memsync keeps .agent/memories.md in the primary worktree as the one memory of a\n" +
+			"repository: every worktree shares it, concurrent writers are serialized by a\n" +
+			"file lock, and nothing an agent learned is lost. Flags may go anywhere on the\n" +
+			"line; '--' ends them (for content that starts with '-').",
+		Reader:    stdin,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageError{fmt.Errorf("unknown command %q", c.Args().First())}
+			}
+			return cli.ShowAppHelp(c)
+		},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"},
+			&cli.StringFlag{Name: "C", Usage: "run as if memsync was started in `DIR`"},
+			&cli.BoolFlag{Name: "global", Usage: "use the global memory layer (MEMSYNC_GLOBAL_DIR, else the XDG data dir)"},
+			&cli.DurationFlag{Name: "lock-timeout", Value: lock.DefaultTimeout, EnvVars: []string{"MEMSYNC_LOCK_TIMEOUT"}, Usage: "how long to wait for the memory lock"},
+			&cli.Int64Flag{Name: "max-bytes", Value: memfile.DefaultMaxBytes, EnvVars: []string{"MEMSYNC_MAX_BYTES"}, Usage: "size cap of memories.md; past it the oldest entries are archived"},
+		},
+		Commands: []*cli.Command{
+			initCommand(),
+			addCommand(),
+			searchCommand(),
+			listCommand(),
+			showCommand(),
+			deleteCommand(),
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+	onUsage := func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
+	app.OnUsageError = onUsage
+	for _, c := range app.Commands {
+		c.OnUsageError = onUsage
+	}
+	return app
+}
+
+// run is memsync's main, with its streams passed in for tests.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := newApp(stdin, stdout, stderr)
+	err := app.RunContext(context.Background(), reorderArgs(app, args))
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	msg := err.Error()
+	if code == exitUsage {
+		msg = strings.TrimPrefix(msg, "flag provided but not defined: ")
+		if strings.HasPrefix(err.Error(), "flag provided but not defined") {
+			msg = "unknown flag " + msg
+		}
+	}
+	fmt.Fprintf(stderr, "memsync: error: %s\n", msg)
+	var h hinted
+	if errors.As(err, &h) {
+		fmt.Fprintf(stderr, "hint: %s\n", h.hint)
+	} else if hint := defaultHint(err); hint != "" {
+		fmt.Fprintf(stderr, "hint: %s\n", hint)
+	}
+	return code
+}
+
+// exitCode maps an error to memsync's documented exit codes, in one place.
+func exitCode(err error) int {
+	var ue usageError
+	var ec cli.ExitCoder
+	switch {
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
+		return exitNotFound
+	case errors.Is(err, lock.ErrTimeout):
+		return exitLocked
+	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid):
+		return exitRefused
+	case errors.Is(err, worktree.ErrNotRepo):
+		return exitNoRepo
+	case errors.As(err, &ec):
+		return ec.ExitCode()
+	}
+	return exitError
+}
+
+func defaultHint(err error) string {
+	var te *lock.TimeoutError
+	switch {
+	case errors.As(err, &te):
+		return "another memsync process is writing the memory; retry, or wait longer with --lock-timeout (MEMSYNC_LOCK_TIMEOUT)"
+	case errors.Is(err, worktree.ErrNotRepo):
+		return "run memsync inside a git repository (or pass -C DIR and run 'memsync init' there), or use --global for the global memory"
+	case errors.Is(err, memfile.ErrUnsafePath):
+		return "memsync never writes through a link that leaves the memory home; remove the link, then run 'memsync worktree link'"
+	case errors.Is(err, memfile.ErrTooLarge):
+		return "split the content into several smaller entries"
+	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
+		return "'memsync list' prints each entry's number and ID; IDs may be shortened to a unique prefix"
+	case errors.As(err, new(usageError)):
+		return "see 'memsync --help' or 'memsync COMMAND --help'"
+	}
+	return ""
+}
+
+// globalDir is the global layer's memory home.
+func globalDir() (string, error) {
+	if d := os.Getenv("MEMSYNC_GLOBAL_DIR"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return d + "/memsync", nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", withHint(err, "set MEMSYNC_GLOBAL_DIR to the folder of the global memory")
+	}
+	return home + "/.local/share/memsync", nil
+}

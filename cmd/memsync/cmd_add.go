@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memsync/memsync/memfile"
+)
+
+func addCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "add",
+		Usage:     "add a memory (prints its ID)",
+		ArgsUsage: "CONTENT|-",
+		Description: "Appends one entry to the shared memory under the lock, as orch does:\n\n" +
+			"   memsync add \"Always use try-catch for async\" -t pattern --tags errors,async\n\n" +
+			"CONTENT '-' reads the content from standard input (multi-line content is fine).\n" +
+			"The title defaults to the content's first line. At the size cap (--max-bytes)\n" +
+			"the oldest entries move to .agent/archive/memories.md, with a warning.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "type", Aliases: []string{"t"}, Usage: "entry type, e.g. pattern, decision, fix, solution"},
+			&cli.StringFlag{Name: "tags", Usage: "comma-separated tags"},
+			&cli.StringFlag{Name: "title", Usage: "heading of the entry (default: the content's first line)"},
+		},
+		Action: runAdd,
+	}
+}
+
+func runAdd(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usageError{fmt.Errorf("add takes one CONTENT argument (or '-' for stdin), got %d", c.NArg())}
+	}
+	content := c.Args().First()
+	if content == "-" {
+		// Read one byte past the limit so an oversized entry is refused, not cut.
+		b, err := io.ReadAll(io.LimitReader(c.App.Reader, memfile.DefaultMaxEntryBytes*4+1))
+		if err != nil {
+			return err
+		}
+		content = strings.TrimRight(string(b), "\n")
+	}
+	if strings.TrimSpace(content) == "" {
+		return usageError{fmt.Errorf("the content is empty")}
+	}
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	if err := s.beforeWrite(); err != nil {
+		return err
+	}
+	e := s.store.NewEntry(c.String("type"), c.String("title"), content, splitList(c.String("tags")))
+	e, err = s.store.Append(e)
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return s.printJSON(toJSON(&e, 0))
+	}
+	fmt.Fprintln(s.stdout, e.ID)
+	return nil
+}
+
+// splitList splits "a, b,,c" into [a b c].
+func splitList(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memsync/memsync/memfile"
+)
+
+func deleteCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "delete",
+		Aliases:   []string{"rm"},
+		Usage:     "delete memories",
+		ArgsUsage: "ID...",
+		Description: "Removes the entries from memories.md with one atomic rewrite under the lock.\n" +
+			"Every ID is resolved before anything changes: one bad ID deletes nothing.",
+		Action: runDelete,
+	}
+}
+
+func runDelete(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return usageError{fmt.Errorf("delete needs at least one ID")}
+	}
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	if err := s.beforeWrite(); err != nil {
+		return err
+	}
+	var deleted []entryJSON
+	err = s.store.Update(func(f *memfile.File) error {
+		s.reportDamage(s.store.Path(), f)
+		idx, err := f.FindAll(c.Args().Slice())
+		if err != nil {
+			return err
+		}
+		drop := map[int]bool{}
+		for _, i := range idx {
+			drop[i] = true
+			deleted = append(deleted, toJSON(&f.Entries[i], i+1))
+		}
+		kept := f.Entries[:0]
+		for i, e := range f.Entries {
+			if !drop[i] {
+				kept = append(kept, e)
+			}
+		}
+		f.Entries = kept
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return s.printJSON(deleted)
+	}
+	for _, d := range deleted {
+		fmt.Fprintf(s.stdout, "deleted %s  %s\n", d.ID, d.Title)
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memsync/memsync/memfile"
+)
+
+func showCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "show memories in full",
+		ArgsUsage: "ID...",
+		Description: "ID is a full ID, a unique prefix of 4+ characters, or the number list prints.\n" +
+			"Prints each entry as it stands in memories.md (--json: an array of entries).",
+		Action: runShow,
+	}
+}
+
+func runShow(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return usageError{fmt.Errorf("show needs an ID")}
+	}
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	f, err := s.load()
+	if err != nil {
+		return err
+	}
+	idx, err := f.FindAll(c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	if s.json {
+		if len(idx) == 1 {
+			return s.printJSON(toJSON(&f.Entries[idx[0]], idx[0]+1))
+		}
+		return s.printJSON(entriesJSON(f, idx, nil))
+	}
+	for k, i := range idx {
+		if k > 0 {
+			fmt.Fprintln(s.stdout)
+		}
+		fmt.Fprint(s.stdout, memfile.RenderEntry(&f.Entries[i], memfile.Orch))
+	}
+	return nil
+}

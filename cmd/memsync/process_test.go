@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/memsync/memsync/memfile"
+)
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+// memsyncBinary builds the real memsync once for tests that run it as
+// separate processes (concurrency, whole-process benchmarks).
+func memsyncBinary(tb testing.TB) string {
+	tb.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "memsync-bin-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "memsync")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		tb.Fatal(binErr)
+	}
+	return binPath
+}
+
+// testGitEnv is the environment for git and memsync processes in tests.
+func testGitEnv(tb testing.TB) []string {
+	home := tb.TempDir()
+	env := []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@memsync.invalid",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@memsync.invalid"}
+	for _, kv := range scrubbedGitEnv() {
+		if !hasAnyPrefix(kv, "HOME=", "MEMSYNC_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func gitRun(tb testing.TB, env []string, dir string, args ...string) string {
+	tb.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tb.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// newRepo makes a repository with one commit in a temp dir.
+func newRepo(tb testing.TB, env []string) string {
+	tb.Helper()
+	dir, err := filepath.EvalSymlinks(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	repo := filepath.Join(dir, "repo")
+	gitRun(tb, env, dir, "init", "-q", repo)
+	gitRun(tb, env, repo, "commit", "-q", "--allow-empty", "-m", "init")
+	return repo
+}
+
+// TestConcurrentAddsFromWorktrees: 8 real processes × 200 adds each, from 8
+// worktrees, half through a symlink to the primary's file and half without
+// one: every entry arrives whole, exactly once.
+func TestConcurrentAddsFromWorktrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns 1600 processes")
+	}
+	bin := memsyncBinary(t)
+	env := testGitEnv(t)
+	repo := newRepo(t, env)
+	const workers, adds = 8, 200
+	var dirs []string
+	for i := range workers {
+		wt := filepath.Join(filepath.Dir(repo), fmt.Sprintf("wt%d", i))
+		gitRun(t, env, repo, "worktree", "add", "-q", wt, "-b", fmt.Sprintf("loop%d", i))
+		if i%2 == 0 {
+			if err := os.MkdirAll(filepath.Join(wt, ".agent"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("../../repo/.agent/memories.md", filepath.Join(wt, ".agent", "memories.md")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dirs = append(dirs, wt)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for i, dir := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range adds {
+				cmd := exec.Command(bin, "add", fmt.Sprintf("worker %d learned thing %d\nsecond line %d-%d", i, j, i, j), "-t", "pattern", "--tags", fmt.Sprintf("w%d", i))
+				cmd.Dir, cmd.Env = dir, env
+				if out, err := cmd.CombinedOutput(); err != nil {
+					errs <- fmt.Errorf("worker %d add %d: %w\n%s", i, j, err, out)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(repo, ".agent", "memories.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := memfile.Parse(data)
+	if len(f.Problems) > 0 {
+		t.Fatalf("problems: %v", f.Problems)
+	}
+	if len(f.Entries) != workers*adds {
+		t.Fatalf("%d entries, want %d", len(f.Entries), workers*adds)
+	}
+	ids, contents := map[string]bool{}, map[string]bool{}
+	for _, e := range f.Entries {
+		ids[e.ID] = true
+		contents[e.Content] = true
+	}
+	if len(ids) != workers*adds || len(contents) != workers*adds {
+		t.Fatalf("%d distinct IDs, %d distinct contents, want %d", len(ids), len(contents), workers*adds)
+	}
+	for i := range workers {
+		for j := range adds {
+			if !contents[fmt.Sprintf("worker %d learned thing %d\nsecond line %d-%d", i, j, i, j)] {
+				t.Fatalf("lost: worker %d entry %d", i, j)
+			}
+		}
+	}
+	for _, d := range append(dirs, repo) {
+		if out := gitRun(t, env, d, "status", "--porcelain"); strings.TrimSpace(out) != "" {
+			t.Fatalf("git status in %s:\n%s", d, out)
+		}
+	}
+}
+
+// BenchmarkSearchProcess: a whole `memsync search` process over a 10 MB
+// memory (≈30k entries) side by side with `grep -ci` on the same file.
+// Target: memsync ≤ 3× grep's median, and under 150 ms.
+func BenchmarkSearchProcess(b *testing.B) {
+	bin := memsyncBinary(b)
+	env := testGitEnv(b)
+	repo := newRepo(b, env)
+	file := filepath.Join(repo, ".agent", "memories.md")
+	_ = os.MkdirAll(filepath.Dir(file), 0o755)
+	if err := os.WriteFile(file, memfile.GenerateFile(10<<20, 1), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("memsync", func(b *testing.B) {
+		benchProcess(b, env, repo, bin, "search", "retry timeout", "--limit", "10")
+	})
+	b.Run("grep", func(b *testing.B) {
+		benchProcess(b, env, repo, "grep", "-ci", "retry", file)
+	})
+}
+
+// BenchmarkAddProcess: a whole `memsync add` process side by side with the
+// shell baseline of the same lock protocol, flock(1) + printf >> file, into a
+// memory of 1000 entries. Target ratio ≤ 1.5.
+func BenchmarkAddProcess(b *testing.B) {
+	bin := memsyncBinary(b)
+	env := testGitEnv(b)
+	repo := newRepo(b, env)
+	file := filepath.Join(repo, ".agent", "memories.md")
+	_ = os.MkdirAll(filepath.Dir(file), 0o755)
+	if err := os.WriteFile(file, memfile.GenerateFile(330<<10, 2), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("memsync", func(b *testing.B) {
+		benchProcess(b, env, repo, bin, "add", "Increase CI timeout to 600 seconds", "-t", "solution", "--tags", "ci")
+	})
+	b.Run("flock-printf", func(b *testing.B) {
+		if _, err := exec.LookPath("flock"); err != nil {
+			b.Skip("flock(1) not installed")
+		}
+		benchProcess(b, env, repo, "flock", file+".lock", "sh", "-c",
+			`printf '\n## Solution: CI Timeout\n- Tags: ci\n- Date: 2026-11-22\n- Content: Increase CI timeout to 600 seconds\n' >> `+file)
+	})
+}
+
+func benchProcess(b *testing.B, env []string, dir, name string, args ...string) {
+	b.Helper()
+	for range b.N {
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = dir, env
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("%s %v: %v\n%s", name, args, err, out.String())
+		}
+	}
+}

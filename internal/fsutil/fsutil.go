@@ -1,0 +1,65 @@
+// Package fsutil holds the one atomic file write of memsync: write a temp file
+// in the target's folder, fsync it, rename it onto the target, fsync the folder.
+package fsutil
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// rename is the step that makes a write visible; tests replace it to simulate
+// a crash between the temp file and the rename.
+var rename = os.Rename
+
+// WriteFile atomically replaces path with data. path must already be resolved
+// (not a symlink): the rename replaces whatever name it is given. perm is used
+// when the file is new; an existing file keeps its mode.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	if fi, err := os.Stat(path); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = tmp.Close()
+			_ = os.Remove(name)
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", name, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := rename(name, path); err != nil {
+		return err
+	}
+	ok = true
+	return SyncDir(dir)
+}
+
+// SyncDir fsyncs a folder so a rename or a new file in it survives a crash.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = d.Close() }()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+// Package memfile reads and writes memories.md, the memory file of orch
+// (seed 004) and of ralph-orchestrator, and keeps it safe on disk: appends and
+// atomic rewrites under the one lock (package lock), damage reports with line
+// numbers, backups before any rewrite of a damaged file, and a size cap.
+package memfile
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"strings"
+	"unicode"
+)
+
+// Field is a bullet memsync does not interpret ("- Key: value"), or, with an
+// empty Key, a stray line inside an entry. Both are kept on rewrite.
+type Field struct {
+	Key   string
+	Value string
+}
+
+// Entry is one memory.
+type Entry struct {
+	ID      string   // stable ID: the "- ID:" bullet, ralph's "mem-…" heading, or derived from the text
+	Type    string   // lower case, e.g. "pattern"; from "## Type: Title" or ralph's section
+	Title   string   // heading text after "Type: "
+	Tags    []string // from "- Tags: a, b"
+	Date    string   // from "- Date:" (YYYY-MM-DD as orch writes it)
+	Content string   // from "- Content:"; any text, multi-line included
+	Extra   []Field  // other bullets and stray lines, in file order
+
+	// Line is the 1-based line of the entry's heading in the file it was
+	// parsed from; 0 for a new entry.
+	Line int
+
+	typeRaw string   // the type as spelled in the heading ("Pattern"), to render it back exactly
+	order   []string // bullet keys in file order ("" marks a stray line), to render it back exactly
+	derived bool     // ID was not in the file but derived from the entry's text
+}
+
+// DerivedID reports whether the ID was derived from the entry's text because
+// the file holds no ID for it (entries written by orch itself).
+func (e *Entry) DerivedID() bool { return e.derived }
+
+// Heading is the entry's heading text as rendered after "## ".
+func (e *Entry) Heading() string {
+	if e.Type == "" {
+		return e.Title
+	}
+	label := e.typeRaw
+	if !strings.EqualFold(label, e.Type) {
+		label = TypeLabel(e.Type)
+	}
+	return label + ": " + e.Title
+}
+
+// TypeLabel is how a type is spelled in a heading: "pattern" -> "Pattern",
+// "architecture-decision" -> "Architecture Decision".
+func TypeLabel(t string) string {
+	words := strings.FieldsFunc(t, func(r rune) bool { return r == '-' || r == '_' || unicode.IsSpace(r) })
+	for i, w := range words {
+		r := []rune(w)
+		r[0] = unicode.ToUpper(r[0])
+		words[i] = string(r)
+	}
+	return strings.Join(words, " ")
+}
+
+// NormalizeType turns a user's -t value or a heading's type into the stored
+// form: lower case, single spaces ("Architecture Decision" -> "architecture decision").
+func NormalizeType(t string) string {
+	return strings.ToLower(strings.Join(strings.FieldsFunc(t, func(r rune) bool { return r == '-' || r == '_' || unicode.IsSpace(r) }), " "))
+}
+
+// Preview is a one-line summary of the entry for listings.
+func (e *Entry) Preview(n int) string {
+	s := e.Title
+	if s == "" {
+		s = e.Content
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// idAlphabet is lower-case Crockford base32: no i, l, o, u.
+const idAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+
+// idLen characters of base32 carry 60 bits: among 100k entries the chance of
+// any collision is about 4e-9.
+const idLen = 12
+
+// NewID returns a fresh random entry ID.
+func NewID() string {
+	var b [idLen]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return encodeID(b[:])
+}
+
+// deriveID gives an entry without a stored ID one derived from its text, so
+// it stays the same while the entry is unchanged. n distinguishes identical
+// entries (the n-th occurrence of the same text).
+func deriveID(text string, n int) string {
+	h := sha256.New()
+	h.Write([]byte(text))
+	if n > 0 {
+		h.Write([]byte{0, byte(n), byte(n >> 8), byte(n >> 16)})
+	}
+	return encodeID(h.Sum(nil))
+}
+
+func encodeID(b []byte) string {
+	out := make([]byte, idLen)
+	for i := range out {
+		out[i] = idAlphabet[b[i]&31]
+	}
+	return string(out)
+}

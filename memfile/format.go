@@ -1,0 +1,414 @@
+package memfile
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Dialect is the layout of a memories.md file.
+type Dialect int
+
+const (
+	// Orch is the format of seed 004: "## Type: Title" and "- Key: value" bullets.
+	Orch Dialect = iota
+	// Ralph is ralph-orchestrator's format: "## Patterns|Decisions|Fixes|Context"
+	// sections, "### mem-<unix>-<hex>" entries, "> " content lines and an
+	// "<!-- tags: … | created: … -->" line.
+	Ralph
+)
+
+func (d Dialect) String() string {
+	if d == Ralph {
+		return "ralph"
+	}
+	return "orch"
+}
+
+// Header is the first line of a new memory file.
+const Header = "# Memories\n"
+
+// Problem is damage found while parsing, with its 1-based line.
+type Problem struct {
+	Line int
+	Msg  string
+}
+
+func (p Problem) String() string { return fmt.Sprintf("line %d: %s", p.Line, p.Msg) }
+
+// File is a parsed memories.md.
+type File struct {
+	Dialect  Dialect
+	Preamble string // text before the first entry (or ralph section), kept verbatim
+	Entries  []Entry
+	Problems []Problem // damage found while parsing; Render keeps the damaged text where it can
+
+	sections []string // ralph: section headings in file order
+}
+
+// Known bullet keys, as orch writes them.
+const (
+	keyID      = "ID"
+	keyTags    = "Tags"
+	keyDate    = "Date"
+	keyContent = "Content"
+	strayKey   = "" // a line inside an entry that is no bullet
+)
+
+// Parse reads a memories.md. It never fails: what does not parse is kept as
+// stray lines of the entry it sits in (or in the preamble) and reported in
+// Problems with its line number.
+func Parse(data []byte) *File {
+	lines := splitLines(string(data))
+	f := &File{}
+	f.Problems = scanDamage(lines)
+	if isRalph(lines) {
+		f.Dialect = Ralph
+		parseRalph(f, lines)
+	} else {
+		parseOrch(f, lines)
+	}
+	f.checkDuplicateIDs()
+	return f
+}
+
+// splitLines splits text into lines without their "\n". A final line without
+// a newline is kept as a line.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	s = strings.TrimSuffix(s, "\n")
+	return strings.Split(s, "\n")
+}
+
+// scanDamage reports git conflict markers, NUL bytes and invalid UTF-8.
+func scanDamage(lines []string) []Problem {
+	var ps []Problem
+	for i, l := range lines {
+		switch {
+		case isConflictMarker(l):
+			ps = append(ps, Problem{i + 1, fmt.Sprintf("git conflict marker %q", strings.Fields(l)[0])})
+		case strings.IndexByte(l, 0) >= 0:
+			ps = append(ps, Problem{i + 1, "NUL byte (binary content)"})
+		case !utf8.ValidString(l):
+			ps = append(ps, Problem{i + 1, "invalid UTF-8"})
+		}
+	}
+	return ps
+}
+
+// isConflictMarker tells git's conflict marker lines: seven '<', '>' or '|'
+// alone or followed by a space, or seven '=' alone.
+func isConflictMarker(l string) bool {
+	if len(l) < 7 {
+		return false
+	}
+	c := l[0]
+	if c != '<' && c != '>' && c != '|' && c != '=' {
+		return false
+	}
+	for i := 1; i < 7; i++ {
+		if l[i] != c {
+			return false
+		}
+	}
+	if c == '=' {
+		return len(l) == 7
+	}
+	return len(l) == 7 || l[7] == ' '
+}
+
+func (f *File) checkDuplicateIDs() {
+	if len(f.Entries) < 2 {
+		return
+	}
+	seen := make(map[string]int, len(f.Entries))
+	for _, e := range f.Entries {
+		if first, ok := seen[e.ID]; ok {
+			f.Problems = append(f.Problems, Problem{e.Line, fmt.Sprintf("duplicate entry ID %s (first at line %d)", e.ID, first)})
+			continue
+		}
+		seen[e.ID] = e.Line
+	}
+}
+
+// parseOrch reads seed 004's layout.
+func parseOrch(f *File, lines []string) {
+	i := 0
+	for i < len(lines) && !strings.HasPrefix(lines[i], "## ") {
+		i++
+	}
+	f.Preamble = joinLines(lines[:i])
+	n := 0
+	for _, l := range lines[i:] {
+		if strings.HasPrefix(l, "## ") {
+			n++
+		}
+	}
+	f.Entries = make([]Entry, 0, n)
+	occurrences := map[string]int{}
+	var orderBuf [8]string
+	for i < len(lines) {
+		start := i
+		i++
+		for i < len(lines) && !strings.HasPrefix(lines[i], "## ") {
+			i++
+		}
+		e := parseOrchEntry(lines[start:i], start+1, orderBuf[:0])
+		if e.ID == "" {
+			text := strings.Join(trimBlankTail(lines[start:i]), "\n")
+			e.ID = deriveID(text, occurrences[text])
+			e.derived = true
+			occurrences[text]++
+		}
+		f.Entries = append(f.Entries, e)
+	}
+}
+
+// parseOrchEntry reads one entry: its heading line and the lines up to the
+// next heading.
+func parseOrchEntry(block []string, line int, order []string) Entry {
+	e := Entry{Line: line, order: order}
+	e.setHeading(strings.TrimPrefix(block[0], "## "))
+	var open *string // the value of the bullet that continuation lines extend
+	blanks := 0      // blank lines seen since the last content, pending
+	for _, l := range block[1:] {
+		if l == "" {
+			blanks++
+			continue
+		}
+		if strings.HasPrefix(l, "  ") && open != nil {
+			*open += strings.Repeat("\n", blanks) + "\n" + l[2:]
+			blanks = 0
+			continue
+		}
+		blanks = 0
+		key, val, ok := cutBullet(l)
+		if !ok {
+			e.Extra = append(e.Extra, Field{strayKey, l})
+			e.order = append(e.order, strayKey)
+			open = nil
+			continue
+		}
+		open = e.setField(key, val)
+	}
+	// Most entries have the default bullet order: share it instead of
+	// keeping a copy per entry.
+	if slices.Equal(e.order, defaultOrder) {
+		e.order = defaultOrder
+	} else {
+		e.order = slices.Clone(e.order)
+	}
+	return e
+}
+
+// cutBullet splits "- Key: value" (the space after the colon is optional).
+func cutBullet(l string) (key, val string, ok bool) {
+	if !strings.HasPrefix(l, "- ") {
+		return "", "", false
+	}
+	key, val, ok = strings.Cut(l[2:], ":")
+	if !ok || !validKey(key) {
+		return "", "", false
+	}
+	return key, strings.TrimPrefix(val, " "), true
+}
+
+func validKey(k string) bool {
+	if k == "" || len(k) > 40 || k[0] == ' ' || k[len(k)-1] == ' ' {
+		return false
+	}
+	for _, r := range k {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == ' ' || r == '_' || r == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// setField stores a bullet and returns where its continuation lines go.
+// A known key seen a second time is kept as an unknown bullet.
+func (e *Entry) setField(key, val string) *string {
+	var p *string
+	if !e.has(key) {
+		switch key {
+		case keyTags:
+			e.Tags = splitTags(val)
+			e.order = append(e.order, keyTags)
+			return nil
+		case keyID:
+			e.ID = strings.TrimSpace(val)
+			e.order = append(e.order, keyID)
+			return nil
+		case keyDate:
+			p = &e.Date
+		case keyContent:
+			p = &e.Content
+		}
+	}
+	e.order = append(e.order, key)
+	if p == nil {
+		e.Extra = append(e.Extra, Field{key, val})
+		return &e.Extra[len(e.Extra)-1].Value
+	}
+	*p = val
+	return p
+}
+
+func (e *Entry) has(key string) bool {
+	for _, k := range e.order {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// setHeading splits "Type: Title". A type is at most 40 bytes before ": ".
+func (e *Entry) setHeading(h string) {
+	if i := strings.Index(h, ": "); i > 0 && i <= 40 {
+		if t := NormalizeType(h[:i]); t != "" {
+			e.Type, e.typeRaw, e.Title = t, h[:i], h[i+2:]
+			return
+		}
+	}
+	e.Title = h
+}
+
+func splitTags(s string) []string {
+	var tags []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			tags = append(tags, t)
+		}
+	}
+	return tags
+}
+
+func trimBlankTail(ls []string) []string {
+	for len(ls) > 0 && ls[len(ls)-1] == "" {
+		ls = ls[:len(ls)-1]
+	}
+	return ls
+}
+
+func joinLines(ls []string) string {
+	if len(ls) == 0 {
+		return ""
+	}
+	return strings.Join(ls, "\n") + "\n"
+}
+
+// Render writes the file back. For a file memsync wrote, Render(Parse(b))
+// equals b; other files come back with blank lines normalized and nothing
+// else changed.
+func (f *File) Render() []byte {
+	var b strings.Builder
+	b.WriteString(f.Preamble)
+	if f.Dialect == Ralph {
+		renderRalph(&b, f)
+		return []byte(b.String())
+	}
+	for i := range f.Entries {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		f.Entries[i].renderOrch(&b)
+	}
+	return []byte(b.String())
+}
+
+// RenderEntry renders one entry the way it is appended to a file of dialect d.
+func RenderEntry(e *Entry, d Dialect) string {
+	var b strings.Builder
+	if d == Ralph {
+		e.renderRalph(&b)
+	} else {
+		e.renderOrch(&b)
+	}
+	return b.String()
+}
+
+// defaultOrder is the bullet order of entries memsync creates.
+var defaultOrder = []string{keyTags, keyDate, keyID, keyContent}
+
+func (e *Entry) renderOrch(b *strings.Builder) {
+	b.WriteString("## " + e.Heading() + "\n")
+	order := e.order
+	if order == nil {
+		order = defaultOrder
+	}
+	if !contains(order, keyID) {
+		// Derived IDs are written on the first rewrite, so they never change.
+		order = insertBefore(order, keyID, keyContent)
+	}
+	extra := 0
+	for _, k := range order {
+		switch k {
+		case keyID:
+			writeBullet(b, keyID, e.ID)
+		case keyTags:
+			writeBullet(b, keyTags, strings.Join(e.Tags, ", "))
+		case keyDate:
+			writeBullet(b, keyDate, e.Date)
+		case keyContent:
+			writeBullet(b, keyContent, e.Content)
+		default:
+			if extra < len(e.Extra) {
+				fl := e.Extra[extra]
+				extra++
+				if fl.Key == strayKey {
+					b.WriteString(fl.Value + "\n")
+				} else {
+					writeBullet(b, fl.Key, fl.Value)
+				}
+			}
+		}
+	}
+	for _, fl := range e.Extra[extra:] { // fields added by code, not by parsing
+		writeBullet(b, fl.Key, fl.Value)
+	}
+}
+
+func writeBullet(b *strings.Builder, key, val string) {
+	first, rest, multi := strings.Cut(val, "\n")
+	b.WriteString("- " + key + ":")
+	if first != "" {
+		b.WriteString(" " + first)
+	}
+	b.WriteString("\n")
+	if !multi {
+		return
+	}
+	for _, l := range strings.Split(rest, "\n") {
+		b.WriteString("  " + l + "\n")
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func insertBefore(order []string, k, before string) []string {
+	out := make([]string, 0, len(order)+1)
+	done := false
+	for _, o := range order {
+		if o == before && !done {
+			out = append(out, k)
+			done = true
+		}
+		out = append(out, o)
+	}
+	if !done {
+		out = append(out, k)
+	}
+	return out
+}

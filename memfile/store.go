@@ -1,0 +1,380 @@
+package memfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/lock"
+)
+
+// Defaults of a Store.
+const (
+	DefaultMaxBytes      = 10 << 20 // seed 004's size cap
+	DefaultMaxEntryBytes = 64 << 10 // one entry, rendered
+)
+
+// Errors a caller can test for with errors.Is.
+var (
+	// ErrUnsafePath: the memory file resolves outside its memory home.
+	ErrUnsafePath = errors.New("memory file resolves outside the memory home")
+	// ErrTooLarge: one entry exceeds MaxEntryBytes.
+	ErrTooLarge = errors.New("entry too large")
+	// ErrInvalid: an entry that cannot be written as given.
+	ErrInvalid = errors.New("invalid entry")
+)
+
+// Store is one memory home: its active file and its archive, guarded by one
+// lock. The zero values of its limits mean the defaults.
+type Store struct {
+	Home          string        // the memory home folder; its parents must be resolved (no symlinks)
+	LockTimeout   time.Duration // how long a command waits for the lock
+	MaxBytes      int64         // size cap of the active file
+	MaxEntryBytes int           // size limit of one entry
+	Now           func() time.Time
+	// Warn receives messages that are no errors (size cap reached, backup written).
+	Warn func(msg string)
+}
+
+// Open returns the store of a memory home with default limits.
+func Open(home string) *Store { return &Store{Home: home} }
+
+// Path is the active memory file (it may be a symlink in a worktree setup).
+func (s *Store) Path() string { return filepath.Join(s.Home, "memories.md") }
+
+// ArchivePath is the archive file.
+func (s *Store) ArchivePath() string { return filepath.Join(s.Home, "archive", "memories.md") }
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Store) warn(format string, args ...any) {
+	if s.Warn != nil {
+		s.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+func (s *Store) maxBytes() int64 {
+	if s.MaxBytes > 0 {
+		return s.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+func (s *Store) maxEntryBytes() int {
+	if s.MaxEntryBytes > 0 {
+		return s.MaxEntryBytes
+	}
+	return DefaultMaxEntryBytes
+}
+
+// Resolve returns the real path of a file in the home (symlinks followed,
+// also a dangling one), and refuses one that lies outside the home.
+func (s *Store) Resolve(path string) (string, error) {
+	target := path
+	for range 40 {
+		fi, err := os.Lstat(target)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		dest, err := os.Readlink(target)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(target), dest)
+		}
+		target = filepath.Clean(dest)
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(target)); err == nil {
+		target = filepath.Join(dir, filepath.Base(target))
+	}
+	home := filepath.Clean(s.Home)
+	if rel, err := filepath.Rel(home, target); err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("%w: %s -> %s (home %s)", ErrUnsafePath, path, target, home)
+	}
+	return target, nil
+}
+
+// lockPath is the one lock of the home: beside the resolved active file.
+func (s *Store) lockPath() (string, error) {
+	target, err := s.Resolve(s.Path())
+	if err != nil {
+		return "", err
+	}
+	return lock.PathFor(target), nil
+}
+
+// Load reads the active file under the readers' lock. A missing file is an
+// empty memory.
+func (s *Store) Load() (*File, error) {
+	return s.load(s.Path(), true)
+}
+
+// LoadArchive reads the archive under the readers' lock.
+func (s *Store) LoadArchive() (*File, error) {
+	return s.load(s.ArchivePath(), true)
+}
+
+func (s *Store) load(path string, locked bool) (*File, error) {
+	target, err := s.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	if locked {
+		lp, err := s.lockPath()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(s.Home); err == nil {
+			l, err := lock.Shared(lp, s.LockTimeout)
+			if err != nil {
+				return nil, err
+			}
+			defer func() { _ = l.Release() }()
+		}
+	}
+	data, err := os.ReadFile(target)
+	if errors.Is(err, os.ErrNotExist) {
+		return &File{Preamble: Header + "\n"}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data), nil
+}
+
+// withLock runs fn holding the writers' lock, creating the home if needed.
+func (s *Store) withLock(fn func() error) error {
+	if err := os.MkdirAll(s.Home, 0o755); err != nil {
+		return err
+	}
+	lp, err := s.lockPath()
+	if err != nil {
+		return err
+	}
+	l, err := lock.Exclusive(lp, s.LockTimeout)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = l.Release() }()
+	return fn()
+}
+
+// Validate checks an entry before it is written: text that would break the
+// file or that is binary is refused, and so is an entry over the size limit.
+func (s *Store) Validate(e *Entry) error {
+	for name, v := range map[string]string{"title": e.Title, "type": e.Type, "date": e.Date, "tags": strings.Join(e.Tags, ",")} {
+		if strings.ContainsAny(v, "\n\r") {
+			return fmt.Errorf("%w: the %s must be one line", ErrInvalid, name)
+		}
+	}
+	for _, t := range e.Tags {
+		if strings.ContainsAny(t, ",|") {
+			return fmt.Errorf("%w: a tag cannot contain ',' or '|': %q", ErrInvalid, t)
+		}
+	}
+	if e.Type != "" && strings.Contains(e.Type, ":") {
+		return fmt.Errorf("%w: a type cannot contain a colon: %q", ErrInvalid, e.Type)
+	}
+	for _, v := range []string{e.Title, e.Content} {
+		if strings.IndexByte(v, 0) >= 0 || !utf8.ValidString(v) {
+			return fmt.Errorf("%w: content is binary (NUL bytes or invalid UTF-8)", ErrInvalid)
+		}
+	}
+	if n := len(RenderEntry(e, Orch)); n > s.maxEntryBytes() {
+		return fmt.Errorf("%w: entry is %d bytes, the limit is %d bytes", ErrTooLarge, n, s.maxEntryBytes())
+	}
+	return nil
+}
+
+// NewEntry fills in what a new entry needs: an ID, the date, a title.
+func (s *Store) NewEntry(typ, title, content string, tags []string) Entry {
+	e := Entry{ID: NewID(), Type: NormalizeType(typ), Title: strings.TrimSpace(title), Tags: tags, Content: content, Date: s.now().Format("2006-01-02")}
+	if e.Title == "" {
+		e.Title = TitleFrom(content)
+	}
+	return e
+}
+
+// TitleFrom makes a heading from content: its first line, shortened.
+func TitleFrom(content string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(content), "\n")
+	first = strings.Join(strings.Fields(first), " ")
+	if r := []rune(first); len(r) > 60 {
+		first = strings.TrimSpace(string(r[:59])) + "…"
+	}
+	return first
+}
+
+// sniffBytes is how much of the head of a file Append reads to know its dialect.
+const sniffBytes = 4096
+
+// Append adds an entry with one O_APPEND write and an fsync, under the
+// writers' lock; its cost does not depend on the file's size. A ralph file
+// gets the entry in its section (a rewrite). At the size cap the oldest
+// entries move to the archive first, with a warning.
+func (s *Store) Append(e Entry) (Entry, error) {
+	if err := s.Validate(&e); err != nil {
+		return e, err
+	}
+	err := s.withLock(func() error {
+		target, err := s.Resolve(s.Path())
+		if err != nil {
+			return err
+		}
+		f, err := os.OpenFile(target, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		size := fi.Size()
+		head := make([]byte, min(size, sniffBytes))
+		if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
+			return err
+		}
+		dialect := SniffDialect(head)
+		if dialect == Ralph {
+			e.ID = NewRalphID(s.now())
+		}
+		rec := RenderEntry(&e, dialect)
+		if dialect == Ralph || size+int64(len(rec))+2 > s.maxBytes() {
+			return s.rewriteLocked(func(f *File) error {
+				f.Entries = append(f.Entries, e)
+				if f.Dialect == Ralph { // ralph keeps the newest first in its section
+					f.Entries = append([]Entry{e}, f.Entries[:len(f.Entries)-1]...)
+				}
+				return s.enforceCapLocked(f)
+			})
+		}
+		prefix, err := separator(f, size)
+		if err != nil {
+			return err
+		}
+		if _, err := f.WriteString(prefix + rec); err != nil {
+			return err
+		}
+		return f.Sync()
+	})
+	return e, err
+}
+
+// separator is what goes before an appended entry so that it starts a new
+// block: the header for an empty file, else enough newlines for one blank line.
+func separator(f *os.File, size int64) (string, error) {
+	if size == 0 {
+		return Header + "\n", nil
+	}
+	tail := make([]byte, min(size, 2))
+	if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil {
+		return "", err
+	}
+	switch {
+	case string(tail) == "\n\n" || (size == 1 && tail[0] == '\n'):
+		return "", nil
+	case tail[len(tail)-1] == '\n':
+		return "\n", nil
+	}
+	return "\n\n", nil
+}
+
+// Update loads the active file under the writers' lock, lets fn change it,
+// and writes it back atomically if fn returns nil. A damaged file is backed
+// up beside itself before it is rewritten.
+func (s *Store) Update(fn func(f *File) error) error {
+	return s.withLock(func() error { return s.rewriteLocked(fn) })
+}
+
+func (s *Store) rewriteLocked(fn func(f *File) error) error {
+	target, err := s.Resolve(s.Path())
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(target)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f := Parse(data)
+	if len(data) == 0 {
+		f.Preamble = Header + "\n"
+	}
+	if err := fn(f); err != nil {
+		return err
+	}
+	if len(f.Problems) > 0 {
+		backup := fmt.Sprintf("%s.bak-%s", target, s.now().UTC().Format("20060102T150405.000000000"))
+		if err := fsutil.WriteFile(backup, data, 0o644); err != nil {
+			return fmt.Errorf("backup before rewrite: %w", err)
+		}
+		s.warn("%s had %d problem(s); its old content is kept in %s", s.Path(), len(f.Problems), backup)
+	}
+	return fsutil.WriteFile(target, f.Render(), 0o644)
+}
+
+// enforceCapLocked moves the oldest entries to the archive until the active
+// file is under 90% of the cap. The archive is written first.
+func (s *Store) enforceCapLocked(f *File) error {
+	size := int64(len(f.Render()))
+	if size <= s.maxBytes() {
+		return nil
+	}
+	goal := s.maxBytes() * 9 / 10
+	n := 0
+	for n < len(f.Entries)-1 && size > goal {
+		size -= int64(len(RenderEntry(&f.Entries[n], f.Dialect)) + 1)
+		n++
+	}
+	if err := s.archiveLocked(f.Entries[:n]); err != nil {
+		return err
+	}
+	s.warn("%s reached the size cap (%d bytes): moved the %d oldest entries to %s", s.Path(), s.maxBytes(), n, s.ArchivePath())
+	f.Entries = f.Entries[n:]
+	return nil
+}
+
+// archiveLocked appends entries to the archive file and syncs it. Entries
+// already in the archive (same ID) are not written twice.
+func (s *Store) archiveLocked(entries []Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	path, err := s.Resolve(s.ArchivePath())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	a := Parse(data)
+	if len(data) == 0 {
+		a.Preamble = Header + "\n"
+	}
+	have := map[string]bool{}
+	for _, e := range a.Entries {
+		have[e.ID] = true
+	}
+	for _, e := range entries {
+		if !have[e.ID] {
+			a.Entries = append(a.Entries, e)
+		}
+	}
+	return fsutil.WriteFile(path, a.Render(), 0o644)
+}

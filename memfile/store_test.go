@@ -1,0 +1,206 @@
+package memfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func newStore(t *testing.T) *Store {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Store{Home: filepath.Join(dir, ".agent")}
+}
+
+func mustAppend(t *testing.T, s *Store, content string) Entry {
+	t.Helper()
+	e, err := s.Append(s.NewEntry("pattern", "", content, []string{"t"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestAppendWritesOrchBlocks(t *testing.T) {
+	s := newStore(t)
+	a := mustAppend(t, s, "first")
+	b := mustAppend(t, s, "second\nline")
+	data, _ := os.ReadFile(s.Path())
+	want := Header + "\n" + RenderEntry(&a, Orch) + "\n" + RenderEntry(&b, Orch)
+	if string(data) != want {
+		t.Fatalf("file:\n%s\nwant:\n%s", data, want)
+	}
+	f, err := s.Load()
+	if err != nil || len(f.Entries) != 2 || f.Entries[1].Content != "second\nline" || f.Entries[1].ID != b.ID {
+		t.Fatalf("%v %+v", err, f)
+	}
+}
+
+func TestAppendAfterFileWithoutNewline(t *testing.T) {
+	s := newStore(t)
+	_ = os.MkdirAll(s.Home, 0o755)
+	_ = os.WriteFile(s.Path(), []byte("# Memories\n\n## Pattern: A\n- Content: a"), 0o644)
+	mustAppend(t, s, "b")
+	f, _ := s.Load()
+	if len(f.Entries) != 2 || f.Entries[0].Content != "a" || f.Entries[1].Content != "b" {
+		t.Fatalf("%+v", f.Entries)
+	}
+}
+
+func TestAppendRefusesTooLargeAndBinary(t *testing.T) {
+	s := newStore(t)
+	_, err := s.Append(s.NewEntry("", "", strings.Repeat("x", DefaultMaxEntryBytes), nil))
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "65536") {
+		t.Fatalf("want ErrTooLarge naming the limit, got %v", err)
+	}
+	if _, err := s.Append(s.NewEntry("", "", "a\x00b", nil)); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("binary: %v", err)
+	}
+	if _, err := s.Append(s.NewEntry("", "two\nlines", "c", nil)); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("title: %v", err)
+	}
+	if _, err := os.Stat(s.Path()); !os.IsNotExist(err) {
+		t.Fatal("a refused entry created the file")
+	}
+}
+
+func TestSizeCapArchivesOldestFirst(t *testing.T) {
+	s := newStore(t)
+	s.MaxBytes = 2000
+	var warned []string
+	s.Warn = func(m string) { warned = append(warned, m) }
+	var ids []string
+	for i := range 40 {
+		ids = append(ids, mustAppend(t, s, fmt.Sprintf("entry number %d with some words to take room", i)).ID)
+	}
+	fi, _ := os.Stat(s.Path())
+	if fi.Size() > s.MaxBytes {
+		t.Fatalf("active file %d bytes over the cap %d", fi.Size(), s.MaxBytes)
+	}
+	if len(warned) == 0 || !strings.Contains(warned[0], "size cap") {
+		t.Fatalf("no warning: %v", warned)
+	}
+	act, _ := s.Load()
+	arc, _ := s.LoadArchive()
+	var all []string
+	for _, e := range arc.Entries {
+		all = append(all, e.ID)
+	}
+	for _, e := range act.Entries {
+		all = append(all, e.ID)
+	}
+	if strings.Join(all, ",") != strings.Join(ids, ",") {
+		t.Fatalf("archive+active is not every entry, oldest first:\n%v\n%v", all, ids)
+	}
+	if len(arc.Entries) == 0 || len(act.Entries) == 0 {
+		t.Fatalf("archive %d, active %d", len(arc.Entries), len(act.Entries))
+	}
+}
+
+func TestResolveRefusesEscapes(t *testing.T) {
+	s := newStore(t)
+	_ = os.MkdirAll(s.Home, 0o755)
+	outside := filepath.Join(filepath.Dir(s.Home), "outside")
+	_ = os.WriteFile(outside, []byte("precious"), 0o644)
+	if err := os.Symlink("../outside", s.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(s.NewEntry("", "", "x", nil)); !errors.Is(err, ErrUnsafePath) {
+		t.Fatalf("want ErrUnsafePath, got %v", err)
+	}
+	if err := s.Update(func(*File) error { return nil }); !errors.Is(err, ErrUnsafePath) {
+		t.Fatalf("update: %v", err)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "precious" {
+		t.Fatalf("outside file changed: %q", b)
+	}
+	// A link that stays inside the home is fine, also when it dangles.
+	_ = os.Remove(s.Path())
+	_ = os.Symlink("real.md", s.Path())
+	mustAppend(t, s, "through an inside link")
+	if b, _ := os.ReadFile(filepath.Join(s.Home, "real.md")); !strings.Contains(string(b), "through an inside link") {
+		t.Fatal("not written through the inside link")
+	}
+	if fi, _ := os.Lstat(s.Path()); fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatal("the link was replaced")
+	}
+	if err := s.Update(func(f *File) error { f.Entries = nil; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Lstat(s.Path()); fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatal("a rewrite replaced the link")
+	}
+}
+
+func TestUpdateOfDamagedFileKeepsBackup(t *testing.T) {
+	s := newStore(t)
+	_ = os.MkdirAll(s.Home, 0o755)
+	orig := "# Memories\n\n## A\n- Content: a\n<<<<<<< HEAD\n## B\n- Content: b\x00\n"
+	_ = os.WriteFile(s.Path(), []byte(orig), 0o644)
+	if err := s.Update(func(f *File) error { f.Entries = f.Entries[1:]; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	backups, _ := filepath.Glob(s.Path() + ".bak-*")
+	if len(backups) != 1 {
+		t.Fatalf("backups: %v", backups)
+	}
+	if b, _ := os.ReadFile(backups[0]); string(b) != orig {
+		t.Fatalf("backup %q", b)
+	}
+	// A clean file gets no backup.
+	_ = os.Remove(backups[0])
+	_ = os.WriteFile(s.Path(), []byte(seedExample), 0o644)
+	if err := s.Update(func(f *File) error { f.Entries = nil; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if backups, _ := filepath.Glob(s.Path() + ".bak-*"); len(backups) != 0 {
+		t.Fatalf("backup of a clean file: %v", backups)
+	}
+}
+
+func TestAppendToRalphFile(t *testing.T) {
+	s := newStore(t)
+	_ = os.MkdirAll(s.Home, 0o755)
+	data, _ := os.ReadFile("testdata/ralph-woocommerce.md")
+	_ = os.WriteFile(s.Path(), data, 0o644)
+	e, err := s.Append(s.NewEntry("fix", "", "a fix", []string{"x"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := s.Load()
+	if f.Dialect != Ralph || len(f.Entries) != 2 || !strings.HasPrefix(e.ID, "mem-") {
+		t.Fatalf("%v %+v", f.Dialect, f.Entries)
+	}
+	out, _ := os.ReadFile(s.Path())
+	if !strings.Contains(string(out), "## Fixes\n\n### "+e.ID+"\n> a fix\n") {
+		t.Fatalf("%s", out)
+	}
+}
+
+// BenchmarkAppend measures one append into an empty file and into a 10 MB
+// one: the cost must not grow with the file (ratio ≤ 1.2).
+func BenchmarkAppend(b *testing.B) {
+	for _, size := range []int{0, 10 << 20} {
+		b.Run(fmt.Sprintf("file=%dMB", size>>20), func(b *testing.B) {
+			dir := b.TempDir()
+			s := &Store{Home: filepath.Join(dir, ".agent"), MaxBytes: 1 << 40}
+			_ = os.MkdirAll(s.Home, 0o755)
+			if size > 0 {
+				_ = os.WriteFile(s.Path(), GenerateFile(size, 1), 0o644)
+			}
+			e := s.NewEntry("pattern", "", "a learning of typical length about retries and timeouts", []string{"bench"})
+			b.ResetTimer()
+			for range b.N {
+				if _, err := s.Append(e); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

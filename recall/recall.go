@@ -1,0 +1,315 @@
+// Package recall ranks memory entries for a query: the relevance ranking
+// behind `memsync search`.
+//
+// Ranking is BM25 (k1 = 1.2, b = 0.75) over four fields with weights, in the
+// BM25F way: a term's count in each field is weighted and normalized by that
+// field's length (in bytes) against its average, the weighted counts are
+// added up, and the sum is saturated once:
+//
+//	tf'   = Σ_field weight · tf / (1 − b + b · len / avgLen)
+//	score = Σ_term idf · tf' · (k1 + 1) / (tf' + k1)
+//	idf   = ln(1 + (N − df + 0.5) / (df + 0.5))
+//
+// The weights are title 3, tags 2.5, type 2, content 1: a memory is usually
+// found by what its title and tags say it is about. N, df and the average
+// lengths are taken over the documents that pass the Options filters. Terms
+// come from Tokens; common English words ("the", "how", "to", ...) are left
+// out of the query unless it has nothing else.
+//
+// Speed: a document can only contain a term if the term occurs in it as a
+// case-insensitive substring (Tokens yields prefixes of the lowercased text),
+// so Search first looks for the query terms as substrings, which is fast and
+// does not allocate, and tokenizes only the fields where one occurs.
+// Lengths are counted in bytes, so the other documents are never tokenized.
+package recall
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// Doc is one searchable memory entry.
+type Doc struct {
+	Title   string
+	Type    string
+	Tags    []string
+	Content string
+}
+
+// Options narrow a search.
+type Options struct {
+	Limit int      // 0 = no limit
+	Tags  []string // if set, a doc must carry ALL these tags (case-insensitive)
+	Type  string   // if set, a doc's Type must equal it (case-insensitive)
+}
+
+// Hit is one ranked result: Index into the docs slice, and its score.
+type Hit struct {
+	Index int
+	Score float64
+}
+
+// BM25 parameters and field weights; see the package doc.
+const (
+	k1 = 1.2
+	b  = 0.75
+
+	// fallbackScore is the score per query term of a document that holds a
+	// term only inside a longer word (see Search).
+	fallbackScore = 0.001
+
+	// maxTerms caps the distinct terms of a query (they are kept in a bitmask).
+	maxTerms = 64
+)
+
+// The fields of a Doc, in the order they are scored.
+const (
+	fTitle = iota
+	fTags
+	fType
+	fContent
+	numFields
+)
+
+var weights = [numFields]float64{fTitle: 3, fTags: 2.5, fType: 2, fContent: 1}
+
+// Search ranks docs for query, best first. Ties keep the newer doc first (higher Index = newer).
+//
+// Only docs that pass opts are considered. A query without terms (empty, or
+// only punctuation) returns them all, newest first, with score 0. Otherwise
+// the docs with a BM25 score above 0 are returned; if there are none, the
+// docs in which a query term occurs inside some longer word (query "onn",
+// doc "max_conns") are returned instead, with a small score (0.001 per term
+// found) — so the answer is empty only when no query term occurs anywhere.
+// opts.Limit, if above 0, caps the number of hits.
+func Search(docs []Doc, query string, opts Options) []Hit {
+	var idx []int
+	for i := range docs {
+		if keep(&docs[i], opts) {
+			idx = append(idx, i)
+		}
+	}
+	terms := queryTerms(query)
+	var hits []Hit
+	switch {
+	case len(terms) == 0:
+		hits = make([]Hit, len(idx))
+		for k, i := range idx {
+			hits[k] = Hit{Index: i}
+		}
+	default:
+		hits = rank(docs, idx, terms, withoutStopwords(terms))
+	}
+	slices.SortFunc(hits, func(x, y Hit) int {
+		if c := cmp.Compare(y.Score, x.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.Index, x.Index)
+	})
+	if opts.Limit > 0 && len(hits) > opts.Limit {
+		hits = hits[:opts.Limit]
+	}
+	return hits
+}
+
+// keep reports whether d passes the filters of opts.
+func keep(d *Doc, opts Options) bool {
+	if t := strings.TrimSpace(opts.Type); t != "" && !strings.EqualFold(strings.TrimSpace(d.Type), t) {
+		return false
+	}
+	for _, want := range opts.Tags {
+		want = strings.TrimSpace(want)
+		if want != "" && !slices.ContainsFunc(d.Tags, func(tag string) bool {
+			return strings.EqualFold(strings.TrimSpace(tag), want)
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// queryTerms returns the distinct terms of query, in order, at most maxTerms.
+func queryTerms(query string) []string {
+	var terms []string
+	for _, t := range Tokens(query) {
+		if !slices.Contains(terms, t) && len(terms) < maxTerms {
+			terms = append(terms, t)
+		}
+	}
+	return terms
+}
+
+// stopwords are left out of a query that has other terms: they match most
+// documents, add little to the ranking and would defeat the substring
+// prefilter. Stored as stems.
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an and are as at be but by can do does for from
+		had has have how i if in into is it its my no not of on or our so that the their
+		then there these this to was we were what when where which who why will with you your`) {
+		for _, t := range Tokens(w) {
+			m[t] = true
+		}
+	}
+	return m
+}()
+
+func withoutStopwords(terms []string) []string {
+	var out []string
+	for _, t := range terms {
+		if !stopwords[t] {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return terms
+	}
+	return out
+}
+
+// fieldLens returns the length in bytes of each field of d.
+func fieldLens(d *Doc) (n [numFields]float64) {
+	n[fTitle] = float64(len(d.Title))
+	for _, tag := range d.Tags {
+		n[fTags] += float64(len(tag))
+	}
+	n[fType] = float64(len(d.Type))
+	n[fContent] = float64(len(d.Content))
+	return n
+}
+
+// counter finds query terms in docs. It looks for each term as a
+// case-insensitive substring, and tokenizes only the chunk of text around
+// each place it is found (see chunkAt): no other text can hold the term.
+type counter struct {
+	terms  []string
+	needle [][]byte // terms as bytes
+	scored []bool   // terms to count; the others are only looked for
+	tf     []float64
+	text   docText
+	tok    tokenizer
+	count  func([]byte) // adds 1 to tf[at] for each token equal to terms[term]
+	term   int
+	at     int
+}
+
+func newCounter(terms, scored []string) *counter {
+	c := &counter{terms: terms, tf: make([]float64, len(terms)*numFields)}
+	for _, t := range terms {
+		c.needle = append(c.needle, []byte(t))
+		c.scored = append(c.scored, slices.Contains(scored, t))
+	}
+	c.count = func(tok []byte) {
+		if string(tok) == c.terms[c.term] {
+			c.tf[c.at]++
+		}
+	}
+	return c
+}
+
+// doc sets c.tf[t*numFields+f] to the count of scored term t in field f of
+// d, and returns the bitmask of all the terms found in d as substrings.
+func (c *counter) doc(d *Doc) (found uint64) {
+	clear(c.tf)
+	c.text.reset()
+	c.text.add(fTitle, d.Title)
+	for _, tag := range d.Tags {
+		c.text.add(fTags, tag)
+	}
+	c.text.add(fType, d.Type)
+	c.text.add(fContent, d.Content)
+	for t, needle := range c.needle {
+		for from := 0; ; {
+			sp, p := c.text.find(needle, from)
+			if p < 0 {
+				break
+			}
+			found |= 1 << t
+			if !c.scored[t] {
+				break
+			}
+			next := c.text.lowOffset(sp, p) + 1
+			if !midWord(sp.s, p) {
+				// Count the term in the whole chunk, and go on after it.
+				start, end := chunkAt(sp.s, p)
+				c.term, c.at = t, t*numFields+sp.field
+				c.tok.run(sp.s[start:end], c.count)
+				next = max(next, c.text.lowOffset(sp, end))
+			}
+			from = next
+		}
+	}
+	return found
+}
+
+// rank scores the docs idx for terms. It returns the docs with a BM25
+// score above 0 for the scored terms; if there are none, the docs that hold
+// any of the terms as a substring, with a score of fallbackScore per term.
+func rank(docs []Doc, idx []int, terms, scored []string) []Hit {
+	c := newCounter(terms, scored)
+	nt := len(terms)
+	var (
+		cands []int     // docs with a scored term
+		tfs   []float64 // their c.tf, one after the other
+		weak  []Hit     // docs with a term as a substring, while cands is empty
+	)
+	df := make([]float64, nt)
+	for _, i := range idx {
+		found := c.doc(&docs[i])
+		if found == 0 {
+			continue
+		}
+		counted := false
+		for t := range nt {
+			if slices.ContainsFunc(c.tf[t*numFields:(t+1)*numFields], func(x float64) bool { return x > 0 }) {
+				df[t]++
+				counted = true
+			}
+		}
+		switch {
+		case counted:
+			cands = append(cands, i)
+			tfs = append(tfs, c.tf...)
+		case len(cands) == 0:
+			weak = append(weak, Hit{Index: i, Score: fallbackScore * float64(bits.OnesCount64(found))})
+		}
+	}
+	if len(cands) == 0 {
+		return weak
+	}
+
+	var avg [numFields]float64
+	for _, i := range idx {
+		n := fieldLens(&docs[i])
+		for f := range avg {
+			avg[f] += n[f]
+		}
+	}
+	for f := range avg {
+		avg[f] /= float64(len(idx))
+	}
+	n := float64(len(idx))
+	hits := make([]Hit, len(cands))
+	for k, i := range cands {
+		tf := tfs[k*nt*numFields : (k+1)*nt*numFields]
+		lens := fieldLens(&docs[i])
+		score := 0.0
+		for t := range nt {
+			x := 0.0
+			for f := range numFields {
+				if tf := tf[t*numFields+f]; tf > 0 {
+					x += weights[f] * tf / (1 - b + b*lens[f]/avg[f])
+				}
+			}
+			if x > 0 {
+				idf := math.Log(1 + (n-df[t]+0.5)/(df[t]+0.5))
+				score += idf * x * (k1 + 1) / (x + k1)
+			}
+		}
+		hits[k] = Hit{Index: i, Score: score}
+	}
+	return hits
+}

@@ -1,0 +1,616 @@
+// Package worktree finds the repository and its memory home, and manages the worktrees that share it.
+package worktree
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Repo is what discovery found.
+//
+// All paths are absolute and have their symlinks resolved, so they can be
+// compared with one another directly.
+type Repo struct {
+	GitDir    string // this worktree's git dir (absolute, symlinks resolved): <common>/.git or <common>/worktrees/<name>; for a bare repo the repo dir
+	CommonDir string // the common git dir (absolute, resolved)
+	WorkTree  string // top of the current worktree ("" when run inside a bare repository or inside the git dir)
+	Primary   string // the primary (main) worktree's top; "" for a bare repository
+	Bare      bool   // the repository is bare (no primary worktree)
+	Home      string // memory home: <Primary>/.agent, or <CommonDir>/memsync for a bare repository
+}
+
+// ErrNotRepo is returned (wrapped, so use errors.Is) when no git repository
+// can be found for a directory.
+var ErrNotRepo = errors.New("not inside a git repository")
+
+// MemoryFile returns the path of the shared memory file, Home/memories.md.
+func (r *Repo) MemoryFile() string { return filepath.Join(r.Home, "memories.md") }
+
+// ArchiveFile returns the path of the memory archive, Home/archive/memories.md.
+func (r *Repo) ArchiveFile() string { return filepath.Join(r.Home, "archive", "memories.md") }
+
+// IsSecondary reports whether the current worktree is a linked (secondary)
+// worktree rather than the primary one. It is false when there is no current
+// worktree (inside a bare repository or a git dir).
+func (r *Repo) IsSecondary() bool { return r.WorkTree != "" && r.WorkTree != r.Primary }
+
+// Discover finds the git repository containing dir ("" means the current
+// directory) and its memory home, without running git: it only reads files.
+//
+// It honours GIT_DIR, GIT_COMMON_DIR, GIT_WORK_TREE and
+// GIT_CEILING_DIRECTORIES the way git does; relative values in them are taken
+// relative to the process's working directory, as git does. When GIT_DIR is
+// set, no upward search for .git happens.
+//
+// Otherwise Discover walks up from dir looking for a .git directory, a .git
+// file ("gitdir: <path>", as used by linked worktrees and submodules), or a
+// directory that is itself a git dir (a bare repository, or being inside
+// .git), in which case WorkTree is "".
+//
+// The primary worktree, and with it the memory home, is worked out from the
+// common dir alone, so that every worktree of a repository agrees on it:
+// core.bare=true (in <CommonDir>/config, or in <CommonDir>/config.worktree
+// under extensions.worktreeConfig) means bare; else core.worktree names it;
+// else a common dir named .git sits in it. Any other layout (a bare-style
+// directory, git init --separate-git-dir, a .git symlink) counts as bare,
+// since a linked worktree has no way to learn where its primary is.
+//
+// With GIT_DIR set and GIT_WORK_TREE unset, git takes the working directory
+// as the top of the worktree; Discover instead uses the worktree the git dir
+// belongs to when dir lies inside it, and dir otherwise.
+//
+// When no repository is found the error wraps ErrNotRepo and names dir.
+func Discover(dir string) (*Repo, error) {
+	d := &discovery{}
+	absDir, err := d.abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	start, err := filepath.EvalSymlinks(absDir)
+	if err != nil {
+		return nil, fmt.Errorf("worktree: %w", err)
+	}
+	d.known = append(d.known, start)
+
+	var (
+		found    gitDirInfo
+		topHint  string // the folder holding the .git entry that led to the git dir
+		inGitDir bool   // found by being inside the git dir itself
+		explicit bool   // GIT_DIR was set
+	)
+	if env := os.Getenv("GIT_DIR"); env != "" {
+		explicit = true
+		p, err := d.abs(env)
+		if err != nil {
+			return nil, err
+		}
+		if found, err = explicitGitDir(p); err != nil {
+			return nil, err
+		}
+	} else {
+		found, topHint, inGitDir, err = walkUp(start, d.ceiling(start))
+		if err != nil {
+			return nil, err
+		}
+		if found.path == "" {
+			return nil, fmt.Errorf("%w: %s (or any of its parent directories)", ErrNotRepo, filepath.Clean(absDir))
+		}
+	}
+	r := &Repo{GitDir: d.resolve(found.path)}
+	d.known = append(d.known, r.GitDir)
+
+	// The common dir: GIT_COMMON_DIR, else the commondir file, else GitDir.
+	hasCommon := true
+	if env := os.Getenv("GIT_COMMON_DIR"); env != "" {
+		p, err := d.abs(env)
+		if err != nil {
+			return nil, err
+		}
+		r.CommonDir = d.resolve(p)
+	} else if found.commondir != "" {
+		r.CommonDir = d.resolve(rawJoin(r.GitDir, found.commondir))
+	} else {
+		r.CommonDir, hasCommon = r.GitDir, false
+	}
+	d.known = append(d.known, r.CommonDir)
+
+	cfg := readRepoConfig(r.CommonDir)
+	coreWorktree := ""
+	if wt, ok := cfg.get("core.worktree"); ok && wt != "" {
+		coreWorktree = d.resolve(rawJoin(r.CommonDir, wt))
+	}
+	bareCfg, _ := cfg.boolean("core.bare")
+
+	// Primary worktree and memory home: decided from the common dir alone, so
+	// every worktree of the repository agrees on them.
+	switch {
+	case bareCfg:
+		r.Bare = true
+	case coreWorktree != "":
+		r.Primary = coreWorktree
+	case filepath.Base(r.CommonDir) == ".git":
+		r.Primary = filepath.Dir(r.CommonDir)
+	default:
+		r.Bare = true
+	}
+	if r.Bare {
+		r.Home = filepath.Join(r.CommonDir, "memsync")
+	} else {
+		r.Home = filepath.Join(r.Primary, ".agent")
+	}
+
+	// The current worktree. Like git, core.bare and core.worktree only apply
+	// to the main git dir, never to a linked worktree's.
+	switch {
+	case os.Getenv("GIT_WORK_TREE") != "":
+		p, err := d.abs(os.Getenv("GIT_WORK_TREE"))
+		if err != nil {
+			return nil, err
+		}
+		r.WorkTree = d.resolve(p)
+	case inGitDir || pathWithin(start, r.GitDir):
+		r.WorkTree = ""
+	case !hasCommon && bareCfg:
+		r.WorkTree = ""
+	case !hasCommon && coreWorktree != "":
+		r.WorkTree = coreWorktree
+	case !explicit:
+		r.WorkTree = d.resolve(topHint)
+	default:
+		// GIT_DIR without GIT_WORK_TREE: git takes the current directory as
+		// the top of the worktree. Prefer the worktree the git dir belongs
+		// to when dir lies inside it (the usual case in hooks), which gives
+		// the same answer at the top and a better one below it.
+		r.WorkTree = start
+		if natural := d.naturalWorkTree(r.GitDir, hasCommon); natural != "" && pathWithin(start, natural) {
+			r.WorkTree = natural
+		}
+	}
+	return r, nil
+}
+
+// discovery holds what one Discover call has learnt: the process working
+// directory (only needed for relative paths) and directories known to be
+// free of symlinks, which saves most of the work of resolving paths near
+// them.
+type discovery struct {
+	cwd   string
+	known []string // absolute, clean, existing, symlinks resolved
+}
+
+// abs makes p absolute against the process working directory; "" means the
+// working directory itself. The result is not cleaned, so that ".." keeps
+// its meaning in the file system should the working directory be reached
+// through a symlink.
+func (d *discovery) abs(p string) (string, error) {
+	if p != "" && filepath.IsAbs(p) {
+		return p, nil
+	}
+	if d.cwd == "" {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("worktree: %w", err)
+		}
+		d.cwd = cwd
+	}
+	if p == "" {
+		return d.cwd, nil
+	}
+	return rawJoin(d.cwd, p), nil
+}
+
+// resolve returns the absolute path p with symlinks resolved and ".."
+// applied in the file system, like filepath.EvalSymlinks, but walks it one
+// element at a time and does not stat folders that are known to be resolved
+// already (ancestors of d.known). When part of p does not exist, the rest is
+// joined lexically.
+func (d *discovery) resolve(p string) string {
+	vol := filepath.VolumeName(p)
+	cur := vol + string(filepath.Separator)
+	elems := strings.FieldsFunc(p[len(vol):], isPathSep)
+	for i, e := range elems {
+		switch e {
+		case ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur) // cur is resolved, so this is its real parent
+			continue
+		}
+		next := filepath.Join(cur, e)
+		if d.isKnown(next) {
+			cur = next
+			continue
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Join(append([]string{cur}, elems[i:]...)...)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(next)
+			if err != nil { // dangling
+				return filepath.Join(append([]string{cur}, elems[i:]...)...)
+			}
+			next = target
+		}
+		cur = next
+	}
+	return cur
+}
+
+// isKnown reports whether p is one of d.known or an ancestor of one.
+func (d *discovery) isKnown(p string) bool {
+	for _, k := range d.known {
+		if pathWithin(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ceiling returns the deepest GIT_CEILING_DIRECTORIES entry that is a proper
+// ancestor of start, or "". Like git, the search never enters it or anything
+// above it.
+func (d *discovery) ceiling(start string) string {
+	env := os.Getenv("GIT_CEILING_DIRECTORIES")
+	if env == "" {
+		return ""
+	}
+	best := ""
+	for _, c := range filepath.SplitList(env) {
+		if c == "" || !filepath.IsAbs(c) {
+			continue
+		}
+		c = d.resolve(c)
+		if c != start && pathWithin(start, c) && len(c) > len(best) {
+			best = c
+		}
+	}
+	return best
+}
+
+// gitDirInfo is a git dir that passed isGitDir.
+type gitDirInfo struct {
+	path      string // absolute, not resolved
+	commondir string // the content of its commondir file, "" if none
+}
+
+// walkUp searches start and its parents, up to but excluding ceiling, for a
+// repository. It returns the git dir (found.path is "" when there is none),
+// the folder whose .git entry led to it (topHint), and whether start lies
+// inside the git dir itself.
+func walkUp(start, ceiling string) (found gitDirInfo, topHint string, inGitDir bool, err error) {
+	for cur := start; ; {
+		dotGit := rawJoin(cur, ".git")
+		if fi, err := os.Stat(dotGit); err == nil {
+			switch {
+			case fi.IsDir():
+				if info, ok := isGitDir(dotGit); ok {
+					return info, cur, false, nil
+				}
+			case fi.Mode().IsRegular():
+				info, err := readGitFile(dotGit)
+				return info, cur, false, err
+			}
+		}
+		if info, ok := isGitDir(cur); ok {
+			return info, "", true, nil
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur || (ceiling != "" && pathWithin(ceiling, parent)) {
+			return gitDirInfo{}, "", false, nil
+		}
+		cur = parent
+	}
+}
+
+// explicitGitDir validates the GIT_DIR value p, which may also name a .git
+// file.
+func explicitGitDir(p string) (gitDirInfo, error) {
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+		return readGitFile(p)
+	}
+	info, ok := isGitDir(p)
+	if !ok {
+		return info, fmt.Errorf("%w: GIT_DIR=%s is not a git directory", ErrNotRepo, p)
+	}
+	return info, nil
+}
+
+// readGitFile reads a .git file ("gitdir: <path>") and returns the git dir it
+// names, which must be a git directory. A relative path is relative to the
+// file's folder.
+func readGitFile(file string) (gitDirInfo, error) {
+	b, err := readSmallFile(file)
+	if err != nil {
+		return gitDirInfo{}, fmt.Errorf("worktree: %w", err)
+	}
+	rest, ok := bytes.CutPrefix(b, []byte("gitdir: "))
+	p := strings.TrimRight(string(rest), " \t\r\n")
+	if !ok || p == "" {
+		return gitDirInfo{}, fmt.Errorf("%w: invalid gitfile format: %s", ErrNotRepo, file)
+	}
+	p = rawJoin(filepath.Dir(file), p)
+	info, ok := isGitDir(p)
+	if !ok {
+		return info, fmt.Errorf("%w: %s points to %s, which is not a git directory", ErrNotRepo, file, p)
+	}
+	return info, nil
+}
+
+// isGitDir reports whether d looks like a git dir the way git checks it: a
+// HEAD, and objects/ and refs/ in its common dir (d itself, or where its
+// commondir file points).
+func isGitDir(d string) (gitDirInfo, bool) {
+	info := gitDirInfo{path: d}
+	if fi, err := os.Lstat(rawJoin(d, "HEAD")); err != nil || fi.IsDir() {
+		return info, false
+	}
+	common := d
+	if b, err := readSmallFile(rawJoin(d, "commondir")); err == nil {
+		if c := strings.TrimRight(string(b), " \t\r\n"); c != "" {
+			info.commondir = c
+			common = rawJoin(d, c)
+		}
+	}
+	for _, sub := range [...]string{"objects", "refs"} {
+		if fi, err := os.Stat(rawJoin(common, sub)); err != nil || !fi.IsDir() {
+			return info, false
+		}
+	}
+	return info, true
+}
+
+// naturalWorkTree returns the worktree a git dir belongs to, as far as its
+// files tell: the folder holding the .git file recorded in a linked git dir's
+// gitdir file, or the parent of a git dir named .git.
+func (d *discovery) naturalWorkTree(gitDir string, linked bool) string {
+	if !linked {
+		if filepath.Base(gitDir) == ".git" {
+			return filepath.Dir(gitDir)
+		}
+		return ""
+	}
+	b, err := readSmallFile(filepath.Join(gitDir, "gitdir"))
+	if err != nil {
+		return ""
+	}
+	p := strings.TrimRight(string(b), " \t\r\n")
+	if p == "" {
+		return ""
+	}
+	return filepath.Dir(d.resolve(rawJoin(gitDir, p)))
+}
+
+func isPathSep(r rune) bool { return r < 0x80 && os.IsPathSeparator(byte(r)) }
+
+// rawJoin returns p if it is absolute, else base/p, without cleaning it.
+func rawJoin(base, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	if base != "" && os.IsPathSeparator(base[len(base)-1]) {
+		return base + p
+	}
+	return base + string(filepath.Separator) + p
+}
+
+// pathWithin reports whether p is dir or lies under it. Both must be clean.
+func pathWithin(p, dir string) bool {
+	if !strings.HasPrefix(p, dir) {
+		return false
+	}
+	if len(p) == len(dir) || os.IsPathSeparator(dir[len(dir)-1]) {
+		return true
+	}
+	return os.IsPathSeparator(p[len(dir)])
+}
+
+// readRepoConfig reads the repository-wide settings discovery needs:
+// <commonDir>/config, overlaid with <commonDir>/config.worktree (the main
+// worktree's per-worktree config) when extensions.worktreeConfig is on.
+// Missing or unreadable files count as empty.
+func readRepoConfig(commonDir string) gitConfig {
+	cfg := gitConfig{}
+	cfg.parseFile(filepath.Join(commonDir, "config"))
+	if on, _ := cfg.boolean("extensions.worktreeconfig"); on {
+		cfg.parseFile(filepath.Join(commonDir, "config.worktree"))
+	}
+	return cfg
+}
+
+// gitConfig is a minimal reader for git's config format. Keys are
+// "section.name" or "section.subsection.name", with section and name
+// lower-cased (the subsection keeps its case); the last assignment wins.
+// Lookups take keys in that form. Includes are not followed.
+type gitConfig map[string]configValue
+
+type configValue struct {
+	value   string
+	noValue bool // "key" on its own line, which git reads as true
+}
+
+func (c gitConfig) get(key string) (string, bool) {
+	v, ok := c[key]
+	return v.value, ok
+}
+
+// boolean returns the key's value as git interprets a boolean.
+func (c gitConfig) boolean(key string) (value, ok bool) {
+	v, ok := c[key]
+	if !ok {
+		return false, false
+	}
+	if v.noValue {
+		return true, true
+	}
+	switch strings.ToLower(v.value) {
+	case "true", "yes", "on":
+		return true, true
+	case "false", "no", "off", "":
+		return false, true
+	}
+	if n, err := strconv.ParseInt(v.value, 0, 64); err == nil {
+		return n != 0, true
+	}
+	return false, false
+}
+
+func (c gitConfig) parseFile(path string) {
+	if b, err := readSmallFile(path); err == nil {
+		c.parse(b)
+	}
+}
+
+// parse reads config text into c, skipping what it cannot understand.
+func (c gitConfig) parse(b []byte) {
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 4096), len(b)+1)
+	section := ""
+	var pending string // a value line continued with a trailing backslash
+	for sc.Scan() {
+		line := pending + strings.TrimSuffix(sc.Text(), "\r")
+		pending = ""
+		s := strings.TrimLeft(line, " \t")
+		if s == "" || s[0] == '#' || s[0] == ';' {
+			continue
+		}
+		if s[0] == '[' {
+			name, rest, ok := parseSectionHeader(s)
+			if !ok {
+				section = ""
+				continue
+			}
+			section = name
+			s = strings.TrimLeft(rest, " \t")
+			if s == "" || s[0] == '#' || s[0] == ';' {
+				continue
+			}
+		}
+		if section == "" {
+			continue
+		}
+		i := 0
+		for i < len(s) && (isConfigKeyChar(s[i]) || s[i] == '-') {
+			i++
+		}
+		if i == 0 {
+			continue
+		}
+		key := section + "." + strings.ToLower(s[:i])
+		rest := strings.TrimLeft(s[i:], " \t")
+		if rest == "" || rest[0] == '#' || rest[0] == ';' {
+			c[key] = configValue{noValue: true}
+			continue
+		}
+		if rest[0] != '=' {
+			continue
+		}
+		val, cont := parseConfigValue(rest[1:])
+		if cont {
+			pending = line[:len(line)-1] // drop the backslash, join with the next line
+			continue
+		}
+		c[key] = configValue{value: val}
+	}
+	_ = sc.Err()
+}
+
+// parseSectionHeader parses "[section]", "[section "sub"]" or
+// "[section.sub]", returning the lower-cased key prefix and the rest of the
+// line after "]".
+func parseSectionHeader(s string) (name, rest string, ok bool) {
+	end := strings.IndexByte(s, ']')
+	// A quoted subsection may contain "]".
+	if q := strings.IndexByte(s, '"'); q >= 0 && (end < 0 || q < end) {
+		var sub strings.Builder
+		i := q + 1
+		for ; i < len(s) && s[i] != '"'; i++ {
+			if s[i] == '\\' && i+1 < len(s) {
+				i++
+			}
+			sub.WriteByte(s[i])
+		}
+		if i >= len(s) {
+			return "", "", false
+		}
+		after := strings.TrimLeft(s[i+1:], " \t")
+		if !strings.HasPrefix(after, "]") {
+			return "", "", false
+		}
+		sect := strings.TrimSpace(s[1:q])
+		if sect == "" {
+			return "", "", false
+		}
+		return strings.ToLower(sect) + "." + sub.String(), after[1:], true
+	}
+	if end < 0 {
+		return "", "", false
+	}
+	sect := strings.TrimSpace(s[1:end])
+	if sect == "" {
+		return "", "", false
+	}
+	// [section.sub] (deprecated): the subsection is case-insensitive.
+	return strings.ToLower(sect), s[end+1:], true
+}
+
+// parseConfigValue parses the text after "=", handling quotes, escapes and
+// comments. cont reports a trailing backslash (the value continues on the
+// next line).
+func parseConfigValue(s string) (val string, cont bool) {
+	var b strings.Builder
+	quoted := false
+	spaces := 0 // unquoted whitespace seen but not yet written
+	started := false
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case !quoted && (ch == '#' || ch == ';'):
+			return b.String(), false
+		case !quoted && (ch == ' ' || ch == '\t'):
+			if started {
+				spaces++
+			}
+			continue
+		}
+		if spaces > 0 {
+			b.WriteString(strings.Repeat(" ", spaces))
+			spaces = 0
+		}
+		started = true
+		switch ch {
+		case '"':
+			quoted = !quoted
+		case '\\':
+			if i+1 >= len(s) {
+				return "", true
+			}
+			i++
+			switch s[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'b':
+				b.WriteByte('\b')
+			default:
+				b.WriteByte(s[i])
+			}
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String(), false
+}
+
+func isConfigKeyChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

@@ -1,0 +1,85 @@
+package worktree
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// excludeHeader is the comment line memsync's patterns are appended under.
+const excludeHeader = "# memsync"
+
+// EnsureExclude appends any missing patterns to <CommonDir>/info/exclude
+// (shared by all worktrees), creating info/ if needed. Returns the patterns it
+// added. Idempotent; keeps existing content byte for byte (adds a trailing
+// newline first if the file lacks one); appends under a "# memsync" comment
+// line.
+//
+// A pattern counts as present when a line of the file equals it, ignoring
+// trailing whitespace. The "# memsync" line is written only if the file does
+// not have one yet. Patterns must be non-empty single lines.
+func EnsureExclude(r *Repo, patterns []string) ([]string, error) {
+	if r == nil || r.CommonDir == "" {
+		return nil, errors.New("worktree: EnsureExclude needs a discovered repository")
+	}
+	for _, p := range patterns {
+		if strings.TrimSpace(p) == "" || strings.ContainsAny(p, "\r\n") {
+			return nil, fmt.Errorf("worktree: invalid exclude pattern %q", p)
+		}
+	}
+	path := filepath.Join(r.CommonDir, "info", "exclude")
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("worktree: %w", err)
+	}
+
+	have := map[string]bool{}
+	for line := range strings.Lines(string(old)) {
+		have[strings.TrimRight(line, " \t\r\n")] = true
+	}
+	var added []string
+	for _, p := range patterns {
+		key := strings.TrimRight(p, " \t")
+		if have[key] {
+			continue
+		}
+		have[key] = true
+		added = append(added, p)
+	}
+	if len(added) == 0 {
+		return nil, nil
+	}
+
+	var buf bytes.Buffer
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		buf.WriteByte('\n')
+	}
+	if !have[excludeHeader] {
+		buf.WriteString(excludeHeader + "\n")
+	}
+	for _, p := range added {
+		buf.WriteString(p + "\n")
+	}
+
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return nil, fmt.Errorf("worktree: %w", err)
+	}
+	// Appending (rather than rewriting) leaves whatever is already there
+	// untouched, even if someone else edits the file meanwhile.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("worktree: %w", err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("worktree: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("worktree: %w", err)
+	}
+	return added, nil
+}
