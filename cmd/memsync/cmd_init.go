@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
 )
@@ -103,30 +103,6 @@ func tracked(primary string) bool {
 	if primary == "" {
 		return false
 	}
-	cmd := exec.Command("git", "-C", primary, "ls-files", "--error-unmatch", "--", ".agent/memories.md")
-	cmd.Env = scrubbedGitEnv()
-	return cmd.Run() == nil
-}
-
-// scrubbedGitEnv is the environment without the variables git sets for hooks,
-// so a git we spawn looks at the repository we name, not the hook's.
-func scrubbedGitEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		switch {
-		case hasAnyPrefix(kv, "GIT_DIR=", "GIT_INDEX_FILE=", "GIT_WORK_TREE=", "GIT_COMMON_DIR=", "GIT_PREFIX=", "GIT_OBJECT_DIRECTORY=", "GIT_ALTERNATE_OBJECT_DIRECTORIES="):
-		default:
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
-func hasAnyPrefix(s string, prefixes ...string) bool {
-	for _, p := range prefixes {
-		if len(s) >= len(p) && s[:len(p)] == p {
-			return true
-		}
-	}
-	return false
+	_, err := gitcmd.Output(primary, "ls-files", "--error-unmatch", "--", ".agent/memories.md")
+	return err == nil
 }

@@ -104,3 +104,12 @@ func TestScripts(t *testing.T) {
 		},
 	})
 }
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if len(s) >= len(p) && s[:len(p)] == p {
+			return true
+		}
+	}
+	return false
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -47,7 +48,7 @@ func testGitEnv(tb testing.TB) []string {
 	env := []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1",
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@memsync.invalid",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@memsync.invalid"}
-	for _, kv := range scrubbedGitEnv() {
+	for _, kv := range gitcmd.Env() {
 		if !hasAnyPrefix(kv, "HOME=", "MEMSYNC_") {
 			env = append(env, kv)
 		}

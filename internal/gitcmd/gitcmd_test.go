@@ -1,0 +1,41 @@
+package gitcmd
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestEnvDropsLocalVars(t *testing.T) {
+	t.Setenv("GIT_DIR", "/elsewhere/.git")
+	t.Setenv("GIT_INDEX_FILE", "/elsewhere/index")
+	t.Setenv("GIT_CONFIG_KEY_0", "core.bare")
+	t.Setenv("GIT_AUTHOR_NAME", "kept")
+	env := strings.Join(Env(), "\n")
+	for _, v := range []string{"GIT_DIR=", "GIT_INDEX_FILE=", "GIT_CONFIG_KEY_0="} {
+		if strings.Contains(env, v) {
+			t.Fatalf("%s not scrubbed", v)
+		}
+	}
+	if !strings.Contains(env, "GIT_AUTHOR_NAME=kept") {
+		t.Fatal("GIT_AUTHOR_NAME dropped")
+	}
+}
+
+func TestOutputIgnoresHookGitDir(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	if _, err := Output(dir, "init", "-q", "."); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_DIR", "/nonexistent/.git")
+	out, err := Output(dir, "rev-parse", "--git-dir")
+	if err != nil || strings.TrimSpace(out) != ".git" {
+		t.Fatalf("%q %v", out, err)
+	}
+	if _, err := Output(dir, "no-such-command"); err == nil || !strings.Contains(err.Error(), "no-such-command") {
+		t.Fatalf("error lacks git's message: %v", err)
+	}
+}
