@@ -60,14 +60,13 @@ const (
 // stray lines of the entry it sits in (or in the preamble) and reported in
 // Problems with its line number.
 func Parse(data []byte) *File {
-	lines := splitLines(string(data))
-	f := &File{}
-	f.Problems = scanDamage(lines)
-	if isRalph(lines) {
+	s := string(data)
+	f := &File{Problems: scanDamage(s)}
+	if isRalph(s) {
 		f.Dialect = Ralph
-		parseRalph(f, lines)
+		parseRalph(f, splitLines(s))
 	} else {
-		parseOrch(f, lines)
+		parseOrch(f, s)
 	}
 	f.checkDuplicateIDs()
 	return f
@@ -84,9 +83,12 @@ func splitLines(s string) []string {
 }
 
 // scanDamage reports git conflict markers, NUL bytes and invalid UTF-8.
-func scanDamage(lines []string) []Problem {
+func scanDamage(s string) []Problem {
+	if !mayBeDamaged(s) {
+		return nil
+	}
 	var ps []Problem
-	for i, l := range lines {
+	for i, l := range splitLines(s) {
 		switch {
 		case isConflictMarker(l):
 			ps = append(ps, Problem{i + 1, fmt.Sprintf("git conflict marker %q", strings.Fields(l)[0])})
@@ -97,6 +99,19 @@ func scanDamage(lines []string) []Problem {
 		}
 	}
 	return ps
+}
+
+// mayBeDamaged is a fast whole-file check: false means scanDamage finds nothing.
+func mayBeDamaged(s string) bool {
+	if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+		return true
+	}
+	for _, m := range []string{"<<<<<<<", ">>>>>>>", "=======", "|||||||"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // isConflictMarker tells git's conflict marker lines: seven '<', '>' or '|'
@@ -135,46 +150,60 @@ func (f *File) checkDuplicateIDs() {
 }
 
 // parseOrch reads seed 004's layout.
-func parseOrch(f *File, lines []string) {
-	i := 0
-	for i < len(lines) && !strings.HasPrefix(lines[i], "## ") {
-		i++
+func parseOrch(f *File, s string) {
+	start := lineIndex(s, "## ")
+	if start < 0 {
+		start = len(s)
 	}
-	f.Preamble = joinLines(lines[:i])
-	n := 0
-	for _, l := range lines[i:] {
-		if strings.HasPrefix(l, "## ") {
-			n++
-		}
+	f.Preamble = s[:start]
+	if f.Preamble != "" && !strings.HasSuffix(f.Preamble, "\n") {
+		f.Preamble += "\n"
 	}
-	f.Entries = make([]Entry, 0, n)
+	line := 1 + strings.Count(s[:start], "\n")
+	f.Entries = make([]Entry, 0, strings.Count(s[start:], "\n## ")+1)
 	occurrences := map[string]int{}
 	var orderBuf [8]string
-	for i < len(lines) {
-		start := i
-		i++
-		for i < len(lines) && !strings.HasPrefix(lines[i], "## ") {
-			i++
+	for pos := start; pos < len(s); {
+		end := len(s)
+		if next := strings.Index(s[pos:], "\n## "); next >= 0 {
+			end = pos + next + 1
 		}
-		e := parseOrchEntry(lines[start:i], start+1, orderBuf[:0])
+		block := s[pos:end]
+		e := parseOrchEntry(block, line, orderBuf[:0])
 		if e.ID == "" {
-			text := strings.Join(trimBlankTail(lines[start:i]), "\n")
+			text := strings.TrimRight(block, "\n")
 			e.ID = deriveID(text, occurrences[text])
 			e.derived = true
 			occurrences[text]++
 		}
 		f.Entries = append(f.Entries, e)
+		line += strings.Count(block, "\n")
+		pos = end
 	}
+}
+
+// lineIndex is the index of the first line of s that starts with prefix, or -1.
+func lineIndex(s, prefix string) int {
+	if strings.HasPrefix(s, prefix) {
+		return 0
+	}
+	if i := strings.Index(s, "\n"+prefix); i >= 0 {
+		return i + 1
+	}
+	return -1
 }
 
 // parseOrchEntry reads one entry: its heading line and the lines up to the
 // next heading.
-func parseOrchEntry(block []string, line int, order []string) Entry {
+func parseOrchEntry(block string, line int, order []string) Entry {
 	e := Entry{Line: line, order: order}
-	e.setHeading(strings.TrimPrefix(block[0], "## "))
+	heading, rest, _ := strings.Cut(block, "\n")
+	e.setHeading(strings.TrimPrefix(heading, "## "))
 	var open *string // the value of the bullet that continuation lines extend
 	blanks := 0      // blank lines seen since the last content, pending
-	for _, l := range block[1:] {
+	for rest != "" {
+		var l string
+		l, rest, _ = strings.Cut(rest, "\n")
 		if l == "" {
 			blanks++
 			continue
@@ -204,13 +233,13 @@ func parseOrchEntry(block []string, line int, order []string) Entry {
 	return e
 }
 
-// cutBullet splits "- Key: value" (the space after the colon is optional).
+// cutBullet splits "- Key: value" (or "- Key:" with nothing after it).
 func cutBullet(l string) (key, val string, ok bool) {
 	if !strings.HasPrefix(l, "- ") {
 		return "", "", false
 	}
 	key, val, ok = strings.Cut(l[2:], ":")
-	if !ok || !validKey(key) {
+	if !ok || !validKey(key) || (val != "" && val[0] != ' ') {
 		return "", "", false
 	}
 	return key, strings.TrimPrefix(val, " "), true
@@ -279,20 +308,16 @@ func (e *Entry) setHeading(h string) {
 }
 
 func splitTags(s string) []string {
-	var tags []string
-	for _, t := range strings.Split(s, ",") {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	tags := make([]string, 0, strings.Count(s, ",")+1)
+	for t := range strings.SplitSeq(s, ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			tags = append(tags, t)
 		}
 	}
 	return tags
-}
-
-func trimBlankTail(ls []string) []string {
-	for len(ls) > 0 && ls[len(ls)-1] == "" {
-		ls = ls[:len(ls)-1]
-	}
-	return ls
 }
 
 func joinLines(ls []string) string {
