@@ -2,8 +2,10 @@ package memfile
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -159,28 +161,57 @@ func parseOrch(f *File, s string) {
 	if f.Preamble != "" && !strings.HasSuffix(f.Preamble, "\n") {
 		f.Preamble += "\n"
 	}
-	line := 1 + strings.Count(s[:start], "\n")
-	f.Entries = make([]Entry, 0, strings.Count(s[start:], "\n## ")+1)
-	occurrences := map[string]int{}
-	var orderBuf [8]string
+	starts := make([]int, 0, strings.Count(s[start:], "\n## ")+1)
 	for pos := start; pos < len(s); {
-		end := len(s)
-		if next := strings.Index(s[pos:], "\n## "); next >= 0 {
-			end = pos + next + 1
+		starts = append(starts, pos)
+		next := strings.Index(s[pos:], "\n## ")
+		if next < 0 {
+			break
 		}
-		block := s[pos:end]
-		e := parseOrchEntry(block, line, orderBuf[:0])
-		if e.ID == "" {
-			text := strings.TrimRight(block, "\n")
+		pos += next + 1
+	}
+	block := func(k int) string {
+		if k+1 < len(starts) {
+			return s[starts[k]:starts[k+1]]
+		}
+		return s[starts[k]:]
+	}
+	f.Entries = make([]Entry, len(starts))
+	// Entries parse independently: a large file is parsed in chunks on all
+	// cores (a 10 MB memory is read on every search).
+	parse := func(lo, hi int) {
+		if lo >= hi {
+			return
+		}
+		line := 1 + strings.Count(s[:starts[lo]], "\n")
+		types := map[string]string{}
+		var orderBuf [8]string
+		for k := lo; k < hi; k++ {
+			b := block(k)
+			f.Entries[k] = parseOrchEntry(b, line, orderBuf[:0], types)
+			line += strings.Count(b, "\n")
+		}
+	}
+	chunks := min(runtime.GOMAXPROCS(0), len(starts)/parallelMin+1)
+	var wg sync.WaitGroup
+	for c := range chunks {
+		wg.Go(func() { parse(len(starts)*c/chunks, len(starts)*(c+1)/chunks) })
+	}
+	wg.Wait()
+	// IDs derived from the text count identical entries in file order.
+	occurrences := map[string]int{}
+	for k := range f.Entries {
+		if e := &f.Entries[k]; e.ID == "" {
+			text := strings.TrimRight(block(k), "\n")
 			e.ID = deriveID(text, occurrences[text])
 			e.derived = true
 			occurrences[text]++
 		}
-		f.Entries = append(f.Entries, e)
-		line += strings.Count(block, "\n")
-		pos = end
 	}
 }
+
+// parallelMin is the number of entries below which parsing stays on one core.
+const parallelMin = 2000
 
 // lineIndex is the index of the first line of s that starts with prefix, or -1.
 func lineIndex(s, prefix string) int {
@@ -195,10 +226,10 @@ func lineIndex(s, prefix string) int {
 
 // parseOrchEntry reads one entry: its heading line and the lines up to the
 // next heading.
-func parseOrchEntry(block string, line int, order []string) Entry {
+func parseOrchEntry(block string, line int, order []string, types map[string]string) Entry {
 	e := Entry{Line: line, order: order}
 	heading, rest, _ := strings.Cut(block, "\n")
-	e.setHeading(strings.TrimPrefix(heading, "## "))
+	e.setHeading(strings.TrimPrefix(heading, "## "), types)
 	var open *string // the value of the bullet that continuation lines extend
 	blanks := 0      // blank lines seen since the last content, pending
 	for rest != "" {
@@ -297,10 +328,17 @@ func (e *Entry) has(key string) bool {
 }
 
 // setHeading splits "Type: Title". A type is at most 40 bytes before ": ".
-func (e *Entry) setHeading(h string) {
+// types caches NormalizeType: a file has few distinct types.
+func (e *Entry) setHeading(h string, types map[string]string) {
 	if i := strings.Index(h, ": "); i > 0 && i <= 40 {
-		if t := NormalizeType(h[:i]); t != "" {
-			e.Type, e.typeRaw, e.Title = t, h[:i], h[i+2:]
+		raw := h[:i]
+		t, ok := types[raw]
+		if !ok {
+			t = NormalizeType(raw)
+			types[raw] = t
+		}
+		if t != "" {
+			e.Type, e.typeRaw, e.Title = t, raw, h[i+2:]
 			return
 		}
 	}
