@@ -20,6 +20,9 @@ type FoldResult struct {
 	Backup string // the copy's bytes are kept here
 }
 
+// BackupStamp is the time part of a backup file's name.
+func BackupStamp() string { return time.Now().UTC().Format("20060102T150405.000000000") }
+
 // errNoChange makes Store.Update skip the rewrite.
 var errNoChange = errors.New("no change")
 
@@ -28,10 +31,10 @@ var errNoChange = errors.New("no change")
 // lock: entries only in the copy are appended, entries with an ID the memory
 // has are not duplicated (entries without a stored ID have one derived from
 // their text, so identical text counts as the same entry). The copy's bytes
-// are first kept in <copy>.bak-<time> beside it; the copy itself is left in
-// place for the caller to replace. A symlink is refused: Fold never reads or
-// writes through one.
-func Fold(r *Repo, copyPath string) (FoldResult, error) {
+// are first kept in backup ("" means <copy>.bak-<time> beside it); the copy
+// itself is left in place for the caller to replace. A symlink is refused:
+// Fold never reads or writes through one.
+func Fold(r *Repo, copyPath, backup string) (FoldResult, error) {
 	var res FoldResult
 	fi, err := os.Lstat(copyPath)
 	if err != nil {
@@ -44,7 +47,10 @@ func Fold(r *Repo, copyPath string) (FoldResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("worktree: %w", err)
 	}
-	res.Backup = copyPath + ".bak-" + time.Now().UTC().Format("20060102T150405.000000000")
+	res.Backup = backup
+	if res.Backup == "" {
+		res.Backup = copyPath + ".bak-" + BackupStamp()
+	}
 	if err := fsutil.WriteFile(res.Backup, data, 0o644); err != nil {
 		return res, fmt.Errorf("worktree: keep a backup of the copy: %w", err)
 	}

@@ -54,6 +54,7 @@ var (
 // Status is what Inspect found in one worktree.
 type Status struct {
 	State   State
+	Primary bool   // the worktree is the primary one
 	Path    string // <worktree>/.agent/memories.md
 	Link    string // the symlink's text, when it is one
 	Target  string // where the symlink resolves, when it is one
@@ -119,7 +120,7 @@ func Link(r *Repo, wt string) (LinkResult, error) {
 		return res, fmt.Errorf("worktree: %s", st.Detail)
 	}
 	if st.State == StateCopyDiverged {
-		fr, err := Fold(r, st.Path)
+		fr, err := Fold(r, st.Path, "")
 		if err != nil {
 			return res, err
 		}
@@ -210,18 +211,27 @@ func Inspect(r *Repo, wt string) (Status, error) {
 		return st, fmt.Errorf("worktree: %w", err)
 	}
 	st.Path = filepath.Join(real, ".agent", "memories.md")
+	store := memfile.Open(r.Home)
+	home, homeErr := store.Resolve(store.Path())
+	if homeErr != nil && !errors.Is(homeErr, memfile.ErrUnsafePath) {
+		return st, homeErr
+	}
 	if !r.Bare && real == r.Primary {
+		st.Primary = true
 		st.State, st.Detail = StatePrimary, "holds the memory home "+r.Home
+		if homeErr != nil {
+			st.Link, _ = os.Readlink(st.Path)
+			st.State, st.Detail = StateUnsafe, homeErr.Error()
+		}
+		if _, err := os.Lstat(st.Path); err == nil && isTracked(real) {
+			st.Tracked = true
+			st.Detail += "; " + trackedDetail
+		}
 		return st, nil
 	}
 	if agent, err := filepath.EvalSymlinks(filepath.Dir(st.Path)); err == nil && !pathWithin(agent, real) {
 		st.State, st.Detail = StateUnsafe, fmt.Sprintf("%s leads outside the worktree, to %s", filepath.Dir(st.Path), agent)
 		return st, nil
-	}
-	store := memfile.Open(r.Home)
-	home, err := store.Resolve(store.Path())
-	if err != nil {
-		return st, err
 	}
 	fi, err := os.Lstat(st.Path)
 	switch {
@@ -237,7 +247,7 @@ func Inspect(r *Repo, wt string) (Status, error) {
 		target, rerr := store.Resolve(st.Path)
 		_, serr := os.Stat(st.Path)
 		switch {
-		case rerr == nil && target == home:
+		case rerr == nil && homeErr == nil && target == home:
 			st.State, st.Target, st.Detail = StateLinked, target, "-> "+st.Link
 			return st, nil
 		case serr != nil:
@@ -255,9 +265,11 @@ func Inspect(r *Repo, wt string) (Status, error) {
 		if err != nil {
 			return st, fmt.Errorf("worktree: %w", err)
 		}
-		theirs, err := os.ReadFile(home)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return st, fmt.Errorf("worktree: %w", err)
+		var theirs []byte
+		if homeErr == nil {
+			if theirs, err = os.ReadFile(home); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return st, fmt.Errorf("worktree: %w", err)
+			}
 		}
 		if bytes.Equal(mine, theirs) {
 			st.State, st.Detail = StateCopyIdentical, "a regular file identical to the memory"
@@ -269,10 +281,13 @@ func Inspect(r *Repo, wt string) (Status, error) {
 	}
 	st.Tracked = isTracked(real)
 	if st.Tracked {
-		st.Detail += "; tracked by git (fix: git rm --cached .agent/memories.md, then commit)"
+		st.Detail += "; " + trackedDetail
 	}
 	return st, nil
 }
+
+// trackedDetail says what to do about a tracked memory file.
+const trackedDetail = "tracked by git (fix, in that worktree: git rm --cached .agent/memories.md, then commit)"
 
 // isTracked asks git whether the worktree's index tracks the memory file.
 func isTracked(wt string) bool {
