@@ -89,7 +89,11 @@ func Link(r *Repo, wt string) (LinkResult, error) {
 	if err := ensureHomeFile(r); err != nil {
 		return LinkResult{}, err
 	}
-	st, err := Inspect(r, wt)
+	top, err := worktreeTop(r, wt)
+	if err != nil {
+		return LinkResult{}, err
+	}
+	st, err := Inspect(r, top)
 	if err != nil {
 		return LinkResult{}, err
 	}
@@ -134,6 +138,32 @@ func Link(r *Repo, wt string) (LinkResult, error) {
 		res.Message += fmt.Sprintf(" (folded %d entr%s from the copy into the memory; the copy is kept as %s)", res.Added, plural(res.Added, "y", "ies"), res.Backup)
 	}
 	return res, nil
+}
+
+// worktreeTop returns the top of the worktree that contains wt, which must
+// be a worktree of r's repository. It reads files only, and ignores GIT_DIR
+// and the like (a hook's variables describe another worktree).
+func worktreeTop(r *Repo, wt string) (string, error) {
+	real, err := filepath.EvalSymlinks(wt)
+	if err != nil {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	found, top, inGitDir, err := walkUp(real, "")
+	if err != nil {
+		return "", err
+	}
+	if found.path == "" || inGitDir || top == "" {
+		return "", fmt.Errorf("worktree: %s is not inside a worktree of %s", wt, r.CommonDir)
+	}
+	d := &discovery{known: []string{real}}
+	common := d.resolve(found.path)
+	if found.commondir != "" {
+		common = d.resolve(rawJoin(common, found.commondir))
+	}
+	if common != r.CommonDir {
+		return "", fmt.Errorf("worktree: %s belongs to another repository (%s, not %s)", wt, common, r.CommonDir)
+	}
+	return d.resolve(top), nil
 }
 
 // place puts the link (or, failing that, a copy) at path, replacing what is

@@ -173,3 +173,30 @@ func TestLinkRefusesTracked(t *testing.T) {
 		t.Errorf("git status:\n%s", out)
 	}
 }
+
+func TestLinkFindsTheWorktree(t *testing.T) {
+	f := newDiscFixture(t)
+	r := discMust(t, f.primary)
+	wt := f.wt(t, "wt-two")
+	// A subfolder names its worktree.
+	if res := linkMust(t, r, filepath.Join(wt, "a", "b")); res.State != StateLinked {
+		t.Errorf("Link(subfolder) = %+v", res)
+	}
+	if _, err := os.Lstat(filepath.Join(wt, ".agent", "memories.md")); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Lstat(filepath.Join(wt, "a", "b", ".agent")); err == nil {
+		t.Error("linked the subfolder")
+	}
+	// Another repository, or no repository, is refused and left alone.
+	other := discRepo(t, filepath.Join(f.root, "other"))
+	plain := discMkdir(t, filepath.Join(f.root, "plain"))
+	for _, dir := range []string{other, plain, filepath.Join(f.primary, ".git")} {
+		if _, err := Link(r, dir); err == nil {
+			t.Errorf("Link(%s) succeeded", dir)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ".agent")); err == nil {
+			t.Errorf("Link(%s) made .agent", dir)
+		}
+	}
+}
