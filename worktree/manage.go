@@ -122,6 +122,7 @@ type AddOptions struct {
 	ResetBranch string // -B: a new branch, or reset an existing one
 	Detach      bool   // --detach
 	Force       bool   // --force
+	Quiet       bool   // --quiet
 }
 
 // Add runs the user's `git worktree add` in dir, git's output going to
@@ -144,6 +145,9 @@ func Add(r *Repo, dir string, o AddOptions, stdout, stderr io.Writer) (LinkResul
 	}
 	if o.Force {
 		args = append(args, "--force")
+	}
+	if o.Quiet {
+		args = append(args, "--quiet")
 	}
 	args = append(args, "--", o.Path)
 	if o.CommitIsh != "" {

@@ -29,6 +29,7 @@ func worktreeCommand() *cli.Command {
 					&cli.StringFlag{Name: "B", Usage: "create or reset the branch `BRANCH`"},
 					&cli.BoolFlag{Name: "detach", Usage: "check out a detached HEAD"},
 					&cli.BoolFlag{Name: "force", Usage: "passed to git worktree add"},
+					&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "passed to git worktree add"},
 				},
 				Action: runWorktreeAdd,
 			},
@@ -82,6 +83,7 @@ type worktreeJSON struct {
 	Branch   string `json:"branch"`
 	Head     string `json:"head"`
 	Locked   bool   `json:"locked"`
+	Prunable bool   `json:"prunable"`
 	State    string `json:"state"`
 	File     string `json:"file"`
 	Link     string `json:"link,omitempty"`
@@ -95,7 +97,6 @@ type worktreeJSON struct {
 	Fixable  *bool  `json:"fixable,omitempty"`
 	Backup   string `json:"backup,omitempty"`
 	Added    int    `json:"added,omitempty"`
-	Prunable bool   `json:"prunable"`
 }
 
 func toWorktreeJSON(w worktree.Worktree) worktreeJSON {
@@ -141,7 +142,7 @@ func runWorktreeAdd(c *cli.Context) error {
 		return err
 	}
 	o := worktree.AddOptions{Path: c.Args().Get(0), CommitIsh: c.Args().Get(1), Branch: c.String("b"),
-		ResetBranch: c.String("B"), Detach: c.Bool("detach"), Force: c.Bool("force")}
+		ResetBranch: c.String("B"), Detach: c.Bool("detach"), Force: c.Bool("force"), Quiet: c.Bool("quiet")}
 	gitOut := s.stdout
 	if s.json {
 		gitOut = s.stderr // keep stdout for the JSON
