@@ -17,7 +17,9 @@ import (
 // FoldResult is what Fold did.
 type FoldResult struct {
 	Added  int    // entries of the copy that the memory did not have
-	Backup string // the copy's bytes are kept here
+	Backup string // the copy's bytes are kept here; "" when the memory already had all of it
+
+	folded []byte // the copy as Fold read it
 }
 
 // BackupStamp is the time part of a backup file's name.
@@ -30,10 +32,11 @@ var errNoChange = errors.New("no change")
 // .agent/memories.md) into the memory home, by entry ID, under the writers'
 // lock: entries only in the copy are appended, entries with an ID the memory
 // has are not duplicated (entries without a stored ID have one derived from
-// their text, so identical text counts as the same entry). The copy's bytes
-// are first kept in backup ("" means <copy>.bak-<time> beside it); the copy
-// itself is left in place for the caller to replace. A symlink is refused:
-// Fold never reads or writes through one.
+// their text, so identical text counts as the same entry). When the copy holds
+// anything the memory lacks word for word (a new entry, or another version of
+// one), its bytes are first kept in backup ("" means <copy>.bak-<time> beside
+// it). The copy itself is left in place for the caller to replace. A symlink
+// is refused: Fold never reads or writes through one.
 func Fold(r *Repo, copyPath, backup string) (FoldResult, error) {
 	var res FoldResult
 	fi, err := os.Lstat(copyPath)
@@ -47,17 +50,20 @@ func Fold(r *Repo, copyPath, backup string) (FoldResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("worktree: %w", err)
 	}
-	res.Backup = backup
-	if res.Backup == "" {
-		res.Backup = copyPath + ".bak-" + BackupStamp()
-	}
-	if err := fsutil.WriteFile(res.Backup, data, 0o644); err != nil {
-		return res, fmt.Errorf("worktree: keep a backup of the copy: %w", err)
-	}
+	res.folded = data
 	copied := memfile.Parse(data)
 	err = memfile.Open(r.Home).Update(func(f *memfile.File) error {
-		res.Added = union(f, copied)
-		if res.Added == 0 {
+		if covered(f, copied) {
+			return errNoChange
+		}
+		if backup == "" {
+			backup = copyPath + ".bak-" + BackupStamp()
+		}
+		if err := fsutil.WriteFile(backup, data, 0o644); err != nil {
+			return fmt.Errorf("worktree: keep a backup of the copy: %w", err)
+		}
+		res.Backup = backup
+		if res.Added = union(f, copied); res.Added == 0 {
 			return errNoChange
 		}
 		return nil
@@ -66,6 +72,24 @@ func Fold(r *Repo, copyPath, backup string) (FoldResult, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// covered reports whether every entry of src is in dst, word for word, and
+// src has no damage: replacing src then loses nothing.
+func covered(dst, src *memfile.File) bool {
+	if len(src.Problems) > 0 {
+		return false
+	}
+	have := make(map[string]string, len(dst.Entries))
+	for i := range dst.Entries {
+		have[dst.Entries[i].ID] = memfile.RenderEntry(&dst.Entries[i], memfile.Orch)
+	}
+	for i := range src.Entries {
+		if r, ok := have[src.Entries[i].ID]; !ok || r != memfile.RenderEntry(&src.Entries[i], memfile.Orch) {
+			return false
+		}
+	}
+	return true
 }
 
 // union appends to dst the entries of src whose ID dst lacks, in src's

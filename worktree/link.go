@@ -124,11 +124,20 @@ func Link(r *Repo, wt string) (LinkResult, error) {
 		return res, fmt.Errorf("worktree: %s", st.Detail)
 	}
 	if st.State == StateCopyDiverged {
-		fr, err := Fold(r, st.Path, "")
-		if err != nil {
-			return res, err
+		// Fold until the copy stays as folded: a tool may still write to it.
+		for range 3 {
+			fr, err := Fold(r, st.Path, "")
+			if err != nil {
+				return res, err
+			}
+			res.Added += fr.Added
+			if fr.Backup != "" {
+				res.Backup = fr.Backup
+			}
+			if now, err := os.ReadFile(st.Path); err == nil && bytes.Equal(now, fr.folded) {
+				break
+			}
 		}
-		res.Added, res.Backup = fr.Added, fr.Backup
 	}
 	if err := place(r, st.Path, copyMode, &res); err != nil {
 		return res, err

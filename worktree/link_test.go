@@ -200,3 +200,38 @@ func TestLinkFindsTheWorktree(t *testing.T) {
 		}
 	}
 }
+
+// A stale copy (the memory moved on) is replaced without a backup; a copy
+// with another version of an entry is kept as a backup, since the union by ID
+// does not carry the edit over.
+func TestLinkStaleAndEditedCopies(t *testing.T) {
+	f := newDiscFixture(t)
+	r := discMust(t, f.primary)
+	wt := f.wt(t, "wt1")
+	mem := filepath.Join(wt, ".agent", "memories.md")
+	store := memfile.Open(r.Home)
+	if _, err := store.Append(memfile.Entry{ID: "aaaa1111", Title: "one", Content: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.ReadFile(r.MemoryFile())
+	if _, err := store.Append(memfile.Entry{ID: "bbbb2222", Title: "two", Content: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, mem, string(old))
+	res := linkMust(t, r, wt)
+	if res.Was != StateCopyDiverged || res.Added != 0 || res.Backup != "" || res.State != StateLinked {
+		t.Errorf("stale copy: %+v", res)
+	}
+	_ = os.Remove(mem)
+	writeFile(t, mem, strings.Replace(string(old), "- Content: first", "- Content: first, edited", 1))
+	res = linkMust(t, r, wt)
+	if res.Was != StateCopyDiverged || res.Added != 0 || res.Backup == "" {
+		t.Errorf("edited copy: %+v", res)
+	}
+	if b, _ := os.ReadFile(res.Backup); !strings.Contains(string(b), "first, edited") {
+		t.Errorf("backup: %q", b)
+	}
+	if mf, _ := store.Load(); len(mf.Entries) != 2 {
+		t.Errorf("memory has %d entries", len(mf.Entries))
+	}
+}
