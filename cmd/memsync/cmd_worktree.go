@@ -40,8 +40,8 @@ func worktreeCommand() *cli.Command {
 				Description: "Makes PATH/.agent/memories.md (default: the current worktree) a relative symlink\n" +
 					"to the memory, creating .agent/ if needed and leaving its other files alone.\n" +
 					"Idempotent. A dangling or wrong link is re-pointed; an identical copy is\n" +
-					"replaced; a diverged copy is first folded into the memory by entry ID and kept\n" +
-					"as memories.md.bak-<time>. Where symlinks are impossible (core.symlinks=false)\n" +
+					"replaced; a diverged copy is first folded into the memory by entry ID (and kept\n" +
+					"as memories.md.bak-<time> if it holds anything the memory lacks). Where symlinks are impossible (core.symlinks=false)\n" +
 					"the memory is copied instead. A file tracked by git is left alone.",
 				Action: runWorktreeLink,
 			},
