@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
@@ -276,6 +277,9 @@ func Inspect(r *Repo, wt string) (Status, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		st.State, st.Detail = StateMissing, "no memory file"
+		return st, nil
+	case errors.Is(err, syscall.ENOTDIR):
+		st.State, st.Detail = StateWrongTarget, filepath.Dir(st.Path)+" is not a folder"
 		return st, nil
 	case err != nil:
 		return st, fmt.Errorf("worktree: %w", err)

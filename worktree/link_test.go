@@ -235,3 +235,20 @@ func TestLinkStaleAndEditedCopies(t *testing.T) {
 		t.Errorf("memory has %d entries", len(mf.Entries))
 	}
 }
+
+func TestInspectAgentFile(t *testing.T) {
+	f := newDiscFixture(t)
+	r := discMust(t, f.primary)
+	wt := f.wt(t, "wt1")
+	writeFile(t, filepath.Join(wt, ".agent"), "not a folder\n")
+	st, err := Inspect(r, wt)
+	if err != nil || st.State != StateWrongTarget {
+		t.Fatalf("Inspect = %+v, %v", st, err)
+	}
+	if _, err := Link(r, wt); err == nil {
+		t.Fatal("Link over a file named .agent succeeded")
+	}
+	if b, _ := os.ReadFile(filepath.Join(wt, ".agent")); string(b) != "not a folder\n" {
+		t.Errorf(".agent changed: %q", b)
+	}
+}
