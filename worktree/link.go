@@ -80,18 +80,20 @@ type LinkResult struct {
 // rules to the common info/exclude, and leaves other files in .agent/ alone.
 // A dangling, wrong or unsafe symlink is replaced (never written through); an
 // identical copy is replaced; a diverged copy is first folded into the home by
-// entry ID (see Fold) and kept as a backup beside itself. A file that git
+// entry ID (see Fold; it is kept as a backup beside itself when it holds
+// anything the memory lacks). A path inside a worktree names that worktree;
+// a path outside this repository's worktrees is refused. A file that git
 // tracks is not touched: the error wraps ErrTracked and the fix is
 // `git rm --cached .agent/memories.md`.
 func Link(r *Repo, wt string) (LinkResult, error) {
+	top, err := worktreeTop(r, wt)
+	if err != nil {
+		return LinkResult{}, err
+	}
 	if _, err := EnsureExclude(r, ExcludePatterns); err != nil {
 		return LinkResult{}, err
 	}
 	if err := ensureHomeFile(r); err != nil {
-		return LinkResult{}, err
-	}
-	top, err := worktreeTop(r, wt)
-	if err != nil {
 		return LinkResult{}, err
 	}
 	st, err := Inspect(r, top)

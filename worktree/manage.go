@@ -52,8 +52,8 @@ func runGit(dir string, stdout, stderr io.Writer, args ...string) error {
 	return nil
 }
 
-// gitDir is where to run git for repository-wide commands.
-func (r *Repo) gitDir() string {
+// gitRunDir is where to run git for repository-wide commands.
+func (r *Repo) gitRunDir() string {
 	if r.WorkTree != "" {
 		return r.WorkTree
 	}
@@ -63,7 +63,7 @@ func (r *Repo) gitDir() string {
 // List returns every worktree of the repository (the bare repository itself
 // excepted), from `git worktree list --porcelain -z`, each inspected.
 func List(r *Repo) ([]Worktree, error) {
-	out, err := gitcmd.Output(r.gitDir(), "worktree", "list", "--porcelain", "-z")
+	out, err := gitcmd.Output(r.gitRunDir(), "worktree", "list", "--porcelain", "-z")
 	if err != nil {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
@@ -239,7 +239,7 @@ func Repair(r *Repo, f Finding, stdout, stderr io.Writer) (LinkResult, error) {
 	}
 	if f.Worktree.Status.State == StatePrunable {
 		res := LinkResult{State: StatePrunable, Was: StatePrunable, Changed: true, Message: "pruned git's records of " + f.Worktree.Path}
-		return res, runGit(r.gitDir(), stdout, stderr, "worktree", "prune")
+		return res, runGit(r.gitRunDir(), stdout, stderr, "worktree", "prune")
 	}
 	return Link(r, f.Worktree.Path)
 }
