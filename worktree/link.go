@@ -40,7 +40,7 @@ const (
 	StateCopyDiverged  State = "copy-diverged"  // a regular file that differs from the home's
 	StateUnsafe        State = "unsafe"         // resolves outside the memory home
 	StatePrunable      State = "prunable"       // git reports the worktree as prunable (its folder is gone)
-	StateCopy          State = "copy"           // Link fell back to a copy: symlinks are impossible here
+	StateCopy          State = "copy"           // a regular file identical to the home's where core.symlinks=false, or what Link made where symlinks are impossible
 )
 
 // Errors a caller can test for with errors.Is.
@@ -109,11 +109,9 @@ func Link(r *Repo, wt string) (LinkResult, error) {
 	case StateLinked:
 		res.Message = "already linked: " + st.Path + " -> " + st.Link
 		return res, nil
-	case StateCopyIdentical:
-		if copyMode {
-			res.State, res.Message = StateCopy, "a copy of the memory (core.symlinks=false); memsync worktree doctor --fix folds it back"
-			return res, nil
-		}
+	case StateCopy:
+		res.State, res.Message = StateCopy, "already a copy of the memory (core.symlinks=false): "+st.Path
+		return res, nil
 	case StatePrunable:
 		return res, fmt.Errorf("worktree: %s is gone (prunable); run git worktree prune", wt)
 	}
@@ -316,9 +314,12 @@ func Inspect(r *Repo, wt string) (Status, error) {
 				return st, fmt.Errorf("worktree: %w", err)
 			}
 		}
-		if bytes.Equal(mine, theirs) {
+		switch {
+		case bytes.Equal(mine, theirs) && !symlinksEnabled(r):
+			st.State, st.Detail = StateCopy, "a copy of the memory, as core.symlinks=false asks"
+		case bytes.Equal(mine, theirs):
 			st.State, st.Detail = StateCopyIdentical, "a regular file identical to the memory"
-		} else {
+		default:
 			st.State, st.Detail = StateCopyDiverged, "a regular file that differs from the memory"
 		}
 	default:

@@ -200,7 +200,6 @@ func Doctor(r *Repo) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	copyMode := !symlinksEnabled(r)
 	var out []Finding
 	for _, w := range list {
 		st := w.Status
@@ -212,7 +211,7 @@ func Doctor(r *Repo) ([]Finding, error) {
 			f.Fix, f.Fixable = "remove the symlink "+st.Path+" (it leads outside the memory home), then: memsync init", false
 		case st.State == StatePrimary, st.State == StateLinked:
 			continue
-		case st.State == StateCopyIdentical && copyMode:
+		case st.State == StateCopy:
 			continue
 		case st.State == StatePrunable:
 			f.Fix = "git worktree prune"

@@ -49,7 +49,8 @@ func worktreeCommand() *cli.Command {
 				Name:  "list",
 				Usage: "list the worktrees and the state of their memory",
 				Description: "States: primary, linked, missing, broken (dangling link), wrong-target,\n" +
-					"copy-identical, copy-diverged, unsafe (resolves outside the memory home), prunable.",
+					"copy-identical, copy-diverged, copy (where core.symlinks=false), unsafe (resolves\n" +
+					"outside the memory home), prunable.",
 				Action: runWorktreeList,
 			},
 			{
