@@ -86,6 +86,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			summaryCommand(),
 			promoteCommand(),
 			importCommand(),
+			worktreeCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
@@ -93,6 +94,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app.OnUsageError = onUsage
 	for _, c := range app.Commands {
 		c.OnUsageError = onUsage
+		for _, sub := range c.Subcommands {
+			sub.OnUsageError = onUsage
+		}
 	}
 	return app
 }
@@ -111,6 +115,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if strings.HasPrefix(err.Error(), "flag provided but not defined") {
 			msg = "unknown flag " + msg
 		}
+	}
+	if msg == "" { // the error was reported already (git's own output)
+		return code
 	}
 	fmt.Fprintf(stderr, "memsync: error: %s\n", msg)
 	var h hinted
@@ -133,7 +140,8 @@ func exitCode(err error) int {
 		return exitNotFound
 	case errors.Is(err, lock.ErrTimeout):
 		return exitLocked
-	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid), errors.Is(err, policy.ErrRefused):
+	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
+		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, worktree.ErrTracked), errors.Is(err, policy.ErrRefused):
 		return exitRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return exitNoRepo
