@@ -370,6 +370,7 @@ func joinLines(ls []string) string {
 // else changed.
 func (f *File) Render() []byte {
 	var b strings.Builder
+	b.Grow(f.sizeHint())
 	b.WriteString(f.Preamble)
 	if f.Dialect == Ralph {
 		renderRalph(&b, f)
@@ -382,6 +383,22 @@ func (f *File) Render() []byte {
 		f.Entries[i].renderOrch(&b)
 	}
 	return []byte(b.String())
+}
+
+// sizeHint estimates the rendered size, so Render allocates once.
+func (f *File) sizeHint() int {
+	n := len(f.Preamble)
+	for i := range f.Entries {
+		e := &f.Entries[i]
+		n += 64 + len(e.ID) + len(e.Type) + len(e.Title) + len(e.Date) + len(e.Content) + strings.Count(e.Content, "\n")*2
+		for _, t := range e.Tags {
+			n += len(t) + 2
+		}
+		for _, x := range e.Extra {
+			n += len(x.Key) + len(x.Value) + 8
+		}
+	}
+	return n
 }
 
 // RenderEntry renders one entry the way it is appended to a file of dialect d.

@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
 
@@ -22,7 +24,7 @@ const (
 	exitUsage    = 2 // bad flags or arguments
 	exitNotFound = 3 // no entry matches the ID, or the prefix is ambiguous
 	exitLocked   = 4 // the lock was not free within --lock-timeout
-	exitRefused  = 5 // refused to protect data: unsafe symlink, entry too large, binary content
+	exitRefused  = 5 // refused to protect data: unsafe symlink, entry too large, binary content, role may not
 	exitNoRepo   = 6 // not inside a git repository
 )
 
@@ -66,6 +68,10 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.BoolFlag{Name: "global", Usage: "use the global memory layer (MEMSYNC_GLOBAL_DIR, else the XDG data dir)"},
 			&cli.DurationFlag{Name: "lock-timeout", Value: lock.DefaultTimeout, EnvVars: []string{"MEMSYNC_LOCK_TIMEOUT"}, Usage: "how long to wait for the memory lock"},
 			&cli.Int64Flag{Name: "max-bytes", Value: memfile.DefaultMaxBytes, EnvVars: []string{"MEMSYNC_MAX_BYTES"}, Usage: "size cap of memories.md; past it the oldest entries are archived"},
+			&cli.StringFlag{Name: "role", Value: string(policy.Default), EnvVars: []string{"MEMSYNC_ROLE"}, Usage: "owner, admin or worker; workers cannot delete, restore, archive, gc, promote or import"},
+			&cli.StringFlag{Name: "session", EnvVars: []string{"MEMSYNC_SESSION"}, Usage: "session `ID`: add tags entries with it; list/search/summary see it and the entries of no session"},
+			&cli.IntFlag{Name: "max-entries", Value: memfile.DefaultLimits.MaxEntries, EnvVars: []string{"MCP_MEMORY_MAX_ENTRIES"}, Usage: "most active entries; past it gc archives the least recently used"},
+			&cli.IntFlag{Name: "ttl-days", Value: int(memfile.DefaultLimits.TTL / (24 * time.Hour)), EnvVars: []string{"MCP_MEMORY_TTL_DAYS"}, Usage: "gc archives entries not accessed for this many days"},
 		},
 		Commands: []*cli.Command{
 			initCommand(),
@@ -74,6 +80,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			listCommand(),
 			showCommand(),
 			deleteCommand(),
+			archiveCommand(),
+			restoreCommand(),
+			gcCommand(),
+			summaryCommand(),
+			promoteCommand(),
+			importCommand(),
 			worktreeCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
@@ -129,7 +141,7 @@ func exitCode(err error) int {
 	case errors.Is(err, lock.ErrTimeout):
 		return exitLocked
 	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
-		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, worktree.ErrTracked):
+		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, worktree.ErrTracked), errors.Is(err, policy.ErrRefused):
 		return exitRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return exitNoRepo
@@ -148,6 +160,8 @@ func defaultHint(err error) string {
 		return "run memsync inside a git repository (or pass -C DIR and run 'memsync init' there), or use --global for the global memory"
 	case errors.Is(err, memfile.ErrUnsafePath):
 		return "memsync never writes through a link that leaves the memory home; remove the link, then run 'memsync worktree link'"
+	case errors.Is(err, policy.ErrRefused):
+		return "workers may add, search, list, show and summarize (also the archive); ask an owner or admin (--role, MEMSYNC_ROLE) to do this"
 	case errors.Is(err, memfile.ErrTooLarge):
 		return "split the content into several smaller entries"
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
