@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
@@ -74,6 +75,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			listCommand(),
 			showCommand(),
 			deleteCommand(),
+			hooksCommand(),
+			hookCommand(),
+			snapshotCommand(),
+			logCommand(),
+			diffCommand(),
+			rollbackCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
@@ -117,7 +124,8 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage
-	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
+	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
+		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot):
 		return exitNotFound
 	case errors.Is(err, lock.ErrTimeout):
 		return exitLocked
@@ -142,6 +150,10 @@ func defaultHint(err error) string {
 		return "memsync never writes through a link that leaves the memory home; remove the link, then run 'memsync worktree link'"
 	case errors.Is(err, memfile.ErrTooLarge):
 		return "split the content into several smaller entries"
+	case errors.Is(err, history.ErrNoSnapshot):
+		return "the hooks take snapshots after every commit (memsync hooks install), or take one now: memsync snapshot"
+	case errors.Is(err, history.ErrNotSnapshot):
+		return "'memsync log' lists the snapshots; '~1' is the one before the newest, 'live' the memory as it is now"
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
 		return "'memsync list' prints each entry's number and ID; IDs may be shortened to a unique prefix"
 	case errors.As(err, new(usageError)):
