@@ -101,7 +101,8 @@ const (
 )
 
 // CurrentProvenance reads the worktree's HEAD (files only, no git spawned)
-// for the provenance of a snapshot taken now by hook ("" for none).
+// for the provenance of a snapshot taken now by hook ("" for none). During a
+// rebase the branch is the one being rebased.
 func (h *History) CurrentProvenance(hook string) Provenance {
 	p := Provenance{Worktree: h.Repo.WorkTree, Hook: hook}
 	b, err := os.ReadFile(h.Repo.GitDir + "/HEAD")
@@ -118,6 +119,13 @@ func (h *History) CurrentProvenance(hook string) Provenance {
 	}
 	if plumbing.IsHash(head) {
 		p.SourceCommit = head
+	}
+	// HEAD is detached while a rebase picks commits: name the branch being rebased.
+	for _, d := range []string{"rebase-merge", "rebase-apply"} {
+		if b, err := os.ReadFile(h.Repo.GitDir + "/" + d + "/head-name"); err == nil {
+			p.Branch = strings.TrimPrefix(strings.TrimSpace(string(b)), "refs/heads/")
+			break
+		}
 	}
 	return p
 }

@@ -34,7 +34,9 @@ func hookCommand() *cli.Command {
 		Usage:     "run a git hook's handler (the installed hook scripts call this)",
 		ArgsUsage: "NAME [ARGS...]",
 		Description: "Always exits 0 within a few seconds: a damaged memory file, a busy lock or any\n" +
-			"other trouble is one warning line, and the git command stands.",
+			"other trouble is one warning line, and the git command stands. The lock wait\n" +
+			"is at most 3s (less with --lock-timeout / MEMSYNC_LOCK_TIMEOUT), the whole run\n" +
+			"at most 10s.",
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
@@ -44,7 +46,11 @@ func hookCommand() *cli.Command {
 			if len(args) == 0 {
 				return nil
 			}
-			hooks.Run(args[0], args[1:], hooks.Options{Dir: c.String("C"), Stderr: c.App.ErrWriter})
+			hooks.Run(args[0], args[1:], hooks.Options{
+				Dir:         c.String("C"),
+				Stderr:      c.App.ErrWriter,
+				LockTimeout: min(c.Duration("lock-timeout"), hooks.DefaultLockTimeout),
+			})
 			return nil
 		},
 	}
