@@ -19,11 +19,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/memsync/memsync/internal/gitcmd"
@@ -174,17 +174,17 @@ func (h *History) Resolve(rev string) (string, error) {
 	if err != nil || !plumbing.IsHash(hash) {
 		return "", fmt.Errorf("%w: unknown revision %q", ErrNotSnapshot, rev)
 	}
-	c, err := object.GetCommit(h.st, plumbing.NewHash(hash))
+	c, err := readCommit(h.st, plumbing.NewHash(hash))
 	if err != nil {
 		return "", err
 	}
-	t, err := c.Tree()
+	entries, err := readTree(h.st, c.tree)
 	if err != nil {
 		return "", err
 	}
-	for _, e := range t.Entries {
-		if e.Name != MemoryName && e.Name != "archive" {
-			return "", fmt.Errorf("%w: %s (%s) holds %s", ErrNotSnapshot, rev, hash[:12], e.Name)
+	for _, e := range entries {
+		if e.name != MemoryName && e.name != "archive" {
+			return "", fmt.Errorf("%w: %s (%s) holds %s", ErrNotSnapshot, rev, hash[:12], e.name)
 		}
 	}
 	return hash, nil
@@ -192,20 +192,20 @@ func (h *History) Resolve(rev string) (string, error) {
 
 // Read returns the snapshot commit hash.
 func (h *History) Read(hash string) (*Snapshot, error) {
-	c, err := object.GetCommit(h.st, plumbing.NewHash(hash))
+	c, err := readCommit(h.st, plumbing.NewHash(hash))
 	if err != nil {
-		return nil, fmt.Errorf("read snapshot %s: %w", hash, err)
+		return nil, fmt.Errorf("read snapshot: %w", err)
 	}
 	return toSnapshot(c), nil
 }
 
-func toSnapshot(c *object.Commit) *Snapshot {
-	s := &Snapshot{Commit: c.Hash.String(), Tree: c.TreeHash.String(), Time: c.Committer.When.Format("2006-01-02T15:04:05Z07:00")}
-	if len(c.ParentHashes) > 0 {
-		s.Parent = c.ParentHashes[0].String()
+func toSnapshot(c *commitInfo) *Snapshot {
+	s := &Snapshot{Commit: c.hash.String(), Tree: c.tree.String(), Time: c.when().Format(time.RFC3339)}
+	if len(c.parents) > 0 {
+		s.Parent = c.parents[0].String()
 	}
-	s.Subject, _, _ = strings.Cut(c.Message, "\n")
-	for _, l := range strings.Split(c.Message, "\n") {
+	s.Subject, _, _ = strings.Cut(c.message, "\n")
+	for _, l := range strings.Split(c.message, "\n") {
 		k, v, ok := strings.Cut(l, ": ")
 		if !ok {
 			continue
@@ -229,27 +229,21 @@ func toSnapshot(c *object.Commit) *Snapshot {
 // Files returns the memory files a snapshot holds.
 func (h *History) Files(hash string) (Files, error) {
 	var f Files
-	c, err := object.GetCommit(h.st, plumbing.NewHash(hash))
+	c, err := readCommit(h.st, plumbing.NewHash(hash))
 	if err != nil {
-		return f, fmt.Errorf("read snapshot %s: %w", hash, err)
-	}
-	t, err := c.Tree()
-	if err != nil {
-		return f, err
+		return f, fmt.Errorf("read snapshot: %w", err)
 	}
 	for name, dst := range map[string]*[]byte{MemoryName: &f.Memory, ArchiveName: &f.Archive} {
-		file, err := t.File(name)
-		if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+		blob, err := lookup(h.st, c.tree, name)
+		if err != nil || blob.IsZero() {
+			if err != nil {
+				return f, err
+			}
 			continue
 		}
-		if err != nil {
+		if *dst, err = readObject(h.st, plumbing.BlobObject, blob); err != nil {
 			return f, err
 		}
-		s, err := file.Contents()
-		if err != nil {
-			return f, err
-		}
-		*dst = []byte(s)
 	}
 	return f, nil
 }

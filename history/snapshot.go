@@ -1,14 +1,14 @@
 package history
 
 import (
+	"compress/zlib"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	gitsync "github.com/go-git/go-git/v5/utils/sync"
 
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/memfile"
@@ -61,47 +61,52 @@ func (h *History) takeLocked(msg string, p Provenance, rollback string) (*Result
 		return nil, err
 	}
 	res := &Result{}
-	if files.Memory != nil {
-		res.Problems = memfile.Parse(files.Memory).Problems
-	}
 	old, err := h.head()
 	if err != nil {
 		return nil, err
 	}
 	var oldTree plumbing.Hash
 	if !old.IsZero() {
-		c, err := object.GetCommit(h.st, old)
+		c, err := readCommit(h.st, old)
 		if err != nil {
-			return nil, fmt.Errorf("read %s (%s): %w", Ref, old, err)
+			return nil, fmt.Errorf("%s: %w", Ref, err)
 		}
-		oldTree = c.TreeHash
+		oldTree = c.tree
 		res.Snapshot = toSnapshot(c)
 	}
-	objs, tree := buildTree(h.st, files)
-	if tree.Hash() == oldTree || (old.IsZero() && files.Memory == nil && files.Archive == nil) {
+	if old.IsZero() && files.Memory == nil && files.Archive == nil {
 		return res, nil
 	}
-	for _, o := range objs {
-		if h.st.HasEncodedObject(o.Hash()) == nil {
+	blobs, trees := snapshotTree(files)
+	root := trees[len(trees)-1]
+	if root.hash == oldTree {
+		return res, nil // the same memory as the newest snapshot
+	}
+	// Only a changed memory is parsed, to report damage once.
+	if files.Memory != nil {
+		res.Problems = memfile.Parse(files.Memory).Problems
+	}
+	for _, o := range append(blobs, trees...) {
+		if h.st.HasEncodedObject(o.hash) == nil {
 			continue
 		}
-		if _, err := h.st.SetEncodedObject(o); err != nil {
+		if _, err := h.writeObject(o); err != nil {
 			return nil, fmt.Errorf("write snapshot object: %w", err)
 		}
 	}
-	commit, err := h.writeCommit(tree.Hash(), old, message(msg, p, rollback))
+	commitData := encodeCommit(root.hash, old, time.Now(), message(msg, p, rollback))
+	commit, err := h.writeObject(newObject(plumbing.CommitObject, commitData))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("write snapshot commit: %w", err)
 	}
-	zero := strings.Repeat("0", len(commit.String()))
 	oldArg := old.String()
 	if old.IsZero() {
-		oldArg = zero
+		oldArg = strings.Repeat("0", len(oldArg)) // the ref must not exist yet
 	}
 	if _, err := gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", Ref, commit.String(), oldArg); err != nil {
 		return nil, fmt.Errorf("update %s: %w", Ref, err)
 	}
-	c, err := object.GetCommit(h.st, commit)
+	c, err := readCommit(h.st, commit)
 	if err != nil {
 		return nil, err
 	}
@@ -109,62 +114,43 @@ func (h *History) takeLocked(msg string, p Provenance, rollback string) (*Result
 	return res, nil
 }
 
-// buildTree encodes the snapshot's blobs and trees in memory (nothing is
-// written yet) and returns them with the root tree last.
-func buildTree(st interface {
-	NewEncodedObject() plumbing.EncodedObject
-}, files Files) ([]plumbing.EncodedObject, plumbing.EncodedObject) {
-	var objs []plumbing.EncodedObject
-	blob := func(data []byte) plumbing.Hash {
-		o := st.NewEncodedObject()
-		o.SetType(plumbing.BlobObject)
-		o.SetSize(int64(len(data)))
-		w, _ := o.Writer()
-		_, _ = w.Write(data) // a memory object's writer does not fail
-		_ = w.Close()
-		objs = append(objs, o)
-		return o.Hash()
+// writeObject writes a loose object with go-git, compressed as git
+// compresses loose objects by default (core.looseCompression: zlib level 1,
+// best speed). go-git takes its zlib writer from a pool of default-level
+// (6) writers, several times slower on a large memory; handing the pool a
+// best-speed writer first makes go-git use that one. Should the pool hand
+// out another, the object is only compressed harder.
+func (h *History) writeObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	if w, err := zlib.NewWriterLevel(nil, zlib.BestSpeed); err == nil {
+		gitsync.PutZlibWriter(w)
 	}
-	tree := func(entries []object.TreeEntry) plumbing.EncodedObject {
-		o := st.NewEncodedObject()
-		t := object.Tree{Entries: entries}
-		_ = t.Encode(o) // encoding into memory does not fail
-		objs = append(objs, o)
-		return o
-	}
+	return h.st.SetEncodedObject(o)
+}
+
+// snapshotTree hashes the snapshot's blobs and trees (the root tree last)
+// without writing anything.
+func snapshotTree(files Files) (blobs, trees []*object) {
 	// Entries in git's order: "archive" (a tree) sorts before "memories.md".
-	var root []object.TreeEntry
+	var root []treeEntry
 	if files.Archive != nil {
-		sub := tree([]object.TreeEntry{{Name: MemoryName, Mode: filemode.Regular, Hash: blob(files.Archive)}})
-		root = append(root, object.TreeEntry{Name: "archive", Mode: filemode.Dir, Hash: sub.Hash()})
+		blob := newObject(plumbing.BlobObject, files.Archive)
+		sub := newObject(plumbing.TreeObject, encodeTree([]treeEntry{{"100644", MemoryName, blob.hash}}))
+		blobs, trees = append(blobs, blob), append(trees, sub)
+		root = append(root, treeEntry{"40000", "archive", sub.hash})
 	}
 	if files.Memory != nil {
-		root = append(root, object.TreeEntry{Name: MemoryName, Mode: filemode.Regular, Hash: blob(files.Memory)})
+		blob := newObject(plumbing.BlobObject, files.Memory)
+		blobs = append(blobs, blob)
+		root = append(root, treeEntry{"100644", MemoryName, blob.hash})
 	}
-	t := tree(root)
-	return objs, t
+	return blobs, append(trees, newObject(plumbing.TreeObject, encodeTree(root)))
 }
 
-// identity signs snapshot commits.
-var identity = object.Signature{Name: "memsync", Email: "memsync@localhost"}
-
-func (h *History) writeCommit(tree, parent plumbing.Hash, msg string) (plumbing.Hash, error) {
-	sig := identity
-	sig.When = time.Now()
-	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree}
-	if !parent.IsZero() {
-		c.ParentHashes = []plumbing.Hash{parent}
-	}
-	o := h.st.NewEncodedObject()
-	if err := c.Encode(o); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	hash, err := h.st.SetEncodedObject(o)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("write snapshot commit: %w", err)
-	}
-	return hash, nil
-}
+// The identity that signs snapshot commits.
+const (
+	identityName  = "memsync"
+	identityEmail = "memsync@localhost"
+)
 
 // message is a snapshot's commit message: a subject, then the provenance as
 // trailers.

@@ -63,16 +63,20 @@ func Dir(r *worktree.Repo) (string, error) {
 func Script(name, bin string) string {
 	return `#!/bin/sh
 ` + Marker + `
+bin=` + shellQuote(bin) + `
+memsync=$bin
+[ -x "$memsync" ] || memsync=$(command -v memsync 2>/dev/null) || memsync=
+if [ ! -x "$0` + OrigSuffix + `" ] && [ -n "$memsync" ]; then
+	exec "$memsync" hook ` + name + ` "$@" </dev/null
+fi
 status=0
 if [ -x "$0` + OrigSuffix + `" ]; then
 	"$0` + OrigSuffix + `" "$@" || status=$?
 fi
-memsync=` + shellQuote(bin) + `
-[ -x "$memsync" ] || memsync=$(command -v memsync 2>/dev/null) || memsync=
 if [ -n "$memsync" ]; then
 	"$memsync" hook ` + name + ` "$@" </dev/null
 else
-	echo "memsync: ` + name + ` hook skipped: memsync not found (` + shellQuote(bin) + ` or on PATH)" >&2
+	echo "memsync: ` + name + ` hook skipped: memsync not found at $bin nor on PATH" >&2
 fi
 exit $status
 `
