@@ -41,10 +41,10 @@ const (
 	ArchiveName = "archive/memories.md"
 )
 
-// ErrNoSnapshot: the ref does not exist yet.
+// ErrNoSnapshot is returned when the ref does not exist yet.
 var ErrNoSnapshot = errors.New("no snapshot yet")
 
-// ErrNotSnapshot: a revision names a commit that is no memsync snapshot.
+// ErrNotSnapshot is returned when a revision names a commit that is no memsync snapshot.
 var ErrNotSnapshot = errors.New("not a memsync snapshot")
 
 // History is the snapshot history of one repository's memory.
@@ -161,7 +161,7 @@ func (h *History) Head() (*Snapshot, error) {
 // rev-parse understands ("refs/memsync/snapshots~2", a hash, a prefix of
 // one), with "~N" and "^" alone taken relative to Ref ("~1" is the snapshot
 // before the newest). The commit must be a snapshot: a tree holding only
-// the memory files.
+// the memory files (an empty one only with memsync's trailers).
 func (h *History) Resolve(rev string) (string, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") {
 		return "", fmt.Errorf("bad revision %q", rev)
@@ -186,6 +186,9 @@ func (h *History) Resolve(rev string) (string, error) {
 		if e.name != MemoryName && e.name != "archive" {
 			return "", fmt.Errorf("%w: %s (%s) holds %s", ErrNotSnapshot, rev, hash[:12], e.name)
 		}
+	}
+	if len(entries) == 0 && !strings.Contains(c.message, "\nMemsync-") {
+		return "", fmt.Errorf("%w: %s (%s) has an empty tree and no memsync trailers", ErrNotSnapshot, rev, hash[:12])
 	}
 	return hash, nil
 }

@@ -45,7 +45,7 @@ func Dir(r *worktree.Repo) (string, error) {
 	out, err := gitcmd.Output(base, "--git-dir="+r.GitDir, "config", "--type=path", "--get", "core.hooksPath")
 	p := strings.TrimSpace(out)
 	var ee interface{ ExitCode() int }
-	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) { // 1: not set
 		return "", err
 	}
 	if p == "" {

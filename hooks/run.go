@@ -53,7 +53,7 @@ func Run(name string, args []string, o Options) {
 		return // a branch switch or a file checkout: nothing to do, and fast
 	}
 	done := make(chan string, 1)
-	go func() { done <- handle(name, args, o) }()
+	go func() { done <- handle(name, o) }()
 	select {
 	case msg := <-done:
 		if msg != "" {
@@ -67,7 +67,7 @@ func Run(name string, args []string, o Options) {
 }
 
 // handle does the hook's work and returns the warning to print, if any.
-func handle(name string, args []string, o Options) string {
+func handle(name string, o Options) string {
 	r, err := worktree.Discover(o.Dir)
 	if err != nil {
 		return err.Error()

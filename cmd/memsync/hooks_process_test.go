@@ -23,15 +23,13 @@ func TestConcurrentCommitSnapshots(t *testing.T) {
 	bin := memsyncBinary(t)
 	env := testGitEnv(t)
 	repo := newRepo(t, env)
-	memsync := func(dir string, args ...string) string {
+	memsync := func(dir string, args ...string) {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
 		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
+		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("memsync %v: %v\n%s", args, err, out)
 		}
-		return string(out)
 	}
 	memsync(repo, "init")
 	memsync(repo, "hooks", "install")
@@ -60,7 +58,7 @@ func TestConcurrentCommitSnapshots(t *testing.T) {
 			cmd.Dir, cmd.Env = repo, env
 			out, err := cmd.CombinedOutput()
 			if err != nil {
-				readerErr <- fmt.Errorf("reader: git rev-parse: %v\n%s", err, out)
+				readerErr <- fmt.Errorf("reader: git rev-parse: %w\n%s", err, out)
 				return
 			}
 			seen[strings.TrimSpace(string(out))] = true
@@ -82,7 +80,7 @@ func TestConcurrentCommitSnapshots(t *testing.T) {
 					cmd.Dir, cmd.Env = dir, env
 					out, err := cmd.CombinedOutput()
 					if err != nil || bytes.Contains(out, []byte("memsync: warning")) {
-						errs <- fmt.Errorf("worker %d commit %d: %v: %v\n%s", i, j, args[:2], err, out)
+						errs <- fmt.Errorf("worker %d commit %d: %v: %w\n%s", i, j, args[:2], err, out)
 						return
 					}
 				}
