@@ -47,7 +47,7 @@ func (e *Entry) Heading() string {
 		return e.Title
 	}
 	label := e.typeRaw
-	if !strings.EqualFold(label, e.Type) {
+	if NormalizeType(label) != e.Type {
 		label = TypeLabel(e.Type)
 	}
 	return label + ": " + e.Title

@@ -2,8 +2,10 @@ package memfile
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -60,14 +62,13 @@ const (
 // stray lines of the entry it sits in (or in the preamble) and reported in
 // Problems with its line number.
 func Parse(data []byte) *File {
-	lines := splitLines(string(data))
-	f := &File{}
-	f.Problems = scanDamage(lines)
-	if isRalph(lines) {
+	s := string(data)
+	f := &File{Problems: scanDamage(s)}
+	if isRalph(s) {
 		f.Dialect = Ralph
-		parseRalph(f, lines)
+		parseRalph(f, splitLines(s))
 	} else {
-		parseOrch(f, lines)
+		parseOrch(f, s)
 	}
 	f.checkDuplicateIDs()
 	return f
@@ -84,9 +85,12 @@ func splitLines(s string) []string {
 }
 
 // scanDamage reports git conflict markers, NUL bytes and invalid UTF-8.
-func scanDamage(lines []string) []Problem {
+func scanDamage(s string) []Problem {
+	if !mayBeDamaged(s) {
+		return nil
+	}
 	var ps []Problem
-	for i, l := range lines {
+	for i, l := range splitLines(s) {
 		switch {
 		case isConflictMarker(l):
 			ps = append(ps, Problem{i + 1, fmt.Sprintf("git conflict marker %q", strings.Fields(l)[0])})
@@ -97,6 +101,19 @@ func scanDamage(lines []string) []Problem {
 		}
 	}
 	return ps
+}
+
+// mayBeDamaged is a fast whole-file check: false means scanDamage finds nothing.
+func mayBeDamaged(s string) bool {
+	if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+		return true
+	}
+	for _, m := range []string{"<<<<<<<", ">>>>>>>", "=======", "|||||||"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // isConflictMarker tells git's conflict marker lines: seven '<', '>' or '|'
@@ -135,46 +152,89 @@ func (f *File) checkDuplicateIDs() {
 }
 
 // parseOrch reads seed 004's layout.
-func parseOrch(f *File, lines []string) {
-	i := 0
-	for i < len(lines) && !strings.HasPrefix(lines[i], "## ") {
-		i++
+func parseOrch(f *File, s string) {
+	start := lineIndex(s, "## ")
+	if start < 0 {
+		start = len(s)
 	}
-	f.Preamble = joinLines(lines[:i])
-	n := 0
-	for _, l := range lines[i:] {
-		if strings.HasPrefix(l, "## ") {
-			n++
+	f.Preamble = s[:start]
+	if f.Preamble != "" && !strings.HasSuffix(f.Preamble, "\n") {
+		f.Preamble += "\n"
+	}
+	starts := make([]int, 0, strings.Count(s[start:], "\n## ")+1)
+	for pos := start; pos < len(s); {
+		starts = append(starts, pos)
+		next := strings.Index(s[pos:], "\n## ")
+		if next < 0 {
+			break
+		}
+		pos += next + 1
+	}
+	block := func(k int) string {
+		if k+1 < len(starts) {
+			return s[starts[k]:starts[k+1]]
+		}
+		return s[starts[k]:]
+	}
+	f.Entries = make([]Entry, len(starts))
+	// Entries parse independently: a large file is parsed in chunks on all
+	// cores (a 10 MB memory is read on every search).
+	parse := func(lo, hi int) {
+		if lo >= hi {
+			return
+		}
+		line := 1 + strings.Count(s[:starts[lo]], "\n")
+		types := map[string]string{}
+		var orderBuf [8]string
+		for k := lo; k < hi; k++ {
+			b := block(k)
+			f.Entries[k] = parseOrchEntry(b, line, orderBuf[:0], types)
+			line += strings.Count(b, "\n")
 		}
 	}
-	f.Entries = make([]Entry, 0, n)
+	chunks := min(runtime.GOMAXPROCS(0), len(starts)/parallelMin+1)
+	var wg sync.WaitGroup
+	for c := range chunks {
+		wg.Go(func() { parse(len(starts)*c/chunks, len(starts)*(c+1)/chunks) })
+	}
+	wg.Wait()
+	// IDs derived from the text count identical entries in file order.
 	occurrences := map[string]int{}
-	var orderBuf [8]string
-	for i < len(lines) {
-		start := i
-		i++
-		for i < len(lines) && !strings.HasPrefix(lines[i], "## ") {
-			i++
-		}
-		e := parseOrchEntry(lines[start:i], start+1, orderBuf[:0])
-		if e.ID == "" {
-			text := strings.Join(trimBlankTail(lines[start:i]), "\n")
+	for k := range f.Entries {
+		if e := &f.Entries[k]; e.ID == "" {
+			text := strings.TrimRight(block(k), "\n")
 			e.ID = deriveID(text, occurrences[text])
 			e.derived = true
 			occurrences[text]++
 		}
-		f.Entries = append(f.Entries, e)
 	}
+}
+
+// parallelMin is the number of entries below which parsing stays on one core.
+const parallelMin = 2000
+
+// lineIndex is the index of the first line of s that starts with prefix, or -1.
+func lineIndex(s, prefix string) int {
+	if strings.HasPrefix(s, prefix) {
+		return 0
+	}
+	if i := strings.Index(s, "\n"+prefix); i >= 0 {
+		return i + 1
+	}
+	return -1
 }
 
 // parseOrchEntry reads one entry: its heading line and the lines up to the
 // next heading.
-func parseOrchEntry(block []string, line int, order []string) Entry {
+func parseOrchEntry(block string, line int, order []string, types map[string]string) Entry {
 	e := Entry{Line: line, order: order}
-	e.setHeading(strings.TrimPrefix(block[0], "## "))
+	heading, rest, _ := strings.Cut(block, "\n")
+	e.setHeading(strings.TrimPrefix(heading, "## "), types)
 	var open *string // the value of the bullet that continuation lines extend
 	blanks := 0      // blank lines seen since the last content, pending
-	for _, l := range block[1:] {
+	for rest != "" {
+		var l string
+		l, rest, _ = strings.Cut(rest, "\n")
 		if l == "" {
 			blanks++
 			continue
@@ -204,13 +264,13 @@ func parseOrchEntry(block []string, line int, order []string) Entry {
 	return e
 }
 
-// cutBullet splits "- Key: value" (the space after the colon is optional).
+// cutBullet splits "- Key: value" (or "- Key:" with nothing after it).
 func cutBullet(l string) (key, val string, ok bool) {
 	if !strings.HasPrefix(l, "- ") {
 		return "", "", false
 	}
 	key, val, ok = strings.Cut(l[2:], ":")
-	if !ok || !validKey(key) {
+	if !ok || !validKey(key) || (val != "" && val[0] != ' ') {
 		return "", "", false
 	}
 	return key, strings.TrimPrefix(val, " "), true
@@ -268,10 +328,17 @@ func (e *Entry) has(key string) bool {
 }
 
 // setHeading splits "Type: Title". A type is at most 40 bytes before ": ".
-func (e *Entry) setHeading(h string) {
+// types caches NormalizeType: a file has few distinct types.
+func (e *Entry) setHeading(h string, types map[string]string) {
 	if i := strings.Index(h, ": "); i > 0 && i <= 40 {
-		if t := NormalizeType(h[:i]); t != "" {
-			e.Type, e.typeRaw, e.Title = t, h[:i], h[i+2:]
+		raw := h[:i]
+		t, ok := types[raw]
+		if !ok {
+			t = NormalizeType(raw)
+			types[raw] = t
+		}
+		if t != "" {
+			e.Type, e.typeRaw, e.Title = t, raw, h[i+2:]
 			return
 		}
 	}
@@ -279,20 +346,16 @@ func (e *Entry) setHeading(h string) {
 }
 
 func splitTags(s string) []string {
-	var tags []string
-	for _, t := range strings.Split(s, ",") {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	tags := make([]string, 0, strings.Count(s, ",")+1)
+	for t := range strings.SplitSeq(s, ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			tags = append(tags, t)
 		}
 	}
 	return tags
-}
-
-func trimBlankTail(ls []string) []string {
-	for len(ls) > 0 && ls[len(ls)-1] == "" {
-		ls = ls[:len(ls)-1]
-	}
-	return ls
 }
 
 func joinLines(ls []string) string {

@@ -17,27 +17,26 @@ var ralphSections = []struct{ heading, typ string }{
 
 // isRalph tells a ralph-orchestrator file by its "### mem-" entries or, for a
 // file with no entries yet, by a first section that is one of ralph's.
-func isRalph(lines []string) bool {
-	for _, l := range lines {
-		if strings.HasPrefix(l, "### mem-") {
-			return true
-		}
-		if strings.HasPrefix(l, "- ") { // an orch bullet comes first
-			return false
-		}
+func isRalph(s string) bool {
+	mem, bullet := lineIndex(s, "### mem-"), lineIndex(s, "- ")
+	switch {
+	case mem >= 0 && (bullet < 0 || mem < bullet):
+		return true
+	case mem >= 0 || bullet >= 0: // an orch bullet comes first
+		return false
 	}
-	for _, l := range lines {
-		if strings.HasPrefix(l, "## ") {
-			return ralphType(l[3:]) != ""
-		}
+	h := lineIndex(s, "## ")
+	if h < 0 {
+		return false
 	}
-	return false
+	heading, _, _ := strings.Cut(s[h+3:], "\n")
+	return ralphType(heading) != ""
 }
 
 // SniffDialect guesses the dialect from the head of a file, as much of it as
 // the caller read; it is what Append uses so appends stay O(1).
 func SniffDialect(head []byte) Dialect {
-	if isRalph(splitLines(string(head))) {
+	if isRalph(string(head)) {
 		return Ralph
 	}
 	return Orch
@@ -100,8 +99,7 @@ func parseRalph(f *File, lines []string) {
 				cur.Content = text
 				cur.order = append(cur.order, keyContent)
 			}
-		case strings.HasPrefix(l, "<!--") && strings.HasSuffix(l, "-->") && !cur.has(keyTags):
-			parseRalphMeta(cur, strings.TrimSpace(l[4:len(l)-3]))
+		case len(l) >= 7 && strings.HasPrefix(l, "<!--") && strings.HasSuffix(l, "-->") && !cur.has(keyTags) && parseRalphMeta(cur, l[4:len(l)-3]):
 			cur.order = append(cur.order, keyTags, keyDate)
 		case l == "":
 		default:
@@ -111,17 +109,24 @@ func parseRalph(f *File, lines []string) {
 	}
 }
 
-// parseRalphMeta reads "tags: a, b | created: 2026-01-22".
-func parseRalphMeta(e *Entry, meta string) {
+// parseRalphMeta reads " tags: a, b | created: 2026-01-22 ". It reports
+// false, changing nothing, for a comment that holds anything else.
+func parseRalphMeta(e *Entry, meta string) bool {
+	var tags []string
+	var date string
 	for _, part := range strings.Split(meta, "|") {
 		k, v, _ := strings.Cut(part, ":")
 		switch strings.TrimSpace(k) {
 		case "tags":
-			e.Tags = splitTags(v)
+			tags = splitTags(v)
 		case "created":
-			e.Date = strings.TrimSpace(v)
+			date = strings.TrimSpace(v)
+		default:
+			return false
 		}
 	}
+	e.Tags, e.Date = tags, date
+	return true
 }
 
 func renderRalph(b *strings.Builder, f *File) {

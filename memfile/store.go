@@ -137,11 +137,16 @@ func (s *Store) load(path string, locked bool) (*File, error) {
 			return nil, err
 		}
 		if _, err := os.Stat(s.Home); err == nil {
+			// A reader that cannot create the lock file (a read-only
+			// checkout) reads without it: appends are single writes and
+			// rewrites are renames, so it still never sees a mixed file.
 			l, err := lock.Shared(lp, s.LockTimeout)
-			if err != nil {
+			switch {
+			case err == nil:
+				defer func() { _ = l.Release() }()
+			case errors.Is(err, lock.ErrTimeout):
 				return nil, err
 			}
-			defer func() { _ = l.Release() }()
 		}
 	}
 	data, err := os.ReadFile(target)

@@ -16,11 +16,11 @@
 // come from Tokens; common English words ("the", "how", "to", ...) are left
 // out of the query unless it has nothing else.
 //
-// Speed: a document can only contain a term if the term occurs in it as a
-// case-insensitive substring (Tokens yields prefixes of the lowercased text),
-// so Search first looks for the query terms as substrings, which is fast and
-// does not allocate, and tokenizes only the fields where one occurs.
-// Lengths are counted in bytes, so the other documents are never tokenized.
+// Speed: a document can only yield a term if the term occurs in it as a
+// case-insensitive substring (Tokens yields prefixes of the lowercased text).
+// So Search looks for the query terms as substrings, which is fast and does
+// not allocate, and tokenizes only the words where one occurs, never whole
+// documents; lengths are counted in bytes for the same reason.
 package recall
 
 import (
@@ -148,7 +148,7 @@ func queryTerms(query string) []string {
 var stopwords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a an and are as at be but by can do does for from
-		had has have how i if in into is it its my no not of on or our so that the their
+		had have how i if in into is it its my of on or our so that the their
 		then there these this to was we were what when where which who why will with you your`) {
 		for _, t := range Tokens(w) {
 			m[t] = true
@@ -170,54 +170,46 @@ func withoutStopwords(terms []string) []string {
 	return out
 }
 
-// fieldLens returns the length in bytes of each field of d.
-func fieldLens(d *Doc) (n [numFields]float64) {
-	n[fTitle] = float64(len(d.Title))
-	for _, tag := range d.Tags {
-		n[fTags] += float64(len(tag))
-	}
-	n[fType] = float64(len(d.Type))
-	n[fContent] = float64(len(d.Content))
-	return n
-}
-
 // counter finds query terms in docs. It looks for each term as a
 // case-insensitive substring, and tokenizes only the chunk of text around
 // each place it is found (see chunkAt): no other text can hold the term.
 type counter struct {
 	terms  []string
-	needle [][]byte // terms as bytes
-	scored []bool   // terms to count; the others are only looked for
-	tf     []float64
+	needle [][]byte             // terms as bytes
+	scored []bool               // terms to count; the others are only looked for
+	tf     [][numFields]float64 // per term, its count in each field of the doc
+	lens   [numFields]float64   // length in bytes of each field of the doc
 	text   docText
 	tok    tokenizer
-	count  func([]byte) // adds 1 to tf[at] for each token equal to terms[term]
+	count  func([]byte) // adds 1 to tf[term][field] for each token equal to terms[term]
 	term   int
-	at     int
+	field  int
 }
 
 func newCounter(terms, scored []string) *counter {
-	c := &counter{terms: terms, tf: make([]float64, len(terms)*numFields)}
+	c := &counter{terms: terms, tf: make([][numFields]float64, len(terms))}
 	for _, t := range terms {
 		c.needle = append(c.needle, []byte(t))
 		c.scored = append(c.scored, slices.Contains(scored, t))
 	}
 	c.count = func(tok []byte) {
 		if string(tok) == c.terms[c.term] {
-			c.tf[c.at]++
+			c.tf[c.term][c.field]++
 		}
 	}
 	return c
 }
 
-// doc sets c.tf[t*numFields+f] to the count of scored term t in field f of
-// d, and returns the bitmask of all the terms found in d as substrings.
+// doc sets c.tf and c.lens for d (c.tf only for scored terms), and returns
+// the bitmask of all the terms found in d as substrings.
 func (c *counter) doc(d *Doc) (found uint64) {
 	clear(c.tf)
 	c.text.reset()
 	c.text.add(fTitle, d.Title)
+	c.lens = [numFields]float64{fTitle: float64(len(d.Title)), fType: float64(len(d.Type)), fContent: float64(len(d.Content))}
 	for _, tag := range d.Tags {
 		c.text.add(fTags, tag)
+		c.lens[fTags] += float64(len(tag))
 	}
 	c.text.add(fType, d.Type)
 	c.text.add(fContent, d.Content)
@@ -235,7 +227,7 @@ func (c *counter) doc(d *Doc) (found uint64) {
 			if !midWord(sp.s, p) {
 				// Count the term in the whole chunk, and go on after it.
 				start, end := chunkAt(sp.s, p)
-				c.term, c.at = t, t*numFields+sp.field
+				c.term, c.field = t, sp.field
 				c.tok.run(sp.s[start:end], c.count)
 				next = max(next, c.text.lowOffset(sp, end))
 			}
@@ -251,27 +243,35 @@ func (c *counter) doc(d *Doc) (found uint64) {
 func rank(docs []Doc, idx []int, terms, scored []string) []Hit {
 	c := newCounter(terms, scored)
 	nt := len(terms)
+	type cand struct {
+		i    int
+		lens [numFields]float64
+	}
 	var (
-		cands []int     // docs with a scored term
-		tfs   []float64 // their c.tf, one after the other
-		weak  []Hit     // docs with a term as a substring, while cands is empty
+		cands []cand               // docs with a scored term
+		tfs   [][numFields]float64 // their c.tf, one after the other
+		weak  []Hit                // docs with a term as a substring, while cands is empty
+		avg   [numFields]float64
 	)
 	df := make([]float64, nt)
 	for _, i := range idx {
 		found := c.doc(&docs[i])
+		for f, n := range c.lens {
+			avg[f] += n
+		}
 		if found == 0 {
 			continue
 		}
 		counted := false
 		for t := range nt {
-			if slices.ContainsFunc(c.tf[t*numFields:(t+1)*numFields], func(x float64) bool { return x > 0 }) {
+			if c.tf[t] != [numFields]float64{} {
 				df[t]++
 				counted = true
 			}
 		}
 		switch {
 		case counted:
-			cands = append(cands, i)
+			cands = append(cands, cand{i, c.lens})
 			tfs = append(tfs, c.tf...)
 		case len(cands) == 0:
 			weak = append(weak, Hit{Index: i, Score: fallbackScore * float64(bits.OnesCount64(found))})
@@ -281,27 +281,18 @@ func rank(docs []Doc, idx []int, terms, scored []string) []Hit {
 		return weak
 	}
 
-	var avg [numFields]float64
-	for _, i := range idx {
-		n := fieldLens(&docs[i])
-		for f := range avg {
-			avg[f] += n[f]
-		}
-	}
-	for f := range avg {
-		avg[f] /= float64(len(idx))
-	}
 	n := float64(len(idx))
+	for f := range avg {
+		avg[f] /= n
+	}
 	hits := make([]Hit, len(cands))
-	for k, i := range cands {
-		tf := tfs[k*nt*numFields : (k+1)*nt*numFields]
-		lens := fieldLens(&docs[i])
+	for k, cd := range cands {
 		score := 0.0
-		for t := range nt {
+		for t, tf := range tfs[k*nt : (k+1)*nt] {
 			x := 0.0
-			for f := range numFields {
-				if tf := tf[t*numFields+f]; tf > 0 {
-					x += weights[f] * tf / (1 - b + b*lens[f]/avg[f])
+			for f, tf := range tf {
+				if tf > 0 {
+					x += weights[f] * tf / (1 - b + b*cd.lens[f]/avg[f])
 				}
 			}
 			if x > 0 {
@@ -309,7 +300,7 @@ func rank(docs []Doc, idx []int, terms, scored []string) []Hit {
 				score += idf * x * (k1 + 1) / (x + k1)
 			}
 		}
-		hits[k] = Hit{Index: i, Score: score}
+		hits[k] = Hit{Index: cd.i, Score: score}
 	}
 	return hits
 }

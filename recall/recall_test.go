@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func indexes(hits []Hit) []int {
@@ -301,7 +303,7 @@ func slowSearch(docs []Doc, query string, opts Options) []Hit {
 				found := 0
 				for _, term := range terms {
 					for _, texts := range fields(docs[i]) {
-						if slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(strings.ToLower(s), term) }) {
+						if slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(lower(s), term) }) {
 							found++
 							break
 						}
@@ -325,10 +327,27 @@ func slowSearch(docs []Doc, query string, opts Options) []Hit {
 	return hits
 }
 
+// lower lowercases s rune by rune like strings.ToLower, but keeps invalid
+// UTF-8 bytes as they are rather than turning them into U+FFFD.
+func lower(s string) string {
+	var sb strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			sb.WriteByte(s[i])
+		} else {
+			sb.WriteRune(unicode.ToLower(r))
+		}
+		i += n
+	}
+	return sb.String()
+}
+
 var words = strings.Fields(`cache caches cached Caching max_conns MaxConns maxConn conn conns
 	retry-after Retry retries retried useFeatureFlag feature flags HTTPServer http server
 	v2 413 connection Connect the a is to ÉCOLE école Kelvin \u212Aelvin İstanbul istanbul
-	キャッシュ キャ 🚀 onnx class classes add added pool_size pool-size PoolSize fix pattern`)
+	キャッシュ キャ 🚀 onnx class classes add added pool_size pool-size PoolSize fix pattern
+	falcon reCache precached v2Api IPv4 2api Server xMaxConns ÉCOLEcache`)
 
 // TestSearchMatchesSlowSearch checks that the prefilter never changes results.
 func TestSearchMatchesSlowSearch(t *testing.T) {
@@ -342,7 +361,7 @@ func TestSearchMatchesSlowSearch(t *testing.T) {
 		}
 		return sb.String()
 	}
-	queries := []string{"onn", "ach", "elvin", "zzz", "ャッ", "ool", "ONN", "e"}
+	queries := []string{"onn", "ach", "elvin", "zzz", "ャッ", "ool", "ONN", "e", "api", "con", "pv4", "server cache", "the a"}
 	for iter := range 3000 {
 		docs := make([]Doc, r.IntN(12))
 		for i := range docs {
@@ -475,4 +494,28 @@ func ExampleSearch() {
 		fmt.Println(docs[h.Index].Title)
 	}
 	// Output: Cache headers
+}
+
+// FuzzSearch checks Search against slowSearch on arbitrary text: docs are
+// the text split at '|', with the title before the first newline.
+func FuzzSearch(f *testing.F) {
+	f.Add("Pool|set max_conns to 20|HTTPServer retry-after\nuseFeatureFlag", "max_conns")
+	f.Add("Caching\ncached caches|\u212Aelvin İstanbul|キャッシュ設定", "caching kelvin istanbul キャッシュ")
+	f.Add("falcon reCache|v2Api IPv4", "con cache api pv4")
+	f.Add("bad\xff\xfe|\ufffd ok", "\ufffd zz")
+	f.Fuzz(func(t *testing.T, text, query string) {
+		var docs []Doc
+		for _, part := range strings.Split(text, "|") {
+			title, content, _ := strings.Cut(part, "\n")
+			docs = append(docs, Doc{Title: title, Content: content, Tags: strings.Fields(content)})
+		}
+		got, want := Search(docs, query, Options{}), slowSearch(docs, query, Options{})
+		same := len(got) == len(want)
+		for i := 0; same && i < len(got); i++ {
+			same = got[i].Index == want[i].Index && math.Abs(got[i].Score-want[i].Score) < 1e-9
+		}
+		if !same {
+			t.Fatalf("query %q, docs %q:\nSearch     %v\nslowSearch %v", query, docs, got, want)
+		}
+	})
 }

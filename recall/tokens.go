@@ -67,11 +67,9 @@ func (t *tokenizer) run(s string, emit func([]byte)) {
 				}
 				j += n
 			}
-			for isConnector(rune(s[j-1])) {
-				j--
-			}
-			t.word(s[i:j], emit)
-			i = j
+			w := strings.TrimRight(s[i:j], "_-")
+			t.word(w, emit)
+			i += len(w)
 		case isSymbol(r):
 			t.emitRaw(s[i:i+n], emit)
 			i += n
@@ -85,13 +83,7 @@ func (t *tokenizer) run(s string, emit func([]byte)) {
 // word rune.
 func (t *tokenizer) word(w string, emit func([]byte)) {
 	t.emitLower(w, emit)
-	hasConn := false
-	for i := 0; i < len(w); i++ {
-		if isConnector(rune(w[i])) {
-			hasConn = true
-			break
-		}
-	}
+	hasConn := strings.ContainsAny(w, "_-")
 	for start, i := 0, 0; i <= len(w); i++ {
 		if i < len(w) && !isConnector(rune(w[i])) {
 			continue
@@ -193,8 +185,8 @@ func isCJK(r rune) bool {
 // is always a prefix of w: the stemmer only strips endings, so that
 // inflections meet on a common prefix: cache, caches, cached, caching ->
 // "cach"; retry, retries, retried, retrying -> "retr"; connection,
-// connections -> "connect"; stop, stopped -> "stop"; class, classes -> "clas"; conn, conns -> "con".
-// It strips, in order:
+// connections -> "connect"; stop, stopped -> "stop"; class, classes ->
+// "clas"; conn, conns -> "con". It strips, in order:
 //  1. a plural "-ies", "-ied", or "-s" (not "-ss");
 //  2. one of "-ing", "-ed" (not "-eed"), "-ion" after t or s;
 //  3. a final "-e", or a final "-y" after a consonant;

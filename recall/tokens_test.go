@@ -86,7 +86,7 @@ func TestContainsFold(t *testing.T) {
 		{"xcCONN", "conn", true},
 		{"ÉCOLE", "écol", true},
 		{"\u212Aelvin", "kelvin", true}, // Kelvin sign lowercases to k
-		{"İstanbul", "istanbul", true},   // Go lowercases İ to i
+		{"İstanbul", "istanbul", true},  // Go lowercases İ to i
 		{"キャッシュ", "ャッ", true},
 		{"école", "ecol", false},
 	}
