@@ -260,11 +260,16 @@ func (h *History) Live() (Files, error) {
 	if err != nil {
 		return Files{}, err
 	}
+	// As memfile's readers do: without the lock only where the lock file
+	// cannot be created (a read-only home); appends are single writes and
+	// rewrites renames, so the files read are whole.
 	l, err := lock.Shared(lock.PathFor(target), h.Store.LockTimeout)
-	if err != nil {
+	switch {
+	case err == nil:
+		defer func() { _ = l.Release() }()
+	case errors.Is(err, lock.ErrTimeout):
 		return Files{}, err
 	}
-	defer func() { _ = l.Release() }()
 	return h.readLiveLocked()
 }
 
