@@ -21,9 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/memsync/memsync/internal/gitcmd"
@@ -60,7 +58,7 @@ func Open(r *worktree.Repo, store *memfile.Store) *History {
 	return &History{
 		Repo:  r,
 		Store: store,
-		st:    filesystem.NewStorage(osfs.New(r.CommonDir), cache.NewObjectLRUDefault()),
+		st:    openStorage(r.CommonDir),
 	}
 }
 

@@ -65,7 +65,7 @@ func (h *History) takeLocked(msg string, p Provenance, rollback string) (*Result
 	if err != nil {
 		return nil, err
 	}
-	var oldTree plumbing.Hash
+	var oldTree, oldMemory, oldArchive plumbing.Hash
 	if !old.IsZero() {
 		c, err := readCommit(h.st, old)
 		if err != nil {
@@ -73,31 +73,51 @@ func (h *History) takeLocked(msg string, p Provenance, rollback string) (*Result
 		}
 		oldTree = c.tree
 		res.Snapshot = toSnapshot(c)
+		if oldMemory, err = lookup(h.st, c.tree, MemoryName); err != nil {
+			return nil, err
+		}
+		if oldArchive, err = lookup(h.st, c.tree, ArchiveName); err != nil {
+			return nil, err
+		}
 	}
 	if old.IsZero() && files.Memory == nil && files.Archive == nil {
 		return res, nil
 	}
-	blobs, trees := snapshotTree(files)
-	root := trees[len(trees)-1]
-	if root.hash == oldTree {
+	if h.same(files.Memory, oldMemory) && h.same(files.Archive, oldArchive) {
 		return res, nil // the same memory as the newest snapshot
 	}
-	// Only a changed memory is parsed, to report damage once.
+	// Only a changed memory is checked, to report damage once.
+	res.Problems = memfile.Damage(files.Memory)
+	var root []treeEntry // in git's order: "archive" (a tree) sorts before "memories.md"
+	if files.Archive != nil {
+		blob, err := h.writeBlob(files.Archive)
+		if err != nil {
+			return nil, err
+		}
+		sub, err := h.writeObject(newObject(plumbing.TreeObject, encodeTree([]treeEntry{{"100644", MemoryName, blob}})))
+		if err != nil {
+			return nil, err
+		}
+		root = append(root, treeEntry{"40000", "archive", sub})
+	}
 	if files.Memory != nil {
-		res.Problems = memfile.Parse(files.Memory).Problems
-	}
-	for _, o := range append(blobs, trees...) {
-		if h.st.HasEncodedObject(o.hash) == nil {
-			continue
+		blob, err := h.writeBlob(files.Memory)
+		if err != nil {
+			return nil, err
 		}
-		if _, err := h.writeObject(o); err != nil {
-			return nil, fmt.Errorf("write snapshot object: %w", err)
-		}
+		root = append(root, treeEntry{"100644", MemoryName, blob})
 	}
-	commitData := encodeCommit(root.hash, old, time.Now(), message(msg, p, rollback))
+	tree, err := h.writeObject(newObject(plumbing.TreeObject, encodeTree(root)))
+	if err != nil {
+		return nil, err
+	}
+	if tree == oldTree {
+		return res, nil
+	}
+	commitData := encodeCommit(tree, old, time.Now(), message(msg, p, rollback))
 	commit, err := h.writeObject(newObject(plumbing.CommitObject, commitData))
 	if err != nil {
-		return nil, fmt.Errorf("write snapshot commit: %w", err)
+		return nil, err
 	}
 	oldArg := old.String()
 	if old.IsZero() {
@@ -114,36 +134,67 @@ func (h *History) takeLocked(msg string, p Provenance, rollback string) (*Result
 	return res, nil
 }
 
-// writeObject writes a loose object with go-git, compressed as git
-// compresses loose objects by default (core.looseCompression: zlib level 1,
-// best speed). go-git takes its zlib writer from a pool of default-level
-// (6) writers, several times slower on a large memory; handing the pool a
-// best-speed writer first makes go-git use that one. Should the pool hand
-// out another, the object is only compressed harder.
-func (h *History) writeObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+// bestSpeed hands go-git's pool of zlib writers one that compresses as
+// git compresses loose objects by default (core.looseCompression: level 1,
+// best speed). go-git's own pool writers use level 6, several times slower
+// on a large memory; given one, go-git uses it for the next object. Should
+// the pool hand out another, the object is only compressed harder.
+func bestSpeed() {
 	if w, err := zlib.NewWriterLevel(nil, zlib.BestSpeed); err == nil {
 		gitsync.PutZlibWriter(w)
 	}
-	return h.st.SetEncodedObject(o)
 }
 
-// snapshotTree hashes the snapshot's blobs and trees (the root tree last)
-// without writing anything.
-func snapshotTree(files Files) (blobs, trees []*object) {
-	// Entries in git's order: "archive" (a tree) sorts before "memories.md".
-	var root []treeEntry
-	if files.Archive != nil {
-		blob := newObject(plumbing.BlobObject, files.Archive)
-		sub := newObject(plumbing.TreeObject, encodeTree([]treeEntry{{"100644", MemoryName, blob.hash}}))
-		blobs, trees = append(blobs, blob), append(trees, sub)
-		root = append(root, treeEntry{"40000", "archive", sub.hash})
+// writeObject writes a small object with go-git unless it exists.
+func (h *History) writeObject(o *object) (plumbing.Hash, error) {
+	if h.st.HasEncodedObject(o.hash) == nil {
+		return o.hash, nil
 	}
-	if files.Memory != nil {
-		blob := newObject(plumbing.BlobObject, files.Memory)
-		blobs = append(blobs, blob)
-		root = append(root, treeEntry{"100644", MemoryName, blob.hash})
+	bestSpeed()
+	if _, err := h.st.SetEncodedObject(o); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write snapshot object: %w", err)
 	}
-	return blobs, append(trees, newObject(plumbing.TreeObject, encodeTree(root)))
+	return o.hash, nil
+}
+
+// writeBlob writes a blob with go-git's object writer, which hashes it as it
+// compresses it: one pass over a large memory. The blob's hash is the
+// object writer's.
+func (h *History) writeBlob(data []byte) (plumbing.Hash, error) {
+	bestSpeed()
+	w, header, err := h.st.LazyWriter()
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write snapshot blob: %w", err)
+	}
+	hashed, ok := w.(interface{ Hash() plumbing.Hash })
+	if !ok {
+		_ = w.Close()
+		return plumbing.ZeroHash, fmt.Errorf("write snapshot blob: go-git's object writer has no hash")
+	}
+	if err := header(plumbing.BlobObject, int64(len(data))); err != nil {
+		_ = w.Close()
+		return plumbing.ZeroHash, fmt.Errorf("write snapshot blob: %w", err)
+	}
+	if _, err := w.Write(data); err != nil {
+		_ = w.Close()
+		return plumbing.ZeroHash, fmt.Errorf("write snapshot blob: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write snapshot blob: %w", err)
+	}
+	return hashed.Hash(), nil
+}
+
+// same tells whether data is the content of blob old (zero: absent). When
+// the sizes differ, as they do after an append, no hashing is needed.
+func (h *History) same(data []byte, old plumbing.Hash) bool {
+	if data == nil || old.IsZero() {
+		return data == nil && old.IsZero()
+	}
+	if size, err := h.st.EncodedObjectSize(old); err == nil && size != int64(len(data)) {
+		return false
+	}
+	return plumbing.ComputeHash(plumbing.BlobObject, data) == old
 }
 
 // The identity that signs snapshot commits.

@@ -6,10 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/memsync/memsync/memfile"
 )
@@ -141,44 +143,97 @@ func TestConcurrentCommitSnapshots(t *testing.T) {
 // BenchmarkCommitWithHooks: a whole `git commit` with memsync's hooks
 // installed side by side with one without, over a memory of 1000 entries,
 // unchanged and changed before each commit. Target: median ratio ≤ 1.5.
+// The three run in turn, so that they share the machine's load; each one's
+// median is reported (ms-NAME) and its ratio to plain's (x-NAME).
 func BenchmarkCommitWithHooks(b *testing.B) {
 	bin := memsyncBinary(b)
 	env := testGitEnv(b)
-	for _, c := range []struct {
-		name    string
-		hooks   bool
-		changed bool
-	}{{"plain", false, false}, {"hooks-unchanged", true, false}, {"hooks-changed", true, true}} {
-		b.Run(c.name, func(b *testing.B) {
-			repo := newRepo(b, env)
-			file := filepath.Join(repo, ".agent", "memories.md")
-			_ = os.MkdirAll(filepath.Dir(file), 0o755)
-			if err := os.WriteFile(file, memfile.GenerateFile(330<<10, 2), 0o644); err != nil {
-				b.Fatal(err)
+	var runs []func(int) time.Duration
+	for _, c := range []struct{ hooks, changed bool }{{false, false}, {true, false}, {true, true}} {
+		repo := newRepo(b, env)
+		file := filepath.Join(repo, ".agent", "memories.md")
+		_ = os.MkdirAll(filepath.Dir(file), 0o755)
+		if err := os.WriteFile(file, memfile.GenerateFile(330<<10, 2), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		runProcess(b, env, repo, bin, "init")
+		if c.hooks {
+			runProcess(b, env, repo, bin, "hooks", "install")
+			runProcess(b, env, repo, bin, "snapshot")
+		}
+		runs = append(runs, func(i int) time.Duration {
+			if c.changed {
+				appendEntry(b, file, i)
 			}
-			run := func(name string, args ...string) {
-				cmd := exec.Command(name, args...)
-				cmd.Dir, cmd.Env = repo, env
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("%s %v: %v\n%s", name, args, err, out)
-				}
-			}
-			run(bin, "init")
-			if c.hooks {
-				run(bin, "hooks", "install")
-				run(bin, "snapshot")
-			}
-			b.ResetTimer()
-			for i := range b.N {
-				if c.changed {
-					b.StopTimer()
-					appendEntry(b, file, i)
-					b.StartTimer()
-				}
-				run("git", "commit", "-q", "--allow-empty", "-m", "bench")
-			}
+			return runProcess(b, env, repo, "git", "commit", "-q", "--allow-empty", "-m", "bench")
 		})
 	}
+	sideBySide(b, []string{"plain", "hooks-unchanged", "hooks-changed"}, runs)
+}
+
+// BenchmarkSnapshot10MB: a whole `memsync snapshot` process over a changed
+// 10 MB memory side by side with git's own plumbing writing the same
+// snapshot (hash-object -w, mktree, commit-tree, update-ref). Target: ≤ 1×.
+func BenchmarkSnapshot10MB(b *testing.B) {
+	bin := memsyncBinary(b)
+	env := testGitEnv(b)
+	plumbing := `blob=$(git hash-object -w .agent/memories.md) &&
+tree=$(printf '100644 blob %s\tmemories.md\n' "$blob" | git mktree) &&
+old=$(git rev-parse -q --verify refs/plumbing/snapshots) ; if [ -n "$old" ]; then p="-p $old"; else p=; fi;
+commit=$(git commit-tree $tree $p -m snapshot) &&
+git update-ref refs/plumbing/snapshots $commit $old`
+	var runs []func(int) time.Duration
+	for _, cmd := range [][]string{{"sh", "-c", plumbing}, {bin, "snapshot"}} {
+		repo := newRepo(b, env)
+		file := filepath.Join(repo, ".agent", "memories.md")
+		_ = os.MkdirAll(filepath.Dir(file), 0o755)
+		if err := os.WriteFile(file, memfile.GenerateFile(10<<20, 1), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		runs = append(runs, func(i int) time.Duration {
+			appendEntry(b, file, i)
+			return runProcess(b, env, repo, cmd[0], cmd[1:]...)
+		})
+	}
+	sideBySide(b, []string{"git-plumbing", "memsync"}, runs)
+}
+
+// sideBySide runs the commands in turn, b.N rounds, and reports each one's
+// median (ms-NAME) and the ratio of each median to the first one's (x-NAME).
+func sideBySide(b *testing.B, names []string, runs []func(int) time.Duration) {
+	times := make([][]time.Duration, len(runs))
+	b.ResetTimer()
+	for i := range b.N {
+		for k, run := range runs {
+			times[k] = append(times[k], run(i))
+		}
+	}
+	b.StopTimer()
+	medians := make([]float64, len(runs))
+	for k, ts := range times {
+		slices.Sort(ts)
+		medians[k] = float64(ts[len(ts)/2]) / float64(time.Millisecond)
+		b.ReportMetric(medians[k], "ms-"+names[k])
+		if k > 0 {
+			b.ReportMetric(medians[k]/medians[0], "x-"+names[k])
+		}
+	}
+}
+
+// runProcess runs a command and returns how long it took.
+func runProcess(tb testing.TB, env []string, dir, name string, args ...string) time.Duration {
+	tb.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		tb.Fatalf("%s %v: %v\n%s", name, args, err, out.String())
+	}
+	return d
 }
 
 func appendEntry(tb testing.TB, file string, i int) {
@@ -189,44 +244,5 @@ func appendEntry(tb testing.TB, file string, i int) {
 	defer func() { _ = f.Close() }()
 	if _, err := fmt.Fprintf(f, "\n## Fix: change %d\n- Tags: bench\n- Date: 2026-11-22\n- Content: learned %d\n", i, i); err != nil {
 		tb.Fatal(err)
-	}
-}
-
-// BenchmarkSnapshot10MB: a whole `memsync snapshot` process over a changed
-// 10 MB memory side by side with git's own plumbing writing the same
-// snapshot (hash-object -w, mktree, commit-tree, update-ref). Target: ≤ 1×.
-func BenchmarkSnapshot10MB(b *testing.B) {
-	bin := memsyncBinary(b)
-	env := testGitEnv(b)
-	for _, c := range []struct {
-		name string
-		cmd  []string
-	}{
-		{"memsync", []string{bin, "snapshot"}},
-		{"git-plumbing", []string{"sh", "-c", `blob=$(git hash-object -w .agent/memories.md) &&
-tree=$(printf '100644 blob %s\tmemories.md\n' "$blob" | git mktree) &&
-old=$(git rev-parse -q --verify refs/plumbing/snapshots) ; if [ -n "$old" ]; then p="-p $old"; else p=; fi;
-commit=$(git commit-tree $tree $p -m snapshot) &&
-git update-ref refs/plumbing/snapshots $commit $old`}},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			repo := newRepo(b, env)
-			file := filepath.Join(repo, ".agent", "memories.md")
-			_ = os.MkdirAll(filepath.Dir(file), 0o755)
-			if err := os.WriteFile(file, memfile.GenerateFile(10<<20, 1), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := range b.N {
-				b.StopTimer()
-				appendEntry(b, file, i)
-				b.StartTimer()
-				cmd := exec.Command(c.cmd[0], c.cmd[1:]...)
-				cmd.Dir, cmd.Env = repo, env
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("%v: %v\n%s", c.cmd, err, out)
-				}
-			}
-		})
 	}
 }
