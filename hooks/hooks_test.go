@@ -226,3 +226,48 @@ func TestDirHooksPath(t *testing.T) {
 		}
 	}
 }
+
+// TestPostCheckoutLinks: after `git worktree add` (old HEAD all zeros) the
+// new worktree's memory is linked to the shared file, relative; in a
+// repository without memory nothing is created.
+func TestPostCheckoutLinks(t *testing.T) {
+	r := testRepo(t)
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = r.WorkTree
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("commit", "-q", "--allow-empty", "-m", "init")
+	zeros := []string{strings.Repeat("0", 40), strings.Repeat("1", 40), "1"}
+	wt1 := filepath.Join(filepath.Dir(r.WorkTree), "wt1")
+	git("worktree", "add", "-q", wt1)
+	var out bytes.Buffer
+	Run("post-checkout", zeros, Options{Dir: wt1, Stderr: &out})
+	if _, err := os.Lstat(filepath.Join(wt1, ".agent")); err == nil || out.Len() > 0 {
+		t.Fatalf("a repository without memory got a link (%q)", out.String())
+	}
+
+	if err := os.MkdirAll(r.Home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wt2 := filepath.Join(filepath.Dir(r.WorkTree), "deeper", "wt2")
+	git("worktree", "add", "-q", wt2)
+	Run("post-checkout", zeros, Options{Dir: filepath.Join(wt2), Stderr: &out})
+	link := filepath.Join(wt2, ".agent", "memories.md")
+	dest, err := os.Readlink(link)
+	if err != nil || out.Len() > 0 {
+		t.Fatalf("no link: %v (%q)", err, out.String())
+	}
+	if want, _ := filepath.Rel(filepath.Join(wt2, ".agent"), r.MemoryFile()); dest != want || filepath.IsAbs(dest) {
+		t.Fatalf("link to %s, want %s", dest, want)
+	}
+	// Again (a second checkout hook run): the link is left as it is.
+	Run("post-checkout", zeros, Options{Dir: wt2, Stderr: &out})
+	if d2, _ := os.Readlink(link); d2 != dest || out.Len() > 0 {
+		t.Fatalf("second run changed the link or warned: %s %q", d2, out.String())
+	}
+}

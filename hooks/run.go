@@ -76,8 +76,8 @@ func handle(name string, o Options) string {
 	case "post-commit", "post-merge", "post-rewrite":
 		return snapshot(r, name, o)
 	case "post-checkout":
-		if !r.IsSecondary() {
-			return ""
+		if _, err := os.Stat(r.Home); err != nil || !r.IsSecondary() {
+			return "" // the primary, or a repository without memory
 		}
 		if err := link(r, r.WorkTree); err != nil {
 			return "link the new worktree's memory: " + err.Error() + " (run 'memsync worktree link')"

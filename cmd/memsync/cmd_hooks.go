@@ -70,6 +70,10 @@ func runHooksInstall(c *cli.Context) error {
 	if err != nil {
 		return withHint(err, "install memsync on PATH and run 'memsync hooks install' again")
 	}
+	// The worktrees post-checkout links must stay out of git status.
+	if err := s.beforeWrite(); err != nil {
+		return err
+	}
 	dir, hs, err := hooks.Install(s.repo, bin)
 	if err != nil {
 		return err
