@@ -256,7 +256,7 @@ func TestPostCheckoutLinks(t *testing.T) {
 	}
 	wt2 := filepath.Join(filepath.Dir(r.WorkTree), "deeper", "wt2")
 	git("worktree", "add", "-q", wt2)
-	Run("post-checkout", zeros, Options{Dir: filepath.Join(wt2), Stderr: &out})
+	Run("post-checkout", zeros, Options{Dir: wt2, Stderr: &out})
 	link := filepath.Join(wt2, ".agent", "memories.md")
 	dest, err := os.Readlink(link)
 	if err != nil || out.Len() > 0 {
