@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -79,8 +78,8 @@ func handle(name string, o Options) string {
 		if _, err := os.Stat(r.Home); err != nil || !r.IsSecondary() {
 			return "" // the primary, or a repository without memory
 		}
-		if err := link(r, r.WorkTree); err != nil {
-			return "link the new worktree's memory: " + err.Error() + " (run 'memsync worktree link')"
+		if _, err := worktree.Link(r, r.WorkTree); err != nil {
+			return "link the new worktree's memory: " + err.Error() + " (run 'memsync worktree doctor')"
 		}
 	}
 	return ""
@@ -98,28 +97,4 @@ func snapshot(r *worktree.Repo, hook string, o Options) string {
 			store.Path(), n, res.Problems[0])
 	}
 	return ""
-}
-
-// link makes <wt>/.agent/memories.md a relative symlink to the memory home's
-// file (computed from real paths), creating <wt>/.agent. Whatever is there
-// already is left alone. The lead replaces it with worktree.Link when the
-// worktree package provides it.
-func link(r *worktree.Repo, wt string) error {
-	dir := filepath.Join(wt, ".agent")
-	dst := filepath.Join(dir, "memories.md")
-	if _, err := os.Lstat(dst); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	realDir, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return err
-	}
-	rel, err := filepath.Rel(realDir, r.MemoryFile())
-	if err != nil {
-		return err
-	}
-	return os.Symlink(rel, dst)
 }

@@ -40,8 +40,8 @@ type hinted struct {
 
 func (e hinted) Unwrap() error { return e.error }
 
-func withHint(err error, format string, args ...any) error {
-	return hinted{err, fmt.Sprintf(format, args...)}
+func withHint(err error, hint string) error {
+	return hinted{err, hint}
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -81,6 +81,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			logCommand(),
 			diffCommand(),
 			rollbackCommand(),
+			worktreeCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
@@ -88,6 +89,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app.OnUsageError = onUsage
 	for _, c := range app.Commands {
 		c.OnUsageError = onUsage
+		for _, sub := range c.Subcommands {
+			sub.OnUsageError = onUsage
+		}
 	}
 	return app
 }
@@ -106,6 +110,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if strings.HasPrefix(err.Error(), "flag provided but not defined") {
 			msg = "unknown flag " + msg
 		}
+	}
+	if msg == "" { // the error was reported already (git's own output)
+		return code
 	}
 	fmt.Fprintf(stderr, "memsync: error: %s\n", msg)
 	var h hinted
@@ -129,7 +136,8 @@ func exitCode(err error) int {
 		return exitNotFound
 	case errors.Is(err, lock.ErrTimeout):
 		return exitLocked
-	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid):
+	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
+		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, worktree.ErrTracked):
 		return exitRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return exitNoRepo

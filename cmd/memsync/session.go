@@ -24,12 +24,7 @@ type session struct {
 }
 
 // excludePatterns keep the memory files out of git status in every worktree.
-var excludePatterns = []string{
-	"/.agent/memories.md",
-	"/.agent/memories.md.*",
-	"/.agent/.memories.md.tmp-*",
-	"/.agent/archive/",
-}
+var excludePatterns = worktree.ExcludePatterns
 
 // openSession finds the memory home (discovery reads files only; no git is
 // spawned here) and sets up the store with the command line's limits.
