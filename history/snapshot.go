@@ -4,6 +4,7 @@ import (
 	"compress/zlib"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -145,9 +146,13 @@ func bestSpeed() {
 	}
 }
 
-// writeObject writes a small object with go-git unless it exists.
+// writeObject writes a small object with go-git unless it exists as a
+// loose object. (go-git's HasEncodedObject would also search the packs, and
+// list the objects folder for quarantine folders, on every call; a
+// duplicate of a packed object is harmless.)
 func (h *History) writeObject(o *object) (plumbing.Hash, error) {
-	if h.st.HasEncodedObject(o.hash) == nil {
+	hex := o.hash.String()
+	if _, err := os.Stat(filepath.Join(h.Repo.CommonDir, "objects", hex[:2], hex[2:])); err == nil {
 		return o.hash, nil
 	}
 	bestSpeed()
