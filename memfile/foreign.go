@@ -221,7 +221,7 @@ func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, er
 			return nil, 0, fmt.Errorf("%s: %w", archived[i].Title, err)
 		}
 	}
-	err = s.withLock(func() error {
+	err = s.WithLock(func() error {
 		seen := map[string]bool{}
 		for _, p := range []string{s.Path(), s.ArchivePath()} {
 			f, err := s.load(p, false)

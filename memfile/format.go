@@ -103,6 +103,12 @@ func scanDamage(s string) []Problem {
 	return ps
 }
 
+// Damage reports the damage Parse would report in data (git conflict
+// markers, NUL bytes, invalid UTF-8, with line numbers) without parsing it:
+// a fast check for callers that keep the bytes as they are, such as
+// snapshots. Duplicate IDs are not checked.
+func Damage(data []byte) []Problem { return scanDamage(string(data)) }
+
 // mayBeDamaged is a fast whole-file check: false means scanDamage finds nothing.
 func mayBeDamaged(s string) bool {
 	if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {

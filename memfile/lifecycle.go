@@ -40,7 +40,7 @@ func (s *Store) Add(e Entry) (Entry, Dup, error) {
 		return e, NotDup, err
 	}
 	dup := NotDup
-	err := s.withLock(func() error {
+	err := s.WithLock(func() error {
 		x, err := s.indexLocked()
 		if err != nil {
 			s.warn("cannot use the content index in %s (%v); adding without the duplicate check", s.StateDir, err)
@@ -104,7 +104,7 @@ func (s *Store) GC(lim Limits, dryRun bool) ([]Entry, error) {
 		return out, nil
 	}
 	var moved []Entry
-	err := s.withLock(func() error {
+	err := s.WithLock(func() error {
 		var err error
 		moved, err = s.gcLocked(lim)
 		return err

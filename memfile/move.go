@@ -23,7 +23,7 @@ var errNothing = errors.New("nothing to move")
 // duplicates from its source (the destination wins). IDs stay the same.
 func (s *Store) Move(dir Direction, pick func(f *File) ([]int, error)) ([]Entry, error) {
 	var moved []Entry
-	err := s.withLock(func() error {
+	err := s.WithLock(func() error {
 		var err error
 		moved, err = s.moveLocked(dir, pick)
 		return err

@@ -183,8 +183,12 @@ func (s *Store) load(path string, locked bool) (*File, error) {
 	return Parse(data), nil
 }
 
-// withLock runs fn holding the writers' lock, creating the home if needed.
-func (s *Store) withLock(fn func() error) error {
+// WithLock runs fn holding the writers' lock, creating the home if needed.
+// It is for work that must not interleave with other writers and that reads
+// or writes the memory files itself (a snapshot, a rollback): fn must not
+// call the Store's own locking methods (Load, Append, Update), since the lock
+// is not reentrant.
+func (s *Store) WithLock(fn func() error) error {
 	if err := os.MkdirAll(s.Home, s.dirMode()); err != nil {
 		return err
 	}
@@ -257,7 +261,7 @@ func (s *Store) Append(e Entry) (Entry, error) {
 	if err := s.Validate(&e); err != nil {
 		return e, err
 	}
-	err := s.withLock(func() error {
+	err := s.WithLock(func() error {
 		var err error
 		e, _, err = s.appendLocked(e)
 		return err
@@ -333,7 +337,7 @@ func separator(f *os.File, size int64) (string, error) {
 // and writes it back atomically if fn returns nil. A damaged file is backed
 // up beside itself before it is rewritten.
 func (s *Store) Update(fn func(f *File) error) error {
-	return s.withLock(func() error { return s.rewriteLocked(fn) })
+	return s.WithLock(func() error { return s.rewriteLocked(fn) })
 }
 
 func (s *Store) rewriteLocked(fn func(f *File) error) error {

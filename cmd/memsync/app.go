@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/policy"
@@ -41,8 +42,8 @@ type hinted struct {
 
 func (e hinted) Unwrap() error { return e.error }
 
-func withHint(err error, format string, args ...any) error {
-	return hinted{err, fmt.Sprintf(format, args...)}
+func withHint(err error, hint string) error {
+	return hinted{err, hint}
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -86,6 +87,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			summaryCommand(),
 			promoteCommand(),
 			importCommand(),
+			hooksCommand(),
+			hookCommand(),
+			snapshotCommand(),
+			logCommand(),
+			diffCommand(),
+			rollbackCommand(),
 			worktreeCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
@@ -136,7 +143,8 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage
-	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
+	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
+		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot):
 		return exitNotFound
 	case errors.Is(err, lock.ErrTimeout):
 		return exitLocked
@@ -164,6 +172,10 @@ func defaultHint(err error) string {
 		return "workers may add, search, list, show and summarize (also the archive); ask an owner or admin (--role, MEMSYNC_ROLE) to do this"
 	case errors.Is(err, memfile.ErrTooLarge):
 		return "split the content into several smaller entries"
+	case errors.Is(err, history.ErrNoSnapshot):
+		return "the hooks take snapshots after every commit (memsync hooks install), or take one now: memsync snapshot"
+	case errors.Is(err, history.ErrNotSnapshot):
+		return "'memsync log' lists the snapshots; '~1' is the one before the newest, 'live' the memory as it is now"
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
 		return "'memsync list' prints each entry's number and ID; IDs may be shortened to a unique prefix"
 	case errors.As(err, new(usageError)):

@@ -46,7 +46,7 @@ func runImport(c *cli.Context) error {
 	for _, p := range c.Args().Slice() {
 		a, b, err := memfile.ReadForeign(p)
 		if err != nil {
-			return withHint(err, "import reads folders of front-matter files (seed 001) and memories.md files (ralph, orch); fix or leave out %s", p)
+			return withHint(err, "import reads folders of front-matter files (seed 001) and memories.md files (ralph, orch); fix or leave out "+p)
 		}
 		active, archived = append(active, a...), append(archived, b...)
 	}
