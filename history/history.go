@@ -290,3 +290,19 @@ func (h *History) readLiveLocked() (Files, error) {
 	}
 	return f, nil
 }
+
+// RefHash returns the commit a ref (a full name) points at, "" when it does
+// not exist. It reads the ref files; no git is spawned.
+func (h *History) RefHash(name string) (string, error) {
+	ref, err := h.st.Reference(plumbing.ReferenceName(name))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", name, err)
+	}
+	if ref.Type() != plumbing.HashReference {
+		return "", fmt.Errorf("%s is a symbolic ref", name)
+	}
+	return ref.Hash().String(), nil
+}

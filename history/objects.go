@@ -43,13 +43,16 @@ type commitInfo struct {
 	message   string
 }
 
-// encodeCommit is the content of a snapshot's commit object.
-func encodeCommit(tree, parent plumbing.Hash, when time.Time, msg string) []byte {
+// encodeCommit is the content of a snapshot's commit object; zero parents
+// are left out (a merge snapshot has two).
+func encodeCommit(tree plumbing.Hash, parents []plumbing.Hash, when time.Time, msg string) []byte {
 	sig := fmt.Sprintf("%s <%s> %d %s", identityName, identityEmail, when.Unix(), when.Format("-0700"))
 	var b strings.Builder
 	b.WriteString("tree " + tree.String() + "\n")
-	if !parent.IsZero() {
-		b.WriteString("parent " + parent.String() + "\n")
+	for _, p := range parents {
+		if !p.IsZero() {
+			b.WriteString("parent " + p.String() + "\n")
+		}
 	}
 	b.WriteString("author " + sig + "\ncommitter " + sig + "\n\n" + msg)
 	return []byte(b.String())

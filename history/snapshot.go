@@ -89,43 +89,20 @@ func (h *History) takeLocked(msg string, p Provenance, rollback string) (*Result
 	}
 	// Only a changed memory is checked, to report damage once.
 	res.Problems = memfile.Damage(files.Memory)
-	var root []treeEntry // in git's order: "archive" (a tree) sorts before "memories.md"
-	if files.Archive != nil {
-		blob, err := h.writeBlob(files.Archive)
-		if err != nil {
-			return nil, err
-		}
-		sub, err := h.writeObject(newObject(plumbing.TreeObject, encodeTree([]treeEntry{{"100644", MemoryName, blob}})))
-		if err != nil {
-			return nil, err
-		}
-		root = append(root, treeEntry{"40000", "archive", sub})
-	}
-	if files.Memory != nil {
-		blob, err := h.writeBlob(files.Memory)
-		if err != nil {
-			return nil, err
-		}
-		root = append(root, treeEntry{"100644", MemoryName, blob})
-	}
-	tree, err := h.writeObject(newObject(plumbing.TreeObject, encodeTree(root)))
+	tree, err := h.writeTree(files)
 	if err != nil {
 		return nil, err
 	}
 	if tree == oldTree {
 		return res, nil
 	}
-	commitData := encodeCommit(tree, old, time.Now(), message(msg, p, rollback))
+	commitData := encodeCommit(tree, []plumbing.Hash{old}, time.Now(), message(msg, p, rollback))
 	commit, err := h.writeObject(newObject(plumbing.CommitObject, commitData))
 	if err != nil {
 		return nil, err
 	}
-	oldArg := old.String()
-	if old.IsZero() {
-		oldArg = strings.Repeat("0", len(oldArg)) // the ref must not exist yet
-	}
-	if _, err := gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", Ref, commit.String(), oldArg); err != nil {
-		return nil, fmt.Errorf("update %s: %w", Ref, err)
+	if err := h.updateRef(commit, old); err != nil {
+		return nil, err
 	}
 	c, err := readCommit(h.st, commit)
 	if err != nil {
@@ -133,6 +110,43 @@ func (h *History) takeLocked(msg string, p Provenance, rollback string) (*Result
 	}
 	res.Snapshot, res.Created = toSnapshot(c), true
 	return res, nil
+}
+
+// writeTree writes the objects of a snapshot's tree holding files.
+func (h *History) writeTree(files Files) (plumbing.Hash, error) {
+	var root []treeEntry // in git's order: "archive" (a tree) sorts before "memories.md"
+	if files.Archive != nil {
+		blob, err := h.writeBlob(files.Archive)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		sub, err := h.writeObject(newObject(plumbing.TreeObject, encodeTree([]treeEntry{{"100644", MemoryName, blob}})))
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		root = append(root, treeEntry{"40000", "archive", sub})
+	}
+	if files.Memory != nil {
+		blob, err := h.writeBlob(files.Memory)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		root = append(root, treeEntry{"100644", MemoryName, blob})
+	}
+	return h.writeObject(newObject(plumbing.TreeObject, encodeTree(root)))
+}
+
+// updateRef moves Ref from old (zero: the ref must not exist yet) to commit
+// with git's own lock-and-rename; the caller holds the writers' lock.
+func (h *History) updateRef(commit, old plumbing.Hash) error {
+	oldArg := old.String()
+	if old.IsZero() {
+		oldArg = strings.Repeat("0", len(oldArg))
+	}
+	if _, err := gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", Ref, commit.String(), oldArg); err != nil {
+		return fmt.Errorf("update %s: %w", Ref, err)
+	}
+	return nil
 }
 
 // bestSpeed hands go-git's pool of zlib writers one that compresses as

@@ -49,6 +49,13 @@ type Store struct {
 	// Limits, when set (and with a StateDir), make Add run GC once a write
 	// passes them.
 	Limits *Limits
+	// Unmark, when set, merges a memory file that holds git conflict
+	// markers before any rewrite of it (path is the file, data its bytes):
+	// it returns the file to write instead, or false to keep the damaged one
+	// as it parses. The damaged bytes are backed up first either way. It is
+	// a hook because the entry-level merge lives in package merge, which
+	// imports this package (the CLI sets it to merge.Unmark).
+	Unmark func(path string, data []byte) (*File, bool)
 }
 
 // Open returns the store of a memory home with default limits.
@@ -340,6 +347,11 @@ func (s *Store) Update(fn func(f *File) error) error {
 	return s.WithLock(func() error { return s.rewriteLocked(fn) })
 }
 
+// UpdateArchive is Update for the archive file.
+func (s *Store) UpdateArchive(fn func(f *File) error) error {
+	return s.WithLock(func() error { return s.rewritePathLocked(s.ArchivePath(), fn) })
+}
+
 func (s *Store) rewriteLocked(fn func(f *File) error) error {
 	return s.rewritePathLocked(s.Path(), fn)
 }
@@ -356,7 +368,8 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	f := Parse(data)
+	damage := Damage(data)
+	f, unmarked := s.ParseFile(path, data)
 	if len(data) == 0 {
 		f.Preamble = Header + "\n"
 	}
@@ -366,14 +379,28 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	if err := os.MkdirAll(filepath.Dir(target), s.dirMode()); err != nil {
 		return err
 	}
-	if len(f.Problems) > 0 {
-		backup := fmt.Sprintf("%s.bak-%s", target, s.now().UTC().Format("20060102T150405.000000000"))
-		if err := fsutil.WriteFile(backup, data, s.fileMode()); err != nil {
-			return fmt.Errorf("backup before rewrite: %w", err)
+	if len(damage) > 0 || len(f.Problems) > 0 {
+		backup, err := s.Backup(target, data)
+		if err != nil {
+			return err
 		}
-		s.warn("%s had %d problem(s); its old content is kept in %s", path, len(f.Problems), backup)
+		if unmarked {
+			s.warn("%s held git conflict markers: merged its two sides by entry; its old content is kept in %s", path, backup)
+		} else {
+			s.warn("%s had %d problem(s); its old content is kept in %s", path, max(len(damage), len(f.Problems)), backup)
+		}
 	}
 	return fsutil.WriteFile(target, f.Render(), s.fileMode())
+}
+
+// Backup keeps data beside target as target.bak-<time>, the backup of a
+// damaged memory file before it is rewritten, and returns its path.
+func (s *Store) Backup(target string, data []byte) (string, error) {
+	backup := fmt.Sprintf("%s.bak-%s", target, s.now().UTC().Format("20060102T150405.000000000"))
+	if err := fsutil.WriteFile(backup, data, s.fileMode()); err != nil {
+		return "", fmt.Errorf("backup before rewrite: %w", err)
+	}
+	return backup, nil
 }
 
 // enforceCapLocked moves the oldest entries to the archive until the active

@@ -46,7 +46,7 @@ func (e *RefusedError) Unwrap() error { return ErrRefused }
 // privileged are the operations only owner and admin may do.
 var privileged = map[string]bool{
 	"delete": true, "restore": true, "archive": true, "gc": true, "promote": true, "import": true,
-	"rollback": true,
+	"rollback": true, "resolve": true, "sync --force": true,
 }
 
 // Parse reads a role name; "" is Default.

@@ -14,6 +14,7 @@ import (
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
@@ -94,6 +95,11 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			diffCommand(),
 			rollbackCommand(),
 			worktreeCommand(),
+			syncCommand(),
+			conflictsCommand(),
+			resolveCommand(),
+			doctorCommand(),
+			mergeDriverCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
@@ -149,7 +155,8 @@ func exitCode(err error) int {
 	case errors.Is(err, lock.ErrTimeout):
 		return exitLocked
 	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
-		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, worktree.ErrTracked), errors.Is(err, policy.ErrRefused):
+		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, worktree.ErrTracked), errors.Is(err, policy.ErrRefused),
+		errors.Is(err, merge.ErrMassDeletion):
 		return exitRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return exitNoRepo

@@ -10,7 +10,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
@@ -65,7 +67,9 @@ func (s *session) projectStore() (*memfile.Store, error) {
 		}
 		s.repo = repo
 	}
-	return s.newStore(s.repo.Home, filepath.Join(s.repo.CommonDir, "memsync", "state"), 0), nil
+	st := s.newStore(s.repo.Home, filepath.Join(s.repo.CommonDir, "memsync", "state"), 0)
+	st.Unmark = s.unmark(history.ConflictLog(s.repo))
+	return st, nil
 }
 
 // globalStore is the store of the global layer: private files (0600, folders
@@ -82,7 +86,38 @@ func (s *session) globalStore() (*memfile.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.newStore(home, filepath.Join(home, "state"), 0o600), nil
+	st := s.newStore(home, filepath.Join(home, "state"), 0o600)
+	st.Unmark = s.unmark(filepath.Join(home, "state", "conflicts.json"))
+	return st, nil
+}
+
+// unmark is the stores' Unmark hook: a memory file with git conflict
+// markers is merged by entry before any rewrite (merge.Unmark); entries the
+// two sides hold differently keep ours and go to the conflict log at
+// logPath. When the log cannot be written, the file is left as it is.
+func (s *session) unmark(logPath string) func(path string, data []byte) (*memfile.File, bool) {
+	return func(path string, data []byte) (*memfile.File, bool) {
+		f, conflicts, ok := merge.Unmark(data)
+		if !ok {
+			return nil, false
+		}
+		if err := merge.Log(logPath, "conflict markers in "+path, conflicts); err != nil {
+			s.warn(fmt.Sprintf("%s holds conflict markers, left as they are: %v", path, err))
+			return nil, false
+		}
+		if n := len(conflicts); n > 0 {
+			s.warn(fmt.Sprintf("%s: %d entr%s between the two sides of the conflict; ours kept, theirs recorded (memsync conflicts)", path, n, plural(n, "y differs", "ies differ")))
+		}
+		return f, true
+	}
+}
+
+// plural picks the singular or plural ending for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func (s *session) newStore(home, state string, mode os.FileMode) *memfile.Store {

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/merge"
+	"github.com/memsync/memsync/worktree"
+)
+
+func doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "one health report for the whole setup; --fix repairs what it can",
+		Description: "Checks the memory file and the archive (git conflict markers, NUL bytes, bad\n" +
+			"UTF-8, duplicate IDs), every worktree's link to the memory, the git hooks, the\n" +
+			"recorded conflicts, and whether git tracks .agent/memories.md. With --fix, a file\n" +
+			"with git conflict markers is merged by entry: its two sides are parsed, an entry\n" +
+			"on either side is kept, the same entry on both sides is one entry, and an entry\n" +
+			"that differs keeps ours and records theirs for 'memsync conflicts'; the damaged\n" +
+			"file is kept as memories.md.bak-<time>. Worktree problems are repaired as by\n" +
+			"'memsync worktree doctor --fix'. Exits 1 while problems remain.",
+		Flags:  []cli.Flag{&cli.BoolFlag{Name: "fix", Usage: "repair what can be repaired"}},
+		Action: runDoctor,
+	}
+}
+
+// Statuses of a doctor check.
+const (
+	checkOK      = "ok"
+	checkProblem = "problem"
+	checkFixed   = "fixed"
+	checkInfo    = "info"
+)
+
+type checkJSON struct {
+	Check  string `json:"check"`  // memory, archive, worktree, hooks, conflicts, tracked
+	Status string `json:"status"` // ok, problem, fixed, info
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+	Backup string `json:"backup,omitempty"`
+}
+
+type doctorJSON struct {
+	OK     bool        `json:"ok"`
+	Checks []checkJSON `json:"checks"`
+}
+
+func runDoctor(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usageError{fmt.Errorf("doctor takes no arguments")}
+	}
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	fix := c.Bool("fix")
+	var checks []checkJSON
+	for _, file := range []struct {
+		name, path string
+		update     func(func(*memfile.File) error) error
+	}{{"memory", s.store.Path(), s.store.Update}, {"archive", s.store.ArchivePath(), s.store.UpdateArchive}} {
+		ch, err := s.checkFile(file.name, file.path, fix, file.update)
+		if err != nil {
+			return err
+		}
+		checks = append(checks, ch)
+	}
+	if s.repo != nil {
+		more, err := s.checkRepo(fix)
+		if err != nil {
+			return err
+		}
+		checks = append(checks, more...)
+	}
+	rs, err := merge.LoadLog(s.conflictLog())
+	if err != nil {
+		return err
+	}
+	if n := len(rs); n > 0 {
+		checks = append(checks, checkJSON{Check: "conflicts", Status: checkProblem,
+			Detail: fmt.Sprintf("%d recorded conflict%s", n, plural(n, "", "s")),
+			Fix:    "see them: memsync conflicts; settle each: memsync resolve ID --ours|--theirs|--edit"})
+	} else {
+		checks = append(checks, checkJSON{Check: "conflicts", Status: checkOK, Detail: "no recorded conflicts"})
+	}
+	left := 0
+	for _, ch := range checks {
+		if ch.Status == checkProblem {
+			left++
+		}
+	}
+	if s.json {
+		if err := s.printJSON(doctorJSON{OK: left == 0, Checks: checks}); err != nil {
+			return err
+		}
+	} else {
+		for _, ch := range checks {
+			fmt.Fprintf(s.stdout, "%-9s %-7s %s\n", ch.Check, ch.Status, ch.Detail)
+			if ch.Status == checkProblem && ch.Fix != "" {
+				fmt.Fprintf(s.stdout, "          fix: %s\n", ch.Fix)
+			}
+			if ch.Backup != "" {
+				fmt.Fprintf(s.stdout, "          backup: %s\n", ch.Backup)
+			}
+		}
+	}
+	if left > 0 {
+		msg := fmt.Sprintf("%d problem(s) left", left)
+		if !fix {
+			return withHint(errors.New(msg), "run 'memsync doctor --fix' to repair what can be repaired")
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// checkFile reports a memory file's damage and, with fix, merges git
+// conflict markers by entry through the store's one rewrite.
+func (s *session) checkFile(name, path string, fix bool, update func(func(*memfile.File) error) error) (checkJSON, error) {
+	ch := checkJSON{Check: name, Status: checkOK}
+	target, err := s.store.Resolve(path)
+	if err != nil {
+		ch.Status, ch.Detail = checkProblem, err.Error()
+		ch.Fix = "remove the link, then: memsync worktree link"
+		return ch, nil
+	}
+	data, err := os.ReadFile(target)
+	if errors.Is(err, os.ErrNotExist) {
+		ch.Detail = path + ": none yet"
+		return ch, nil
+	}
+	if err != nil {
+		return ch, err
+	}
+	f := memfile.Parse(data)
+	ch.Detail = fmt.Sprintf("%s: %d entr%s", path, len(f.Entries), plural(len(f.Entries), "y", "ies"))
+	if len(f.Problems) == 0 {
+		return ch, nil
+	}
+	ch.Status = checkProblem
+	ch.Detail = fmt.Sprintf("%s: %d problem(s), first at line %d: %s", path, len(f.Problems), f.Problems[0].Line, f.Problems[0].Msg)
+	if !memfile.HasConflictMarkers(data) {
+		ch.Fix = "memsync reads what parses; the next rewrite (e.g. memsync delete) keeps a backup of the file; or edit it by hand"
+		return ch, nil
+	}
+	ch.Fix = "memsync doctor --fix merges the two sides of the conflict by entry (nothing is lost; a backup is kept)"
+	if !fix {
+		return ch, nil
+	}
+	before, _ := filepath.Glob(target + ".bak-*")
+	if err := update(func(*memfile.File) error { return nil }); err != nil {
+		return ch, err
+	}
+	after, _ := filepath.Glob(target + ".bak-*")
+	for _, b := range after {
+		if !slices.Contains(before, b) {
+			ch.Backup = b
+		}
+	}
+	now, err := os.ReadFile(target)
+	if err != nil {
+		return ch, err
+	}
+	if memfile.HasConflictMarkers(now) {
+		ch.Detail = path + ": the conflict markers are not well-formed; merge the file by hand (a backup is kept)"
+		return ch, nil
+	}
+	g := memfile.Parse(now)
+	ch.Status, ch.Detail = checkFixed, fmt.Sprintf("%s: merged the two sides of the conflict by entry: %d entries", path, len(g.Entries))
+	return ch, nil
+}
+
+// checkRepo reports the worktrees, the hooks and a tracked memory file.
+func (s *session) checkRepo(fix bool) ([]checkJSON, error) {
+	var out []checkJSON
+	findings, err := worktree.Doctor(s.repo)
+	if err != nil {
+		return nil, err
+	}
+	driver := mergeDriverSet(s.repo)
+	trackedSeen := false
+	for _, f := range findings {
+		ch := checkJSON{Check: "worktree", Status: checkProblem, Detail: fmt.Sprintf("%s: %s: %s", f.Worktree.Path, f.Worktree.Status.State, f.Worktree.Status.Detail), Fix: f.Fix}
+		if f.Worktree.Status.Tracked {
+			trackedSeen = true
+			if driver { // tracked on purpose, merged by memsync's merge driver
+				ch.Status, ch.Fix = checkInfo, ""
+				ch.Detail = f.Worktree.Path + ": .agent/memories.md is tracked by git, merged by memsync's merge driver"
+			}
+		}
+		if fix && f.Fixable {
+			res, err := worktree.Repair(s.repo, f, s.stderr, s.stderr)
+			if err != nil {
+				ch.Detail += " (repair failed: " + err.Error() + ")"
+			} else {
+				ch.Status, ch.Detail, ch.Backup = checkFixed, f.Worktree.Path+": "+res.Message, res.Backup
+			}
+		}
+		out = append(out, ch)
+	}
+	if len(findings) == 0 {
+		out = append(out, checkJSON{Check: "worktree", Status: checkOK, Detail: "every worktree shares the memory"})
+	}
+	if st, err := hooks.Report(s.repo); err == nil {
+		n := 0
+		for _, h := range st.Hooks {
+			if h.State == hooks.StateInstalled || h.State == hooks.StateChained {
+				n++
+			}
+		}
+		ch := checkJSON{Check: "hooks", Status: checkOK, Detail: fmt.Sprintf("%d of %d hooks installed in %s", n, len(st.Hooks), st.Dir)}
+		switch {
+		case n == 0:
+			ch.Status, ch.Detail = checkInfo, "no hooks installed: no snapshots after commits (memsync hooks install)"
+		case n < len(st.Hooks):
+			ch.Status, ch.Fix = checkProblem, "memsync hooks install"
+		}
+		out = append(out, ch)
+		for _, m := range st.Managers {
+			out = append(out, checkJSON{Check: "hooks", Status: checkInfo, Detail: m.Name + " manages hooks here (" + m.Config + "); see memsync hooks status"})
+		}
+	}
+	if !trackedSeen && !driver && tracked(s.repo.Primary) {
+		out = append(out, checkJSON{Check: "tracked", Status: checkProblem, Detail: ".agent/memories.md is tracked by git on this branch",
+			Fix: "git rm --cached .agent/memories.md && git commit (memsync keeps history on refs/memsync/snapshots; or keep it tracked with the merge driver: memsync init --merge-driver)"})
+	}
+	return out, nil
+}

@@ -1,0 +1,251 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/merge"
+	"github.com/memsync/memsync/worktree"
+)
+
+// Kinds of MergeResult.
+const (
+	UpToDate    = "up-to-date"   // theirs is nothing new: no change
+	FastForward = "fast-forward" // ours had nothing theirs lacks: theirs' files taken as they are
+	Merged      = "merged"       // both sides changed: merged by entry, a merge snapshot committed
+)
+
+// MergeOptions tunes MergeFrom.
+type MergeOptions struct {
+	Force      bool   // pass the mass-deletion guard
+	DryRun     bool   // compute and report what would change; write nothing
+	Source     string // names the other side in messages and the conflict log ("sync origin")
+	Provenance Provenance
+}
+
+// MergeResult is what MergeFrom did, or with DryRun would do.
+type MergeResult struct {
+	Kind     string `json:"kind"`     // UpToDate, FastForward or Merged
+	Ours     string `json:"ours"`     // our newest snapshot before ("" none)
+	Theirs   string `json:"theirs"`   // the snapshot merged in
+	Base     string `json:"base"`     // their merge base ("" for a fast-forward or none)
+	Snapshot string `json:"snapshot"` // our newest snapshot after (a dry run leaves it as it was)
+	// Changes and ArchiveChanges are what changes in the live active file
+	// and archive, matched by ID.
+	Changes        []Change         `json:"-"`
+	ArchiveChanges []Change         `json:"-"`
+	Conflicts      []merge.Conflict `json:"-"`
+	Backup         string           `json:"backup,omitempty"` // a damaged live file was kept here
+}
+
+// ConflictLog is where a repository's recorded conflicts are kept (see
+// merge.Record): <common dir>/memsync/conflicts.json, beside memsync's other
+// state, shared by all worktrees and never snapshotted or pushed.
+func ConflictLog(r *worktree.Repo) string {
+	return filepath.Join(r.CommonDir, "memsync", "conflicts.json")
+}
+
+// MergeFrom merges the snapshot theirs (a full hash, e.g. a remote's fetched
+// snapshots; "" for none) into the memory, under the writers' lock:
+//
+//   - the live memory is snapshotted first, so nothing unrecorded is merged;
+//   - theirs is nothing new (empty, ours, or an ancestor of ours): no change;
+//   - ours is empty or an ancestor of theirs: a fast-forward, theirs' files
+//     are written (archive first) and Ref moves to theirs;
+//   - else the two are merged by entry against their merge base
+//     (merge.Merge), the result is written (archive first, then the active
+//     file), and a merge snapshot with parents ours and theirs is committed,
+//     even when its tree is ours', so the next merge finds the right base.
+//     Conflicts keep ours live and are added to the conflict log.
+//
+// A result that would remove more than half of our entries stops with
+// merge.ErrMassDeletion unless opts.Force. A damaged live file is backed up
+// before it is replaced.
+func (h *History) MergeFrom(theirs string, opts MergeOptions) (*MergeResult, error) {
+	h.st = openStorage(h.Repo.CommonDir) // see objects a fetch just brought
+	res := &MergeResult{Theirs: theirs}
+	err := h.Store.WithLock(func() error {
+		if !opts.DryRun {
+			if _, err := h.takeLocked("memsync snapshot before merging "+opts.Source, opts.Provenance, ""); err != nil {
+				return err
+			}
+		}
+		old, err := h.head()
+		if err != nil {
+			return err
+		}
+		if !old.IsZero() {
+			res.Ours = old.String()
+		}
+		res.Snapshot = res.Ours
+		if theirs == "" || theirs == res.Ours {
+			res.Kind = UpToDate
+			return nil
+		}
+		if res.Ours != "" {
+			if behind, err := h.isAncestor(theirs, res.Ours); err != nil || behind {
+				res.Kind = UpToDate
+				return err
+			}
+		}
+		live, err := h.readLiveLocked()
+		if err != nil {
+			return err
+		}
+		return h.mergeLocked(res, old, live, opts)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (h *History) mergeLocked(res *MergeResult, old plumbing.Hash, live Files, opts MergeOptions) error {
+	theirFiles, err := h.Files(res.Theirs)
+	if err != nil {
+		return err
+	}
+	ff := res.Ours == ""
+	if !ff {
+		if ff, err = h.isAncestor(res.Ours, res.Theirs); err != nil {
+			return err
+		}
+	}
+	if ff && opts.DryRun && res.Ours != "" { // unsnapshotted live changes make it a merge
+		at, err := h.Files(res.Ours)
+		if err != nil {
+			return err
+		}
+		ff = bytes.Equal(at.Memory, live.Memory) && bytes.Equal(at.Archive, live.Archive)
+	}
+	activeFile, _ := h.Store.ParseFile(h.Store.Path(), live.Memory)
+	archiveFile, _ := h.Store.ParseFile(h.Store.ArchivePath(), live.Archive)
+	ours := merge.State{Active: activeFile.Entries, Archive: archiveFile.Entries}
+	var next Files
+	var result merge.Result
+	if ff {
+		res.Kind = FastForward
+		next = theirFiles
+		result.State = merge.Parse(next.Memory, next.Archive)
+	} else {
+		res.Kind = Merged
+		var base merge.State
+		if res.Base, err = h.mergeBase(res.Ours, res.Theirs); err != nil {
+			return err
+		}
+		if res.Base != "" {
+			bf, err := h.Files(res.Base)
+			if err != nil {
+				return err
+			}
+			base = merge.Parse(bf.Memory, bf.Archive)
+		}
+		result = merge.Merge(base, ours, merge.Parse(theirFiles.Memory, theirFiles.Archive))
+		res.Conflicts = result.Conflicts
+		theirActive := memfile.Parse(theirFiles.Memory)
+		next.Memory = renderLike(activeFile, live.Memory, theirActive, result.Active)
+		next.Archive = renderLike(archiveFile, live.Archive, memfile.Parse(theirFiles.Archive), result.Archive)
+	}
+	if !opts.Force {
+		if err := result.Guard(ours); err != nil {
+			return err
+		}
+	}
+	res.Changes = Compare(activeFile, memfile.Parse(next.Memory))
+	res.ArchiveChanges = Compare(archiveFile, memfile.Parse(next.Archive))
+	if opts.DryRun {
+		return nil
+	}
+	if len(memfile.Damage(live.Memory)) > 0 {
+		target, err := h.Store.Resolve(h.Store.Path())
+		if err != nil {
+			return err
+		}
+		if res.Backup, err = h.Store.Backup(target, live.Memory); err != nil {
+			return err
+		}
+	}
+	if err := h.writeLocked(h.Store.ArchivePath(), live.Archive, next.Archive); err != nil {
+		return err
+	}
+	if err := h.writeLocked(h.Store.Path(), live.Memory, next.Memory); err != nil {
+		return err
+	}
+	commit := plumbing.NewHash(res.Theirs)
+	if !ff {
+		tree, err := h.writeTree(next)
+		if err != nil {
+			return err
+		}
+		msg := message("memsync merge of "+opts.Source, opts.Provenance, "")
+		commit, err = h.writeObject(newObject(plumbing.CommitObject,
+			encodeCommit(tree, []plumbing.Hash{old, plumbing.NewHash(res.Theirs)}, time.Now(), msg)))
+		if err != nil {
+			return err
+		}
+	}
+	if err := h.updateRef(commit, old); err != nil {
+		return err
+	}
+	res.Snapshot = commit.String()
+	return merge.Log(ConflictLog(h.Repo), opts.Source, res.Conflicts)
+}
+
+// renderLike renders entries as the file f (parsed from data) is written:
+// its preamble and dialect; a file that did not exist takes other's, or
+// the plain header. No entries and no file stay no file.
+func renderLike(f *memfile.File, data []byte, other *memfile.File, entries []memfile.Entry) []byte {
+	out := *f
+	if data == nil {
+		if len(entries) == 0 {
+			return nil
+		}
+		out = *other
+		if strings.TrimSpace(out.Preamble) == "" {
+			out.Preamble = memfile.Header + "\n"
+		}
+	}
+	out.Entries, out.Problems = entries, nil
+	return out.Render()
+}
+
+// isAncestor tells whether commit a is an ancestor of (or is) commit b.
+func (h *History) isAncestor(a, b string) (bool, error) {
+	cmd := gitcmd.Command(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "merge-base", "--is-ancestor", a, b)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &ee) && ee.ExitCode() == 1:
+		return false, nil
+	}
+	return false, fmt.Errorf("git merge-base --is-ancestor: %w: %s", err, strings.TrimSpace(stderr.String()))
+}
+
+// mergeBase is the best common ancestor of a and b, "" when they have none.
+func (h *History) mergeBase(a, b string) (string, error) {
+	cmd := gitcmd.Command(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "merge-base", a, b)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return strings.TrimSpace(string(out)), nil
+	case errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.Len() == 0:
+		return "", nil
+	}
+	return "", fmt.Errorf("git merge-base: %w: %s", err, strings.TrimSpace(stderr.String()))
+}

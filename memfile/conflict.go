@@ -1,0 +1,83 @@
+package memfile
+
+import "strings"
+
+// SplitConflictSides splits a file that holds git conflict markers (someone
+// tracked memories.md in a branch and merged) into its two sides: the
+// common text with each conflict's "ours" part, and the common text with
+// each "theirs" part. A diff3 base part ("|||||||" to "=======") belongs to
+// neither side. ok is false when data holds no well-formed conflict (no
+// markers, or markers out of order); then ours and theirs are nil.
+func SplitConflictSides(data []byte) (ours, theirs []byte, ok bool) {
+	s := string(data)
+	if !strings.Contains(s, "<<<<<<<") {
+		return nil, nil, false
+	}
+	const (
+		common = iota
+		inOurs
+		inBase
+		inTheirs
+	)
+	var o, t strings.Builder
+	o.Grow(len(s))
+	t.Grow(len(s))
+	state, conflicts := common, 0
+	for l := range strings.Lines(s) {
+		line := strings.TrimSuffix(l, "\n")
+		if isConflictMarker(line) {
+			next := -1
+			switch {
+			case line[0] == '<' && state == common:
+				next = inOurs
+			case line[0] == '|' && state == inOurs:
+				next = inBase
+			case line[0] == '=' && (state == inOurs || state == inBase):
+				next = inTheirs
+			case line[0] == '>' && state == inTheirs:
+				next = common
+				conflicts++
+			}
+			if next < 0 {
+				return nil, nil, false
+			}
+			state = next
+			continue
+		}
+		switch state {
+		case common:
+			o.WriteString(l)
+			t.WriteString(l)
+		case inOurs:
+			o.WriteString(l)
+		case inTheirs:
+			t.WriteString(l)
+		}
+	}
+	if state != common || conflicts == 0 {
+		return nil, nil, false
+	}
+	return []byte(o.String()), []byte(t.String()), true
+}
+
+// HasConflictMarkers tells whether data holds a git conflict marker line.
+func HasConflictMarkers(data []byte) bool {
+	for _, p := range scanDamage(string(data)) {
+		if strings.HasPrefix(p.Msg, "git conflict marker") {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseFile reads the bytes of the memory file at path as every rewrite
+// does: a file with git conflict markers goes through the Unmark hook, when
+// the store has one; unmarked reports that the hook merged the markers.
+func (s *Store) ParseFile(path string, data []byte) (f *File, unmarked bool) {
+	if s.Unmark != nil && HasConflictMarkers(data) {
+		if f, ok := s.Unmark(path, data); ok {
+			return f, true
+		}
+	}
+	return Parse(data), false
+}

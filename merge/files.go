@@ -1,0 +1,85 @@
+package merge
+
+import (
+	"strings"
+
+	"github.com/memsync/memsync/memfile"
+)
+
+// Parse reads a State from the bytes of an active file and an archive (nil
+// for a missing file).
+func Parse(active, archive []byte) State {
+	return State{Active: memfile.Parse(active).Entries, Archive: memfile.Parse(archive).Entries}
+}
+
+// Unmark merges a memory file that holds git conflict markers by entry: its
+// two sides (see memfile.SplitConflictSides) are merged against an empty
+// base, so an entry on either side is kept, an entry on both sides with the
+// same content is one entry, and an entry whose ID has different content on
+// the two sides is a conflict: ours is kept in the file, theirs is returned
+// for the conflict log. The file keeps ours' preamble and dialect. ok is
+// false when data holds no well-formed conflict.
+func Unmark(data []byte) (f *memfile.File, conflicts []Conflict, ok bool) {
+	o, t, ok := memfile.SplitConflictSides(data)
+	if !ok {
+		return nil, nil, false
+	}
+	ours, theirs := memfile.Parse(o), memfile.Parse(t)
+	r := Merge(State{}, State{Active: ours.Entries}, State{Active: theirs.Entries})
+	ours.Entries = r.Active
+	ours.Problems = nil
+	if strings.TrimSpace(ours.Preamble) == "" && ours.Dialect == theirs.Dialect {
+		ours.Preamble = theirs.Preamble
+	}
+	return ours, r.Conflicts, true
+}
+
+// Marker lines that RenderMarked writes around the two versions of an entry.
+const (
+	MarkerOurs   = "<<<<<<< ours"
+	MarkerSep    = "======="
+	MarkerTheirs = ">>>>>>> theirs"
+)
+
+// RenderMarked renders f, whose entries are a merge result keeping ours'
+// version of each conflict, with both versions of every conflicting entry
+// inside git conflict markers: what a git merge driver leaves for a person,
+// and a form Unmark merges back (it keeps ours and logs theirs). A file in
+// ralph's dialect, whose entries live in sections, gets the markers around
+// two whole renderings instead.
+func RenderMarked(f *memfile.File, conflicts []Conflict) []byte {
+	if len(conflicts) == 0 {
+		return f.Render()
+	}
+	theirs := make(map[string]*memfile.Entry, len(conflicts))
+	for i := range conflicts {
+		theirs[conflicts[i].ID] = &conflicts[i].Theirs
+	}
+	if f.Dialect == memfile.Ralph {
+		other := *f
+		other.Entries = make([]memfile.Entry, len(f.Entries))
+		for i, e := range f.Entries {
+			if t, ok := theirs[e.ID]; ok {
+				e = *t
+			}
+			other.Entries[i] = e
+		}
+		return []byte(MarkerOurs + "\n" + string(f.Render()) + MarkerSep + "\n" + string(other.Render()) + MarkerTheirs + "\n")
+	}
+	var b strings.Builder
+	b.WriteString(f.Preamble)
+	for i := range f.Entries {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		e := &f.Entries[i]
+		t, ok := theirs[e.ID]
+		if !ok {
+			b.WriteString(memfile.RenderEntry(e, memfile.Orch))
+			continue
+		}
+		b.WriteString(MarkerOurs + "\n" + memfile.RenderEntry(e, memfile.Orch) + MarkerSep + "\n" +
+			memfile.RenderEntry(t, memfile.Orch) + MarkerTheirs + "\n")
+	}
+	return []byte(b.String())
+}

@@ -1,0 +1,137 @@
+package merge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/memfile"
+)
+
+// Record is a conflict kept in the conflict log until someone settles it:
+// the entry's versions as memories.md renders them.
+type Record struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Source string `json:"source"` // what found it: "sync origin", "doctor", "rewrite"
+	Time   string `json:"time"`   // RFC 3339
+	Base   string `json:"base,omitempty"`
+	Ours   string `json:"ours"`
+	Theirs string `json:"theirs"`
+}
+
+// Versions parses the record's versions back into entries (base is nil when
+// the record has none).
+func (r Record) Versions() (base *memfile.Entry, ours, theirs memfile.Entry) {
+	one := func(text string) memfile.Entry {
+		f := memfile.Parse([]byte(text))
+		if len(f.Entries) == 0 {
+			return memfile.Entry{ID: r.ID}
+		}
+		e := f.Entries[0]
+		e.ID = r.ID
+		return e
+	}
+	if r.Base != "" {
+		b := one(r.Base)
+		base = &b
+	}
+	return base, one(r.Ours), one(r.Theirs)
+}
+
+// LoadLog reads the conflict log at path; a missing log is empty.
+func LoadLog(path string) ([]Record, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rs []Record
+	if err := json.Unmarshal(data, &rs); err != nil {
+		return nil, fmt.Errorf("conflict log %s: %w", path, err)
+	}
+	return rs, nil
+}
+
+// SaveLog writes the conflict log atomically; an empty log removes the file.
+// Callers hold the memory's writers' lock.
+func SaveLog(path string, rs []Record) error {
+	if len(rs) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	data, err := json.MarshalIndent(rs, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// Log adds conflicts to the log at path (a newer record of an ID replaces
+// the older one). Callers hold the memory's writers' lock.
+func Log(path, source string, conflicts []Conflict) error {
+	if len(conflicts) == 0 {
+		return nil
+	}
+	rs, err := LoadLog(path)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	for _, c := range conflicts {
+		r := Record{ID: c.ID, Title: c.Ours.Heading(), Source: source, Time: now,
+			Ours: memfile.RenderEntry(&c.Ours, memfile.Orch), Theirs: memfile.RenderEntry(&c.Theirs, memfile.Orch)}
+		if c.Base != nil {
+			r.Base = memfile.RenderEntry(c.Base, memfile.Orch)
+		}
+		rs = Forget(rs, c.ID)
+		rs = append(rs, r)
+	}
+	return SaveLog(path, rs)
+}
+
+// Forget returns the log without the record of id.
+func Forget(rs []Record, id string) []Record {
+	out := rs[:0:0]
+	for _, r := range rs {
+		if r.ID != id {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Find returns the index of the record ref names: a full ID or a unique
+// prefix of at least memfile.MinPrefix characters.
+func Find(rs []Record, ref string) (int, error) {
+	found := -1
+	var ids []string
+	for i, r := range rs {
+		if r.ID == ref {
+			return i, nil
+		}
+		if len(ref) >= memfile.MinPrefix && strings.HasPrefix(r.ID, ref) {
+			found = i
+			ids = append(ids, r.ID)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return -1, fmt.Errorf("%w: no recorded conflict for %q", memfile.ErrNotFound, ref)
+	case 1:
+		return found, nil
+	}
+	return -1, fmt.Errorf("%w: %q matches %s", memfile.ErrAmbiguous, ref, strings.Join(ids, ", "))
+}

@@ -1,0 +1,188 @@
+// Package remote shares a repository's memory between clones through the
+// user's own git remotes: the snapshot ref refs/memsync/snapshots is fetched
+// into refs/memsync/remotes/<remote>/snapshots, merged by entry into the
+// memory (history.MergeFrom), and pushed back with a lease. Transport and
+// authentication are git's; nothing but the snapshot ref is ever pushed.
+package remote
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/lock"
+	"github.com/memsync/memsync/merge"
+)
+
+// Errors a caller can test for with errors.Is. None of them loses a local
+// entry: the memory and its snapshots stay as the merge left them.
+var (
+	// ErrBadRemote: the name is no remote's name.
+	ErrBadRemote = errors.New("not a remote name")
+	// ErrFetch: git fetch failed (network, authentication, no such remote).
+	ErrFetch = errors.New("fetch failed")
+	// ErrPush: git push failed for another reason than a race.
+	ErrPush = errors.New("push failed")
+	// ErrRaced: others pushed first on every try.
+	ErrRaced = errors.New("others kept pushing first")
+)
+
+// DefaultTries is how many times Sync fetches, merges and pushes before it
+// gives up on a remote that others keep updating.
+const DefaultTries = 5
+
+// Options tunes Sync.
+type Options struct {
+	Force      bool // pass the mass-deletion guard of the merge
+	DryRun     bool // fetch, then report what the merge would change; write nothing else
+	Tries      int  // fetch-merge-push rounds on a rejected push (0: DefaultTries)
+	Provenance history.Provenance
+}
+
+// Result is what Sync did.
+type Result struct {
+	Remote  string `json:"remote"`
+	Fetched string `json:"fetched"` // the remote's snapshot, "" when it has none
+	Kind    string `json:"kind"`    // the last merge's kind (history.UpToDate, ...)
+	Pushed  bool   `json:"pushed"`
+	Tries   int    `json:"tries"`
+	// Snapshot is our newest snapshot afterwards (what the remote holds too
+	// when Pushed or up to date).
+	Snapshot string `json:"snapshot"`
+	// Changes, ArchiveChanges and Conflicts add up the merges of all tries.
+	Changes        []history.Change `json:"-"`
+	ArchiveChanges []history.Change `json:"-"`
+	Conflicts      []merge.Conflict `json:"-"`
+	Backup         string           `json:"backup,omitempty"`
+}
+
+// TrackingRef is where a remote's snapshots are fetched to.
+func TrackingRef(remote string) string { return "refs/memsync/remotes/" + remote + "/snapshots" }
+
+var remoteName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+
+// DefaultRemote is the remote of the worktree's current branch
+// (branch.<name>.remote), else "origin".
+func DefaultRemote(h *history.History) string {
+	if b := h.CurrentProvenance("").Branch; b != "" {
+		out, err := gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "config", "--get", "branch."+b+".remote")
+		if r := strings.TrimSpace(out); err == nil && r != "" && r != "." && remoteName.MatchString(r) {
+			return r
+		}
+	}
+	return "origin"
+}
+
+// Sync exchanges the memory with a remote: fetch its snapshots, merge them
+// into the memory (the live memory is snapshotted first), and push the
+// result with a lease that names the snapshot just fetched. When another
+// clone pushed in between, the push is rejected and Sync fetches and merges
+// again, up to opts.Tries rounds with a short random wait. Syncs of one
+// repository run one at a time (a lock beside its conflict log), without
+// holding the memory's lock during network work.
+func Sync(h *history.History, remote string, opts Options) (*Result, error) {
+	if !remoteName.MatchString(remote) || strings.Contains(remote, "..") {
+		return nil, fmt.Errorf("%w: %q (sync takes the name of a remote; 'git remote -v' lists them, 'git remote add NAME URL' adds one)", ErrBadRemote, remote)
+	}
+	dir := filepath.Join(h.Repo.CommonDir, "memsync")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	l, err := lock.Exclusive(filepath.Join(dir, "sync.lock"), max(h.Store.LockTimeout, 2*time.Minute))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = l.Release() }()
+
+	tries := opts.Tries
+	if tries <= 0 {
+		tries = DefaultTries
+	}
+	res := &Result{Remote: remote}
+	for res.Tries = 1; ; res.Tries++ {
+		theirs, err := fetch(h, remote)
+		if err != nil {
+			return res, err
+		}
+		res.Fetched = theirs
+		m, err := h.MergeFrom(theirs, history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance})
+		if err != nil {
+			return res, err
+		}
+		res.Kind, res.Snapshot = m.Kind, m.Snapshot
+		res.Changes = append(res.Changes, m.Changes...)
+		res.ArchiveChanges = append(res.ArchiveChanges, m.ArchiveChanges...)
+		res.Conflicts = append(res.Conflicts, m.Conflicts...)
+		if m.Backup != "" {
+			res.Backup = m.Backup
+		}
+		if opts.DryRun {
+			return res, nil
+		}
+		head, err := h.RefHash(history.Ref)
+		if err != nil {
+			return res, err
+		}
+		res.Snapshot = head
+		if head == "" || head == theirs {
+			return res, nil // nothing the remote lacks
+		}
+		raced, err := push(h, remote, head, theirs)
+		if err != nil {
+			return res, err
+		}
+		if !raced {
+			res.Pushed = true
+			return res, nil
+		}
+		if res.Tries >= tries {
+			return res, fmt.Errorf("%w: %s's snapshots changed during each of %d tries", ErrRaced, remote, tries)
+		}
+		time.Sleep(time.Duration(20+rand.IntN(80*res.Tries)) * time.Millisecond)
+	}
+}
+
+// fetch brings the remote's snapshots into TrackingRef(remote) and returns
+// their hash, "" when the remote has no snapshots.
+func fetch(h *history.History, remote string) (string, error) {
+	cmd := gitcmd.Command(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "fetch", "--quiet", "--no-tags",
+		"--no-write-fetch-head", "--no-auto-gc", remote, "+"+history.Ref+":"+TrackingRef(remote))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if strings.Contains(msg, "couldn't find remote ref") {
+			return "", nil
+		}
+		return "", fmt.Errorf("%w: git fetch %s: %v: %s", ErrFetch, remote, err, msg)
+	}
+	return h.RefHash(TrackingRef(remote))
+}
+
+// push sends our snapshots to the remote if its ref still is expect ("":
+// it must not exist). raced reports a rejection because it moved.
+func push(h *history.History, remote, head, expect string) (raced bool, err error) {
+	cmd := gitcmd.Command(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "push", "--quiet", "--no-verify",
+		"--force-with-lease="+history.Ref+":"+expect, remote, head+":"+history.Ref)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		for _, s := range []string{"stale info", "rejected", "fetch first", "non-fast-forward", "failed to update ref", "cannot lock ref"} {
+			if strings.Contains(msg, s) {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%w: git push %s: %v: %s", ErrPush, remote, err, msg)
+	}
+	_, err = gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", TrackingRef(remote), head)
+	return false, err
+}
