@@ -110,6 +110,12 @@ func TestProperties(t *testing.T) {
 		// merge(base, x, x) == x
 		if m := Merge(base, a, a); !slices.Equal(ids(m.Active), ids(a.Active)) || !slices.Equal(ids(m.Archive), ids(a.Archive)) || len(m.Conflicts) > 0 {
 			t.Fatalf("round %d: merge(base, x, x) != x", round)
+		} else {
+			for i := range m.Active {
+				if !same(&m.Active[i], &a.Active[i]) {
+					t.Fatalf("round %d: merge(base, x, x) changed %s", round, m.Active[i].ID)
+				}
+			}
 		}
 		ab, ba := Merge(base, a, b), Merge(base, b, a)
 		abSet, baSet := all(ab.State), all(ba.State)
