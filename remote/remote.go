@@ -162,7 +162,7 @@ func fetch(h *history.History, remote string) (string, error) {
 		if strings.Contains(msg, "couldn't find remote ref") {
 			return "", nil
 		}
-		return "", fmt.Errorf("%w: git fetch %s: %v: %s", ErrFetch, remote, err, msg)
+		return "", fmt.Errorf("%w: git fetch %s: %w: %s", ErrFetch, remote, err, msg)
 	}
 	return h.RefHash(TrackingRef(remote))
 }
@@ -181,7 +181,7 @@ func push(h *history.History, remote, head, expect string) (raced bool, err erro
 				return true, nil
 			}
 		}
-		return false, fmt.Errorf("%w: git push %s: %v: %s", ErrPush, remote, err, msg)
+		return false, fmt.Errorf("%w: git push %s: %w: %s", ErrPush, remote, err, msg)
 	}
 	_, err = gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", TrackingRef(remote), head)
 	return false, err

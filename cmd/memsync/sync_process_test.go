@@ -86,7 +86,7 @@ func TestSyncConvergence(t *testing.T) {
 				cmd := exec.Command(memsyncBinary(t), "sync")
 				cmd.Dir, cmd.Env = pick(c), env
 				if out, err := cmd.CombinedOutput(); err != nil {
-					errs <- fmt.Errorf("sync in clone %d: %v\n%s", c, err, out)
+					errs <- fmt.Errorf("sync in clone %d: %w\n%s", c, err, out)
 				}
 			}
 			if concurrent {
