@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/worktree"
@@ -73,7 +75,11 @@ func ConflictLog(r *worktree.Repo) string {
 func (h *History) MergeFrom(theirs string, opts MergeOptions) (*MergeResult, error) {
 	h.st = openStorage(h.Repo.CommonDir) // see objects a fetch just brought
 	res := &MergeResult{Theirs: theirs}
-	err := h.Store.WithLock(func() error {
+	with := h.Store.WithLock
+	if opts.DryRun {
+		with = h.readLocked
+	}
+	err := with(func() error {
 		if !opts.DryRun {
 			if _, err := h.takeLocked("memsync snapshot before merging "+opts.Source, opts.Provenance, ""); err != nil {
 				return err
@@ -198,6 +204,27 @@ func (h *History) mergeLocked(res *MergeResult, old plumbing.Hash, live Files, o
 	}
 	res.Snapshot = commit.String()
 	return merge.Log(ConflictLog(h.Repo), opts.Source, res.Conflicts)
+}
+
+// readLocked runs fn under the readers' lock, as Live reads: it creates
+// nothing (no home, no lock file) where there is no memory yet, and reads
+// without the lock where the lock file cannot be created.
+func (h *History) readLocked(fn func() error) error {
+	if _, err := os.Stat(h.Store.Home); err != nil {
+		return fn()
+	}
+	target, err := h.Store.Resolve(h.Store.Path())
+	if err != nil {
+		return err
+	}
+	l, err := lock.Shared(lock.PathFor(target), h.Store.LockTimeout)
+	switch {
+	case err == nil:
+		defer func() { _ = l.Release() }()
+	case errors.Is(err, lock.ErrTimeout):
+		return err
+	}
+	return fn()
 }
 
 // renderLike renders entries as the file f (parsed from data) is written:

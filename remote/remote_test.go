@@ -1,0 +1,154 @@
+package remote
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/worktree"
+)
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// clones makes a bare remote and n clones of it, each with a memory.
+func clones(t *testing.T, n int) []*history.History {
+	t.Helper()
+	for k, v := range map[string]string{"HOME": t.TempDir(), "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@memsync.invalid",
+		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@memsync.invalid"} {
+		t.Setenv(k, v)
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	git(t, root, "init", "-q", "--bare", "remote.git")
+	var out []*history.History
+	for i := range n {
+		dir := filepath.Join(root, "c"+string(rune('a'+i)))
+		git(t, root, "clone", "-q", "remote.git", dir)
+		git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+		r, err := worktree.Discover(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, history.Open(r, memfile.Open(r.Home)))
+	}
+	return out
+}
+
+func add(t *testing.T, h *history.History, content string) {
+	t.Helper()
+	if _, err := h.Store.Append(h.Store.NewEntry("", "", content, nil)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSync(t *testing.T) {
+	cs := clones(t, 2)
+	a, b := cs[0], cs[1]
+	add(t, a, "from a")
+	res, err := Sync(a, "origin", Options{})
+	if err != nil || !res.Pushed || res.Fetched != "" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	add(t, b, "from b")
+	res, err = Sync(b, "origin", Options{})
+	if err != nil || res.Kind != history.Merged || !res.Pushed {
+		t.Fatalf("%+v %v", res, err)
+	}
+	res, err = Sync(a, "origin", Options{})
+	if err != nil || res.Kind != history.FastForward || res.Pushed {
+		t.Fatalf("%+v %v", res, err)
+	}
+	for _, h := range cs {
+		f, _ := h.Store.Load()
+		if len(f.Entries) != 2 {
+			t.Fatalf("%s has %d entries", h.Repo.WorkTree, len(f.Entries))
+		}
+	}
+	// The remote holds the ref and nothing else of memsync's.
+	refs := git(t, a.Repo.WorkTree, "ls-remote", "origin")
+	if !strings.Contains(refs, "\t"+history.Ref) || strings.Count(refs, "memsync") != 1 {
+		t.Fatalf("remote refs:\n%s", refs)
+	}
+}
+
+// TestPushLease: a push whose lease names a stale snapshot is a race, not
+// an error, and leaves the remote as it was.
+func TestPushLease(t *testing.T) {
+	cs := clones(t, 2)
+	a, b := cs[0], cs[1]
+	add(t, a, "from a")
+	if _, err := Sync(a, "origin", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	remoteHead := git(t, a.Repo.WorkTree, "rev-parse", history.Ref)
+	add(t, b, "from b")
+	if _, err := b.Take("", history.Provenance{}); err != nil {
+		t.Fatal(err)
+	}
+	head := git(t, b.Repo.WorkTree, "rev-parse", history.Ref)
+	raced, err := push(b, "origin", head, "") // b believes the remote has none
+	if err != nil || !raced {
+		t.Fatalf("raced %v, err %v", raced, err)
+	}
+	if got := git(t, a.Repo.WorkTree, "ls-remote", "origin", history.Ref); !strings.HasPrefix(got, remoteHead) {
+		t.Fatalf("the remote moved: %s", got)
+	}
+	// Sync itself fetches, merges and pushes.
+	res, err := Sync(b, "origin", Options{})
+	if err != nil || !res.Pushed || res.Kind != history.Merged {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestSyncErrors(t *testing.T) {
+	cs := clones(t, 1)
+	a := cs[0]
+	add(t, a, "kept")
+	if _, err := Sync(a, "nosuch", Options{}); !errors.Is(err, ErrFetch) {
+		t.Fatalf("missing remote: %v", err)
+	}
+	for _, bad := range []string{"../x", "/tmp/x", "a b", "-x", ""} {
+		if _, err := Sync(a, bad, Options{}); !errors.Is(err, ErrBadRemote) {
+			t.Fatalf("%q: %v", bad, err)
+		}
+	}
+	// A push that fails for another reason than a race: the remote is gone.
+	git(t, a.Repo.WorkTree, "remote", "add", "gone", filepath.Join(t.TempDir(), "missing.git"))
+	if _, err := Sync(a, "gone", Options{}); !errors.Is(err, ErrFetch) {
+		t.Fatalf("gone remote: %v", err)
+	}
+	data, _ := os.ReadFile(a.Store.Path())
+	if !strings.Contains(string(data), "kept") {
+		t.Fatal("a failed sync lost the local entry")
+	}
+}
+
+func TestDefaultRemote(t *testing.T) {
+	cs := clones(t, 1)
+	a := cs[0]
+	if got := DefaultRemote(a); got != "origin" {
+		t.Fatalf("got %q", got)
+	}
+	branch := a.CurrentProvenance("").Branch
+	git(t, a.Repo.WorkTree, "config", "branch."+branch+".remote", "upstream")
+	if got := DefaultRemote(a); got != "upstream" {
+		t.Fatalf("got %q", got)
+	}
+}
