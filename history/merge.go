@@ -47,6 +47,8 @@ type MergeResult struct {
 	ArchiveChanges []Change         `json:"-"`
 	Conflicts      []merge.Conflict `json:"-"`
 	Backup         string           `json:"backup,omitempty"` // a damaged live file was kept here
+	// Refused is, for a dry run, why the merge would stop without Force.
+	Refused string `json:"refused,omitempty"`
 }
 
 // ConflictLog is where a repository's recorded conflicts are kept (see
@@ -161,13 +163,16 @@ func (h *History) mergeLocked(res *MergeResult, old plumbing.Hash, live Files, o
 		next.Memory = renderLike(activeFile, live.Memory, theirActive, result.Active)
 		next.Archive = renderLike(archiveFile, live.Archive, memfile.Parse(theirFiles.Archive), result.Archive)
 	}
-	if !opts.Force {
-		if err := result.Guard(ours); err != nil {
-			return err
-		}
-	}
 	res.Changes = Compare(activeFile, memfile.Parse(next.Memory))
 	res.ArchiveChanges = Compare(archiveFile, memfile.Parse(next.Archive))
+	if !opts.Force {
+		if err := result.Guard(ours); err != nil {
+			if !opts.DryRun {
+				return err
+			}
+			res.Refused = err.Error()
+		}
+	}
 	if opts.DryRun {
 		return nil
 	}

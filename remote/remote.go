@@ -62,6 +62,8 @@ type Result struct {
 	ArchiveChanges []history.Change `json:"-"`
 	Conflicts      []merge.Conflict `json:"-"`
 	Backup         string           `json:"backup,omitempty"`
+	// Refused is, for a dry run, why the sync would stop without Force.
+	Refused string `json:"refused,omitempty"`
 }
 
 // TrackingRef is where a remote's snapshots are fetched to.
@@ -125,6 +127,7 @@ func Sync(h *history.History, remote string, opts Options) (*Result, error) {
 			res.Backup = m.Backup
 		}
 		if opts.DryRun {
+			res.Refused = m.Refused
 			return res, nil
 		}
 		head, err := h.RefHash(history.Ref)
@@ -146,7 +149,7 @@ func Sync(h *history.History, remote string, opts Options) (*Result, error) {
 		if res.Tries >= tries {
 			return res, fmt.Errorf("%w: %s's snapshots changed during each of %d tries", ErrRaced, remote, tries)
 		}
-		time.Sleep(time.Duration(20+rand.IntN(80*res.Tries)) * time.Millisecond)
+		time.Sleep(time.Duration(30+rand.IntN(100*res.Tries)) * time.Millisecond)
 	}
 }
 

@@ -96,6 +96,9 @@ func runSync(c *cli.Context) error {
 		printChanges(s, res.Changes, "")
 		printChanges(s, res.ArchiveChanges, "archive ")
 	}
+	if res.Refused != "" {
+		fmt.Fprintf(s.stdout, "without --force, sync would stop here: %s\n", res.Refused)
+	}
 	if res.Pushed {
 		fmt.Fprintf(s.stdout, "pushed %s to %s\n", shortHash(res.Snapshot), name)
 	}
