@@ -135,8 +135,19 @@ func (h *History) mergeLocked(res *MergeResult, old plumbing.Hash, live Files, o
 		}
 		ff = bytes.Equal(at.Memory, live.Memory) && bytes.Equal(at.Archive, live.Archive)
 	}
-	activeFile, _ := h.Store.ParseFile(h.Store.Path(), live.Memory)
-	archiveFile, _ := h.Store.ParseFile(h.Store.ArchivePath(), live.Archive)
+	// Live files with git conflict markers are merged by entry first (as
+	// every rewrite does); theirs' versions of what differs go to the log.
+	var unmarked []merge.Conflict
+	parse := func(data []byte) *memfile.File {
+		if memfile.HasConflictMarkers(data) {
+			if f, cs, ok := merge.Unmark(data); ok {
+				unmarked = append(unmarked, cs...)
+				return f
+			}
+		}
+		return memfile.Parse(data)
+	}
+	activeFile, archiveFile := parse(live.Memory), parse(live.Archive)
 	ours := merge.State{Active: activeFile.Entries, Archive: archiveFile.Entries}
 	var next Files
 	var result merge.Result
@@ -176,14 +187,23 @@ func (h *History) mergeLocked(res *MergeResult, old plumbing.Hash, live Files, o
 	if opts.DryRun {
 		return nil
 	}
-	if len(memfile.Damage(live.Memory)) > 0 {
-		target, err := h.Store.Resolve(h.Store.Path())
+	for _, f := range []struct {
+		path string
+		data []byte
+	}{{h.Store.Path(), live.Memory}, {h.Store.ArchivePath(), live.Archive}} {
+		if len(memfile.Damage(f.data)) == 0 {
+			continue
+		}
+		target, err := h.Store.Resolve(f.path)
 		if err != nil {
 			return err
 		}
-		if res.Backup, err = h.Store.Backup(target, live.Memory); err != nil {
+		if res.Backup, err = h.Store.Backup(target, f.data); err != nil {
 			return err
 		}
+	}
+	if err := merge.Log(ConflictLog(h.Repo), "conflict markers in "+h.Store.Path(), unmarked); err != nil {
+		return err
 	}
 	if err := h.writeLocked(h.Store.ArchivePath(), live.Archive, next.Archive); err != nil {
 		return err
