@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/memory"
 	"github.com/memsync/memsync/worktree"
 )
 
@@ -37,14 +36,8 @@ func openSession(c *cli.Context) (*session, error) {
 	s := &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter}
 	var home string
 	if c.Bool("global") {
-		dir, err := globalDir()
-		if err != nil {
-			return nil, err
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, err
-		}
-		if home, err = filepath.EvalSymlinks(dir); err != nil {
+		var err error
+		if home, err = memory.OpenGlobalDir(); err != nil {
 			return nil, err
 		}
 	} else {
