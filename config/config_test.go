@@ -16,7 +16,6 @@ func write(t *testing.T, dir, name, text string) {
 	}
 }
 
-
 // TestLayers: defaults, then orch.yml's block, then memsync.yml, then the
 // environment, key by key.
 func TestLayers(t *testing.T) {

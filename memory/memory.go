@@ -69,7 +69,7 @@ var (
 // MemoryAgent orchestrates a Recorder and a Retriever (seed 002). Either may
 // be nil if the agent is used only one way. Its fields are read on each call;
 // set them before the agent is shared between goroutines.
-type MemoryAgent struct {
+type MemoryAgent struct { //nolint:revive // seed 002 names it MemoryAgent
 	Recorder  Recorder
 	Retriever Retriever
 	// AutoUpdate records every operation run through Invoke.

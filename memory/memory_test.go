@@ -75,7 +75,7 @@ func TestAgent(t *testing.T) {
 		t.Fatalf("invoke: %q %v calls=%d reported=%v", out, err, rec.calls, reported)
 	}
 	boom := errors.New("boom")
-	if _, err := a.Invoke(ctx, "in", func(context.Context, string) (string, error) { return "", boom }); err != boom || rec.calls != 1 {
+	if _, err := a.Invoke(ctx, "in", func(context.Context, string) (string, error) { return "", boom }); !errors.Is(err, boom) || rec.calls != 1 {
 		t.Fatalf("failed op: %v calls=%d", err, rec.calls)
 	}
 	if _, err := a.Retrieve(ctx, Query{}); !errors.Is(err, ErrNoRetriever) {

@@ -8,9 +8,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync/mcpserver"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/memory"
-	"github.com/memsync/memsync/mcpserver"
 	"github.com/memsync/memsync/worktree"
 )
 
