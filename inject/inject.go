@@ -112,6 +112,10 @@ func Select(f *memfile.File, opts Options) Result {
 	b.WriteString(Header)
 	used := reserve
 	for _, i := range order {
+		if opts.Budget > 0 && (opts.Budget-used < minEntryBytes || minSize(&f.Entries[i]) > opts.Budget-used) {
+			res.Omitted++ // cannot fit: skip without rendering
+			continue
+		}
 		text := strings.ToValidUTF8(memfile.RenderEntry(&f.Entries[i], memfile.Orch), "\uFFFD")
 		size := len(text)
 		if len(res.Chosen) > 0 {
@@ -136,6 +140,14 @@ func Select(f *memfile.File, opts Options) Result {
 	}
 	res.Block = b.String()
 	return res
+}
+
+// minEntryBytes is less than any rendered entry takes ("## x\n- ID: …\n").
+const minEntryBytes = 16
+
+// minSize is a lower bound of an entry's rendered size, cheap to compute.
+func minSize(e *memfile.Entry) int {
+	return len(e.Title) + len(e.Content) + len(e.ID) + minEntryBytes
 }
 
 // candidates are the entries that pass the filter.
@@ -176,17 +188,32 @@ func IsCorrection(e *memfile.Entry) bool {
 	return strings.HasPrefix(t, "fix") || t == "solution" || t == "correction" || t == "bug"
 }
 
-// rank orders the candidates best first.
+// rank orders the candidates best first; equal scores, newer first.
 func rank(f *memfile.File, cands []int, query string) []int {
 	n := len(cands)
-	score := make([]float64, len(f.Entries))
-	// Recency: by date, then by position in the file.
-	byAge := slices.Clone(cands)
-	slices.SortStableFunc(byAge, func(a, b int) int {
-		return cmp.Compare(dateKey(f.Entries[a].Date), dateKey(f.Entries[b].Date))
-	})
-	for r, i := range byAge {
-		score[i] = recencyWeight * float64(r+1) / float64(n)
+	type item struct {
+		i     int // entry index
+		date  int // YYYYMMDD
+		score float64
+	}
+	items := make([]item, n)
+	for k, i := range cands {
+		items[k] = item{i: i, date: dateKey(f.Entries[i].Date)}
+	}
+	// Recency: by date, then by position in the file (usually already in order).
+	byAge := func(a, b item) int {
+		if c := cmp.Compare(a.date, b.date); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
+	}
+	if !slices.IsSortedFunc(items, byAge) {
+		slices.SortFunc(items, byAge)
+	}
+	pos := make([]int, len(f.Entries)) // entry index -> place in items
+	for r := range items {
+		items[r].score = recencyWeight * float64(r+1) / float64(n)
+		pos[items[r].i] = r
 	}
 	// Relevance, normalized to the best hit.
 	docs := make([]recall.Doc, n)
@@ -194,27 +221,42 @@ func rank(f *memfile.File, cands []int, query string) []int {
 		e := &f.Entries[i]
 		docs[k] = recall.Doc{Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content}
 	}
-	if hits := recall.Search(docs, query, recall.Options{}); len(hits) > 0 && hits[0].Score > 0 {
+	if hits := recall.Search(docs, query, recall.Options{Keywords: true}); len(hits) > 0 && hits[0].Score > 0 {
 		top := hits[0].Score
 		for _, h := range hits {
-			score[cands[h.Index]] += relevanceWeight * h.Score / top
+			items[pos[cands[h.Index]]].score += relevanceWeight * h.Score / top
 		}
 	}
-	for _, i := range cands {
-		if IsCorrection(&f.Entries[i]) {
-			score[i] += correctionWeight
+	for r := range items {
+		if IsCorrection(&f.Entries[items[r].i]) {
+			items[r].score += correctionWeight
 		}
 	}
-	order := slices.Clone(byAge)
-	slices.Reverse(order) // newest first among equal scores
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(score[b], score[a]) })
+	slices.SortFunc(items, func(a, b item) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return -byAge(a, b)
+	})
+	order := make([]int, n)
+	for r := range items {
+		order[r] = items[r].i
+	}
 	return order
 }
 
-// dateKey is the sortable part of a date ("2026-01-26"); undated sorts first.
-func dateKey(d string) string {
-	if len(d) >= 10 {
-		return d[:10]
+// dateKey is a date ("2026-01-26…") as a number (20260126) to sort by;
+// an undated entry is 0, the oldest.
+func dateKey(d string) int {
+	if len(d) < 10 || d[4] != '-' || d[7] != '-' {
+		return 0
 	}
-	return ""
+	n := 0
+	for _, c := range []byte(d[:4] + d[5:7] + d[8:10]) {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/memsync/memsync/memfile"
 )
 
 func indexes(hits []Hit) []int {
@@ -518,4 +521,26 @@ func FuzzSearch(f *testing.F) {
 			t.Fatalf("query %q, docs %q:\nSearch     %v\nslowSearch %v", query, docs, got, want)
 		}
 	})
+}
+
+// TestParallelCountSameScores: counting in parts on several cores gives
+// exactly the scores of counting on one.
+func TestParallelCountSameScores(t *testing.T) {
+	f := memfile.Parse(memfile.GenerateFile(3<<20, 5))
+	docs := make([]Doc, len(f.Entries))
+	for i := range f.Entries {
+		e := &f.Entries[i]
+		docs[i] = Doc{Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content}
+	}
+	if len(docs) < 2*minPart {
+		t.Fatalf("only %d docs", len(docs))
+	}
+	prev := runtime.GOMAXPROCS(1)
+	one := Search(docs, "retry timeout cache", Options{})
+	runtime.GOMAXPROCS(max(prev, 4))
+	many := Search(docs, "retry timeout cache", Options{})
+	runtime.GOMAXPROCS(prev)
+	if len(one) == 0 || !slices.Equal(one, many) {
+		t.Fatalf("one core: %d hits, several: %d hits, or different scores", len(one), len(many))
+	}
 }
