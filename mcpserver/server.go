@@ -219,7 +219,7 @@ func handler[In, Out any](l *layer, body func(ctx context.Context, in In) (Out, 
 	}
 }
 
-// filterHits ranks or lists entries of f.
+// search ranks the entries of f for a query, with the filters.
 func search(f *memfile.File, query string, tags []string, typ string, limit int) []Entry {
 	hits := recall.Search(memory.Docs(f), query, recall.Options{Limit: limit, Tags: tags, Type: memfile.NormalizeType(typ)})
 	out := make([]Entry, len(hits))

@@ -96,11 +96,7 @@ var tools = []tool{
 					return SaveOutput{}, err
 				}
 			}
-			title := in.Title
-			if title == "" && in.Key != "" && !strings.Contains(in.Content, "\n") && len(in.Content) > 80 {
-				title = in.Key
-			}
-			e := st.NewEntry(in.Type, title, in.Content, in.Tags)
+			e := st.NewEntry(in.Type, in.Title, in.Content, in.Tags)
 			if k := strings.TrimSpace(in.Key); k != "" {
 				if strings.ContainsAny(k, "\n\r") {
 					return SaveOutput{}, fmt.Errorf("%w: the key must be one line", memfile.ErrInvalid)
