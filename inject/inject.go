@@ -42,6 +42,10 @@ const (
 	correctionWeight = 0.2
 )
 
+// maxQueryTerms bounds the terms of the query (a whole prompt, often): the
+// most specific ones are kept (see recall.Options.MaxTerms).
+const maxQueryTerms = 8
+
 // Header starts the memory block; TaskSeparator joins it to the prompt.
 const (
 	Header        = "# Memories\n\n"
@@ -221,7 +225,7 @@ func rank(f *memfile.File, cands []int, query string) []int {
 		e := &f.Entries[i]
 		docs[k] = recall.Doc{Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content}
 	}
-	if hits := recall.Search(docs, query, recall.Options{Keywords: true}); len(hits) > 0 && hits[0].Score > 0 {
+	if hits := recall.Search(docs, query, recall.Options{Keywords: true, MaxTerms: maxQueryTerms}); len(hits) > 0 && hits[0].Score > 0 {
 		top := hits[0].Score
 		for _, h := range hits {
 			items[pos[cands[h.Index]]].score += relevanceWeight * h.Score / top

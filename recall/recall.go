@@ -50,6 +50,10 @@ type Options struct {
 	// when it has others, even from the substring fallback: for long
 	// queries such as a whole prompt, where they only cost time.
 	Keywords bool
+	// MaxTerms, if above 0, keeps only that many of the query's terms: the
+	// most specific ones, judged on a sample of the docs (see rarest). Each
+	// term costs a scan of all docs, so this bounds the time of a long query.
+	MaxTerms int
 }
 
 // Hit is one ranked result: Index into the docs slice, and its score.
@@ -101,6 +105,9 @@ func Search(docs []Doc, query string, opts Options) []Hit {
 	terms := queryTerms(query)
 	if opts.Keywords {
 		terms = withoutStopwords(terms)
+	}
+	if opts.MaxTerms > 0 && len(terms) > opts.MaxTerms {
+		terms = rarest(docs, idx, terms, opts.MaxTerms)
 	}
 	var hits []Hit
 	switch {
@@ -175,6 +182,60 @@ func withoutStopwords(terms []string) []string {
 	}
 	if len(out) == 0 {
 		return terms
+	}
+	return out
+}
+
+// sampleDocs is how many docs rarest looks at.
+const sampleDocs = 512
+
+// rarest keeps the n most specific terms, judged by the docs of a sample of
+// idx (evenly spread) they are found in as substrings: first the terms found
+// in at most half of the sample, fewest first; then those found in none
+// (rare, or absent: the sample cannot tell); then those in most docs, which
+// weigh little. Ties go to the longer term, then to the earlier. The terms
+// keep their query order.
+func rarest(docs []Doc, idx []int, terms []string, n int) []string {
+	c := newCounter(terms, nil)
+	df := make([]int, len(terms))
+	step := max(1, len(idx)/sampleDocs)
+	sampled := 0
+	for k := 0; k < len(idx); k += step {
+		sampled++
+		found := c.doc(&docs[idx[k]])
+		for t := range terms {
+			if found&(1<<t) != 0 {
+				df[t]++
+			}
+		}
+	}
+	order := make([]int, len(terms))
+	for t := range order {
+		order[t] = t
+	}
+	tier := func(t int) int {
+		switch {
+		case df[t] == 0:
+			return 1
+		case df[t] > sampled/2: // in most docs: of little weight (idf < ln 2)
+			return 2
+		}
+		return 0
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(tier(a), tier(b)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(df[a], df[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(len(terms[b]), len(terms[a]))
+	})
+	keep := order[:n]
+	slices.Sort(keep)
+	out := make([]string, n)
+	for k, t := range keep {
+		out[k] = terms[t]
 	}
 	return out
 }

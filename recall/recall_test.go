@@ -544,3 +544,21 @@ func TestParallelCountSameScores(t *testing.T) {
 		t.Fatalf("one core: %d hits, several: %d hits, or different scores", len(one), len(many))
 	}
 }
+
+// TestMaxTerms: a long query keeps its most specific terms: words in most
+// docs go first, even before words the sample did not find.
+func TestMaxTerms(t *testing.T) {
+	var docs []Doc
+	for i := range 2000 {
+		docs = append(docs, Doc{Title: fmt.Sprintf("note %d", i), Content: "the build uses make and the tests use go test"})
+	}
+	docs[1234].Content += " postgres pool limits"
+	q := "make the build and tests pass with postgres"
+	if all := Search(docs, q, Options{}); len(all) != len(docs) || all[0].Index != 1234 {
+		t.Fatalf("without MaxTerms: %d hits, first %v", len(all), all[0])
+	}
+	hits := Search(docs, q, Options{Keywords: true, MaxTerms: 2})
+	if len(hits) != 1 || hits[0].Index != 1234 {
+		t.Fatalf("MaxTerms 2: hits %v, want only doc 1234", hits)
+	}
+}

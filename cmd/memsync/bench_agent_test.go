@@ -26,10 +26,21 @@ func BenchmarkInjectProcess(b *testing.B) {
 	b.Run("memsync", func(b *testing.B) {
 		benchProcess(b, env, repo, bin, "inject", "--budget", "2000", "Why does the retry loop time out when the cache is cold?")
 	})
+	b.Run("memsync-long-prompt", func(b *testing.B) {
+		benchProcess(b, env, repo, bin, "inject", "--budget", "2000", longPrompt)
+	})
 	b.Run("grep", func(b *testing.B) {
 		benchProcess(b, env, repo, "grep", "-ci", "retry", file)
 	})
 }
+
+// longPrompt is a task as a loop engine would write it (the query of inject
+// by default).
+const longPrompt = `You are working on the payments service. The integration tests for the refund
+endpoint fail intermittently on CI with a timeout after the database migration ran. Investigate the retry
+logic in the HTTP client, the connection pool settings of postgres, the cache warmup in the worker, and the
+feature flag useFeatureFlag that gates the new refund flow. Write a fix, add regression tests, update the
+changelog, keep the public API stable, and explain the root cause in the pull request description.`
 
 // BenchmarkMCPRetrieve: one retrieve_from_memory round trip over stdio to a
 // running `memsync mcp` on a 1000-entry memory, side by side with a whole
