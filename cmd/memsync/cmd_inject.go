@@ -22,19 +22,20 @@ func injectCommand() *cli.Command {
 			"   manual  the prompt untouched on stdout, the memories on stderr (--json: both)\n" +
 			"   none    the prompt untouched; no memory is read (also when enabled: false,\n" +
 			"           whatever --mode says; MEMSYNC_ENABLED=true overrides the file)\n\n" +
-			"Under --budget (tokens, about 4 bytes each; 0 = no limit) entries are chosen by\n" +
-			"relevance to --query (default: the prompt) blended with recency; fixes and\n" +
-			"solutions go last; entries are never cut, and a last line says how many were\n" +
-			"left out. Settings come from orch.yml's 'memories:' block in the worktree root,\n" +
-			"then .agent/memsync.yml, then MEMSYNC_ENABLED / MEMSYNC_INJECT / MEMSYNC_BUDGET,\n" +
-			"then these flags. PROMPT '-' reads the prompt from standard input.",
+			"Under --budget (tokens, about 4 bytes each; 0 = no limit) entries are chosen\n" +
+			"by relevance to --query (default: the prompt) blended with recency; fixes and\n" +
+			"solutions get a bonus, so they are not the first to go. Entries are never cut,\n" +
+			"and a last line says how many were left out. Settings come from orch.yml's\n" +
+			"'memories:' block in the worktree root, then .agent/memsync.yml, then\n" +
+			"MEMSYNC_ENABLED / MEMSYNC_INJECT / MEMSYNC_BUDGET, then these flags.\n" +
+			"PROMPT '-' reads the prompt from standard input.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "mode", Usage: "auto, manual or none"},
-			&cli.IntFlag{Name: "budget", Usage: "most `TOKENS` of memory to add (0 = no limit)"},
+			&cli.IntFlag{Name: "budget", Usage: "most `TOKENS` of memory to add (0 = no limit)", DefaultText: fmt.Sprintf("%d, or the configuration's", config.DefaultBudget)},
 			&cli.StringFlag{Name: "query", Usage: "rank memories for this `TEXT` (default: the prompt)"},
 			&cli.StringFlag{Name: "type", Aliases: []string{"t"}, Usage: "only these comma-separated types"},
 			&cli.StringFlag{Name: "tags", Usage: "only entries with one of these comma-separated tags"},
-			&cli.IntFlag{Name: "recent-days", Usage: "only entries dated within `N` days"},
+			&cli.IntFlag{Name: "recent-days", Usage: "only entries dated within `N` days", DefaultText: "all"},
 		},
 		Action: runInject,
 	}
