@@ -202,7 +202,7 @@ func (l *layer) load(archive bool) (*memfile.Store, *memfile.File, error) {
 		f, err = st.Load()
 	}
 	if err != nil {
-		return nil, nil, toolError(err, l)
+		return nil, nil, err
 	}
 	return st, f, nil
 }

@@ -2,15 +2,22 @@ package memory
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
-// Bus is an in-process PubSub: Publish calls the topic's handlers in turn,
-// in the publisher's goroutine. The zero value is ready to use.
+// Bus is an in-process PubSub: Publish calls the topic's handlers in the
+// order they subscribed, in the publisher's goroutine. The zero value is
+// ready to use.
 type Bus struct {
 	mu   sync.Mutex
 	next int
-	subs map[string]map[int]func(context.Context, Message)
+	subs map[string][]subscription
+}
+
+type subscription struct {
+	id      int
+	handler func(context.Context, Message)
 }
 
 // Subscribe implements PubSub.
@@ -18,30 +25,24 @@ func (b *Bus) Subscribe(topic string, handler func(ctx context.Context, m Messag
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.subs == nil {
-		b.subs = map[string]map[int]func(context.Context, Message){}
-	}
-	if b.subs[topic] == nil {
-		b.subs[topic] = map[int]func(context.Context, Message){}
+		b.subs = map[string][]subscription{}
 	}
 	id := b.next
 	b.next++
-	b.subs[topic][id] = handler
+	b.subs[topic] = append(b.subs[topic], subscription{id, handler})
 	return func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		delete(b.subs[topic], id)
+		b.subs[topic] = slices.DeleteFunc(b.subs[topic], func(s subscription) bool { return s.id == id })
 	}
 }
 
 // Publish delivers an item on a topic to its subscribers.
 func (b *Bus) Publish(ctx context.Context, topic string, it Item) {
 	b.mu.Lock()
-	var hs []func(context.Context, Message)
-	for _, h := range b.subs[topic] {
-		hs = append(hs, h)
-	}
+	subs := slices.Clone(b.subs[topic])
 	b.mu.Unlock()
-	for _, h := range hs {
-		h(ctx, Message{Topic: topic, Item: it})
+	for _, s := range subs {
+		s.handler(ctx, Message{Topic: topic, Item: it})
 	}
 }
