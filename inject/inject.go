@@ -149,9 +149,24 @@ func Select(f *memfile.File, opts Options) Result {
 // minEntryBytes is less than any rendered entry takes ("## x\n- ID: …\n").
 const minEntryBytes = 16
 
-// minSize is a lower bound of an entry's rendered size, cheap to compute.
+// minSize is a lower bound of an entry's rendered size, cheap to compute:
+// the heading, the ID bullet, and the Date, Tags and Content bullets when
+// they have a value (then they are always rendered).
 func minSize(e *memfile.Entry) int {
-	return len(e.Title) + len(e.Content) + len(e.ID) + minEntryBytes
+	n := len("## \n- ID: \n") + len(e.Title) + len(e.ID)
+	if e.Date != "" {
+		n += len("- Date: \n") + len(e.Date)
+	}
+	if len(e.Tags) > 0 {
+		n += len("- Tags: \n")
+		for _, t := range e.Tags {
+			n += len(t)
+		}
+	}
+	if e.Content != "" {
+		n += len("- Content: \n") + len(e.Content)
+	}
+	return n
 }
 
 // candidates are the entries that pass the filter.
@@ -256,7 +271,11 @@ func dateKey(d string) int {
 		return 0
 	}
 	n := 0
-	for _, c := range []byte(d[:4] + d[5:7] + d[8:10]) {
+	for i := range 10 {
+		if i == 4 || i == 7 {
+			continue
+		}
+		c := d[i]
 		if c < '0' || c > '9' {
 			return 0
 		}

@@ -149,3 +149,15 @@ func TestShape(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestMinSize: the cheap bound never exceeds the rendered size.
+func TestMinSize(t *testing.T) {
+	f := memfile.Parse(memfile.GenerateFile(256<<10, 3))
+	f.Entries = append(f.Entries, entry("", "t", "", ""), entry("fix", "multi", "a\nb\n\nc", "2026-01-01", "x", "y"))
+	for i := range f.Entries {
+		e := &f.Entries[i]
+		if got, want := minSize(e), len(memfile.RenderEntry(e, memfile.Orch)); got > want {
+			t.Fatalf("entry %d: bound %d > size %d:\n%s", i, got, want, memfile.RenderEntry(e, memfile.Orch))
+		}
+	}
+}
