@@ -61,6 +61,9 @@ type Options struct {
 	Query string
 	// Filter narrows the candidates.
 	Filter config.Filter
+	// Keep, if set, also narrows them (e.g. to a session's view); entries it
+	// refuses count as filtered.
+	Keep func(e *memfile.Entry) bool
 	// Now is the clock of Filter.RecentDays (zero: time.Now()).
 	Now time.Time
 }
@@ -191,7 +194,8 @@ func candidates(f *memfile.File, opts Options, res *Result) []int {
 			(len(flt.Tags) == 0 || slices.ContainsFunc(e.Tags, func(t string) bool {
 				return slices.ContainsFunc(flt.Tags, func(w string) bool { return strings.EqualFold(t, w) })
 			})) &&
-			(since == "" || (len(e.Date) >= 10 && e.Date[:10] >= since))
+			(since == "" || (len(e.Date) >= 10 && e.Date[:10] >= since)) &&
+			(opts.Keep == nil || opts.Keep(e))
 		if ok {
 			out = append(out, i)
 		} else {

@@ -6,7 +6,8 @@
 // between calls — so servers in several worktrees (and the CLI) see each
 // other's writes at once. Tool failures are tool errors whose text says what
 // to do next. Read-only tools carry ReadOnlyHint, delete tools
-// DestructiveHint. A server started for the worker role refuses deletes.
+// DestructiveHint. A server started for the worker role refuses deletes and
+// restores (package policy).
 package mcpserver
 
 import (
@@ -22,6 +23,7 @@ import (
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/memory"
+	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/recall"
 )
 
@@ -36,8 +38,15 @@ type Options struct {
 	ProjectBeforeWrite func() error
 	// Global opens the global layer's store; it is called on each global call.
 	Global func() (*memfile.Store, error)
-	// Role is checked on deletes.
-	Role memory.Role
+	// Role is checked on deletes and restores.
+	Role policy.Role
+	// Session, if set, is written on saved entries (a "- Session:" bullet),
+	// and reads see that session's entries plus those of no session, as the
+	// CLI's --session.
+	Session string
+	// RecordAccess records the entries retrieve and get return, for gc's TTL
+	// (memfile.Store.RecordAccess), as the CLI's search and show do.
+	RecordAccess bool
 	// Version is reported to clients.
 	Version string
 }
@@ -47,7 +56,23 @@ type layer struct {
 	global      bool
 	store       func() (*memfile.Store, error)
 	beforeWrite func() error
-	role        memory.Role
+	opts        *Options
+}
+
+// inScope tells whether an entry is in the session's view.
+func (l *layer) inScope(e *memfile.Entry) bool {
+	if l.opts.Session == "" {
+		return true
+	}
+	got := e.Field("Session")
+	return got == "" || got == l.opts.Session
+}
+
+// touch records an access to entries returned to the agent.
+func (l *layer) touch(st *memfile.Store, ids ...string) {
+	if l.opts.RecordAccess && len(ids) > 0 {
+		st.RecordAccess(ids...)
+	}
 }
 
 // ToolNames are the names of the tools New registers, project tools first.
@@ -70,7 +95,7 @@ func New(opts Options) *mcp.Server {
 			"worth keeping (a decision, a fix, a pattern), call save_to_memory with a short title, the content " +
 			"and tags. The *_global_* tools work on the user's memory shared by all repositories.",
 	})
-	project := &layer{role: opts.Role, beforeWrite: opts.ProjectBeforeWrite, store: func() (*memfile.Store, error) {
+	project := &layer{opts: &opts, beforeWrite: opts.ProjectBeforeWrite, store: func() (*memfile.Store, error) {
 		if opts.Project == nil {
 			msg := opts.NoProject
 			if msg == "" {
@@ -80,7 +105,7 @@ func New(opts Options) *mcp.Server {
 		}
 		return opts.Project, nil
 	}}
-	global := &layer{global: true, role: opts.Role, store: opts.Global}
+	global := &layer{global: true, opts: &opts, store: opts.Global}
 	if global.store == nil {
 		global.store = func() (*memfile.Store, error) {
 			home, err := memory.OpenGlobalDir()
@@ -183,6 +208,8 @@ func toolError(err error, l *layer) error {
 		return fmt.Errorf("%w; %s shows each entry's number and ID (an ID may be shortened to a unique prefix of 4+ characters)", err, listTool)
 	case errors.Is(err, lock.ErrTimeout):
 		return fmt.Errorf("%w; another process is writing the memory, retry in a moment", err)
+	case errors.Is(err, policy.ErrRefused):
+		return fmt.Errorf("%w; ask an owner or admin (the server's --role or MEMSYNC_ROLE)", err)
 	case errors.Is(err, memfile.ErrUnsafePath):
 		return fmt.Errorf("%w; memsync never writes through a link that leaves the memory home (run 'memsync worktree link')", err)
 	}
@@ -219,12 +246,28 @@ func handler[In, Out any](l *layer, body func(ctx context.Context, in In) (Out, 
 	}
 }
 
-// search ranks the entries of f for a query, with the filters.
-func search(f *memfile.File, query string, tags []string, typ string, limit int) []Entry {
-	hits := recall.Search(memory.Docs(f), query, recall.Options{Limit: limit, Tags: tags, Type: memfile.NormalizeType(typ)})
+// search ranks the entries of f in the layer's view for a query, with the filters.
+func (l *layer) search(f *memfile.File, query string, tags []string, typ string, limit int) []Entry {
+	var idx []int
+	docs := memory.Docs(f)
+	if l.opts.Session != "" {
+		var view []recall.Doc
+		for i := range f.Entries {
+			if l.inScope(&f.Entries[i]) {
+				idx = append(idx, i)
+				view = append(view, docs[i])
+			}
+		}
+		docs = view
+	}
+	hits := recall.Search(docs, query, recall.Options{Limit: limit, Tags: tags, Type: memfile.NormalizeType(typ)})
 	out := make([]Entry, len(hits))
 	for k, h := range hits {
-		out[k] = toEntry(&f.Entries[h.Index], h.Index+1)
+		i := h.Index
+		if idx != nil {
+			i = idx[i]
+		}
+		out[k] = toEntry(&f.Entries[i], i+1)
 		out[k].Score = h.Score
 	}
 	return out

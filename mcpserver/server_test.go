@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/memory"
+	"github.com/memsync/memsync/policy"
 )
 
 // connect runs a server in process over the SDK's in-memory transports.
@@ -50,10 +50,11 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 // TestGlobalAndPaging: the global layer's tools, list paging and filters,
 // the worker refused on a global delete, and a server without a repository.
 func TestGlobalAndPaging(t *testing.T) {
+	t.Setenv("MEMSYNC_GLOBAL_DIR", t.TempDir())
 	global := memfile.Open(t.TempDir())
 	open := func() (*memfile.Store, error) { return global, nil }
-	owner := connect(t, Options{Global: open, Role: memory.Owner})
-	worker := connect(t, Options{Global: open, Role: memory.Worker})
+	owner := connect(t, Options{Global: open, Role: policy.Owner})
+	worker := connect(t, Options{Global: open, Role: policy.Worker})
 
 	for i, typ := range []string{"pattern", "fix", "pattern", "fix", "pattern"} {
 		if msg := callTool(t, worker, "save_to_global_memory", map[string]any{"content": "note " + string(rune('a'+i)), "type": typ, "key": "k" + string(rune('a'+i))}, nil); msg != "" {
@@ -65,7 +66,7 @@ func TestGlobalAndPaging(t *testing.T) {
 	if page.Total != 3 || len(page.Entries) != 2 || page.Entries[0].Content != "note c" || page.Entries[1].Content != "note a" {
 		t.Fatalf("page: %+v", page)
 	}
-	if msg := callTool(t, worker, "delete_global_memory_entry", map[string]any{"key": "kb"}, nil); !strings.Contains(msg, "worker may not delete") {
+	if msg := callTool(t, worker, "delete_global_memory_entry", map[string]any{"key": "kb"}, nil); !strings.Contains(msg, "role worker may not delete") {
 		t.Fatalf("worker delete: %q", msg)
 	}
 	var del DeleteOutput
@@ -74,7 +75,7 @@ func TestGlobalAndPaging(t *testing.T) {
 	}
 	var sum Summary
 	callTool(t, worker, "get_global_memory_summary", nil, &sum)
-	if sum.Entries != 4 || sum.Types["fix"] != 1 || sum.Types["pattern"] != 3 {
+	if sum.Layer != "global" || sum.Active.Entries != 4 || sum.Active.Types["fix"] != 1 || sum.Active.Types["pattern"] != 3 || sum.Archive.Entries != 0 {
 		t.Fatalf("summary: %+v", sum)
 	}
 	if msg := callTool(t, owner, "retrieve_from_memory", map[string]any{"query": "x"}, nil); !strings.Contains(msg, "inside a git repository") {
@@ -83,7 +84,7 @@ func TestGlobalAndPaging(t *testing.T) {
 	if msg := callTool(t, owner, "save_to_global_memory", map[string]any{"content": "  "}, nil); !strings.Contains(msg, "content is empty") {
 		t.Fatalf("empty content: %q", msg)
 	}
-	if n := len(ToolNames()); n != 18 {
+	if n := len(ToolNames()); n != 20 {
 		t.Fatalf("%d tools", n)
 	}
 }

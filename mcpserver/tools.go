@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -27,6 +27,9 @@ type SaveInput struct {
 type SaveOutput struct {
 	Entry Entry  `json:"entry"`
 	Path  string `json:"path" jsonschema:"the memory file"`
+	// Duplicate is set when the same content was already stored and nothing
+	// was added: "active", or "archive" (restore it to use it again).
+	Duplicate string `json:"duplicate,omitempty" jsonschema:"set when the content was already stored (active or archive) and nothing was added; entry is the stored one"`
 }
 
 // RetrieveInput are retrieve_from_memory's and search_memory_archive's arguments.
@@ -61,18 +64,23 @@ type DeleteOutput struct {
 	Deleted Entry `json:"deleted"`
 }
 
-// Summary describes one memory file.
+// Summary is what the summary tools return: the shape of the CLI's
+// `memsync summary --json` (the archive tool leaves out active).
 type Summary struct {
-	Path     string         `json:"path"`
-	Entries  int            `json:"entries"`
-	Bytes    int64          `json:"bytes" jsonschema:"size of the file"`
-	MaxBytes int64          `json:"max_bytes,omitempty" jsonschema:"size cap; past it the oldest entries are archived"`
-	Types    map[string]int `json:"types" jsonschema:"entries per type"`
-	Tags     map[string]int `json:"tags" jsonschema:"entries per tag"`
-	Oldest   string         `json:"oldest,omitempty" jsonschema:"date of the oldest entry"`
-	Newest   string         `json:"newest,omitempty" jsonschema:"date of the newest entry"`
-	Problems int            `json:"problems,omitempty" jsonschema:"damaged lines found (what parses is still served)"`
-	Archived int            `json:"archived,omitempty" jsonschema:"entries in the archive"`
+	Layer      string           `json:"layer" jsonschema:"project or global"`
+	Session    string           `json:"session,omitempty"`
+	Path       string           `json:"path" jsonschema:"the memory file"`
+	Active     *memfile.Summary `json:"active,omitempty" jsonschema:"the active memory: entries, bytes, types, tags, oldest and newest date"`
+	Archive    *memfile.Summary `json:"archive"`
+	MaxBytes   int64            `json:"max_bytes" jsonschema:"size cap of the active file; past it the oldest entries are archived"`
+	MaxEntries int              `json:"max_entries" jsonschema:"most active entries; past it gc archives the least recently used"`
+	TTLDays    int              `json:"ttl_days" jsonschema:"gc archives entries not accessed for this many days"`
+	Problems   int              `json:"problems,omitempty" jsonschema:"damaged lines found in the active file (what parses is still served)"`
+}
+
+// RestoreOutput is what a restore returns.
+type RestoreOutput struct {
+	Restored []Entry `json:"restored"`
 }
 
 const defaultListLimit = 50
@@ -106,11 +114,16 @@ var tools = []tool{
 			if a := strings.TrimSpace(in.CallerAgentID); a != "" && !strings.ContainsAny(a, "\n\r") {
 				e.Extra = append(e.Extra, memfile.Field{Key: memory.SourceKey, Value: a})
 			}
-			e, err = st.Append(e)
+			if l.opts.Session != "" {
+				e.SetField("Session", l.opts.Session)
+			}
+			e, dup, err := st.Add(e)
 			if err != nil {
 				return SaveOutput{}, err
 			}
-			return SaveOutput{Entry: toEntry(&e, 0), Path: st.Path()}, nil
+			out := SaveOutput{Entry: toEntry(&e, 0), Path: st.Path()}
+			out.Duplicate = map[memfile.Dup]string{memfile.DupActive: "active", memfile.DupArchived: "archive"}[dup]
+			return out, nil
 		}))
 	}},
 	{base: "retrieve_from_memory", add: func(s *mcp.Server, l *layer) {
@@ -119,11 +132,16 @@ var tools = []tool{
 			Description: "Search " + l.what() + " by relevance (BM25 over title, tags, type and content), best first.",
 			Annotations: readOnly("Search memories"),
 		}, handler(l, func(_ context.Context, in RetrieveInput) (Entries, error) {
-			_, f, err := l.load(false)
+			st, f, err := l.load(false)
 			if err != nil {
 				return Entries{}, err
 			}
-			res := search(f, in.Query, in.Tags, in.Type, limitOr(in.Limit, memory.DefaultLimit))
+			res := l.search(f, in.Query, in.Tags, in.Type, limitOr(in.Limit, memory.DefaultLimit))
+			ids := make([]string, len(res))
+			for k := range res {
+				ids[k] = res[k].ID
+			}
+			l.touch(st, ids...)
 			return Entries{Entries: res, Total: len(res)}, nil
 		}))
 	}},
@@ -133,7 +151,7 @@ var tools = []tool{
 			Description: "Get one entry of " + l.what() + " by key, ID or number.",
 			Annotations: readOnly("Get a memory"),
 		}, handler(l, func(_ context.Context, in RefInput) (Entry, error) {
-			_, f, err := l.load(false)
+			st, f, err := l.load(false)
 			if err != nil {
 				return Entry{}, err
 			}
@@ -141,6 +159,7 @@ var tools = []tool{
 			if err != nil {
 				return Entry{}, err
 			}
+			l.touch(st, f.Entries[i].ID)
 			return toEntry(&f.Entries[i], i+1), nil
 		}))
 	}},
@@ -154,7 +173,7 @@ var tools = []tool{
 			if err != nil {
 				return Entries{}, err
 			}
-			return list(f, in), nil
+			return l.list(f, in), nil
 		}))
 	}},
 	{base: "delete_memory_entry", add: func(s *mcp.Server, l *layer) {
@@ -163,7 +182,7 @@ var tools = []tool{
 			Description: "Delete one entry of " + l.what() + " for good (it is not archived). Owners and admins only.",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: trueP, IdempotentHint: true, OpenWorldHint: falseP, Title: "Delete a memory"},
 		}, handler(l, func(_ context.Context, in RefInput) (DeleteOutput, error) {
-			if err := l.role.Allow(memory.OpDelete); err != nil {
+			if err := l.opts.Role.Check("delete"); err != nil {
 				return DeleteOutput{}, err
 			}
 			st, err := l.store()
@@ -186,23 +205,9 @@ var tools = []tool{
 	{base: "get_memory_summary", add: func(s *mcp.Server, l *layer) {
 		mcp.AddTool(s, &mcp.Tool{
 			Name:        tool{base: "get_memory_summary"}.name(l.global),
-			Description: "Summarize " + l.what() + ": entries per type and tag, dates, size against the cap, archived entries.",
+			Description: "Summarize " + l.what() + " and its archive: entries per type and tag, dates, size against the cap, the gc limits.",
 			Annotations: readOnly("Summarize memories"),
-		}, handler(l, func(_ context.Context, _ struct{}) (Summary, error) {
-			st, f, err := l.load(false)
-			if err != nil {
-				return Summary{}, err
-			}
-			sum := summarize(f, st.Path(), fileSize(st, st.Path()))
-			sum.MaxBytes = st.MaxBytes
-			if sum.MaxBytes <= 0 {
-				sum.MaxBytes = memfile.DefaultMaxBytes
-			}
-			if a, err := st.LoadArchive(); err == nil {
-				sum.Archived = len(a.Entries)
-			}
-			return sum, nil
-		}))
+		}, handler(l, func(_ context.Context, _ struct{}) (Summary, error) { return l.summary(false) }))
 	}},
 	{base: "search_memory_archive", add: func(s *mcp.Server, l *layer) {
 		mcp.AddTool(s, &mcp.Tool{
@@ -214,7 +219,7 @@ var tools = []tool{
 			if err != nil {
 				return Entries{}, err
 			}
-			res := search(f, in.Query, in.Tags, in.Type, limitOr(in.Limit, memory.DefaultLimit))
+			res := l.search(f, in.Query, in.Tags, in.Type, limitOr(in.Limit, memory.DefaultLimit))
 			return Entries{Entries: res, Total: len(res)}, nil
 		}))
 	}},
@@ -228,7 +233,7 @@ var tools = []tool{
 			if err != nil {
 				return Entries{}, err
 			}
-			return list(f, in), nil
+			return l.list(f, in), nil
 		}))
 	}},
 	{base: "get_memory_archive_summary", add: func(s *mcp.Server, l *layer) {
@@ -236,12 +241,36 @@ var tools = []tool{
 			Name:        tool{base: "get_memory_archive_summary"}.name(l.global),
 			Description: "Summarize the archive of " + l.what() + ": entries per type and tag, dates, size.",
 			Annotations: readOnly("Summarize the archive"),
-		}, handler(l, func(_ context.Context, _ struct{}) (Summary, error) {
-			st, f, err := l.load(true)
-			if err != nil {
-				return Summary{}, err
+		}, handler(l, func(_ context.Context, _ struct{}) (Summary, error) { return l.summary(true) }))
+	}},
+	{base: "restore_from_memory_archive", add: func(s *mcp.Server, l *layer) {
+		mcp.AddTool(s, &mcp.Tool{
+			Name:        tool{base: "restore_from_memory_archive"}.name(l.global),
+			Description: "Move an archived entry of " + l.what() + " back to the active memory, with its ID. Owners and admins only.",
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: falseP, IdempotentHint: true, OpenWorldHint: falseP, Title: "Restore a memory"},
+		}, handler(l, func(_ context.Context, in RefInput) (RestoreOutput, error) {
+			if err := l.opts.Role.Check("restore"); err != nil {
+				return RestoreOutput{}, err
 			}
-			return summarize(f, st.ArchivePath(), fileSize(st, st.ArchivePath())), nil
+			st, err := l.store()
+			if err != nil {
+				return RestoreOutput{}, err
+			}
+			moved, err := st.Move(memfile.ToActive, func(f *memfile.File) ([]int, error) {
+				i, err := find(f, in.Key)
+				if err != nil {
+					return nil, fmt.Errorf("%w in the archive", err)
+				}
+				return []int{i}, nil
+			})
+			if err != nil {
+				return RestoreOutput{}, err
+			}
+			out := RestoreOutput{Restored: make([]Entry, len(moved))}
+			for k := range moved {
+				out.Restored[k] = toEntry(&moved[k], 0)
+			}
+			return out, nil
 		}))
 	}},
 }
@@ -253,14 +282,15 @@ func limitOr(n, def int) int {
 	return n
 }
 
-// list returns entries newest (last in the file) first, filtered and paged.
-func list(f *memfile.File, in ListInput) Entries {
+// list returns the entries in view, newest (last in the file) first,
+// filtered and paged.
+func (l *layer) list(f *memfile.File, in ListInput) Entries {
 	typ := memfile.NormalizeType(in.Type)
 	out := Entries{Entries: []Entry{}}
 	limit := limitOr(in.Limit, defaultListLimit)
 	for i := len(f.Entries) - 1; i >= 0; i-- {
 		e := &f.Entries[i]
-		if (typ != "" && e.Type != typ) || !hasAll(e, in.Tags) {
+		if (typ != "" && e.Type != typ) || !hasAll(e, in.Tags) || !l.inScope(e) {
 			continue
 		}
 		if out.Total >= in.Offset && len(out.Entries) < limit {
@@ -271,26 +301,46 @@ func list(f *memfile.File, in ListInput) Entries {
 	return out
 }
 
-func summarize(f *memfile.File, path string, size int64) Summary {
-	sum := Summary{Path: path, Entries: len(f.Entries), Bytes: size, Types: map[string]int{}, Tags: map[string]int{}, Problems: len(f.Problems)}
-	var dates []string
-	for i := range f.Entries {
-		e := &f.Entries[i]
-		t := e.Type
-		if t == "" {
-			t = "(none)"
-		}
-		sum.Types[t]++
-		for _, tag := range e.Tags {
-			sum.Tags[strings.ToLower(tag)]++
-		}
-		if e.Date != "" {
-			dates = append(dates, e.Date)
-		}
+// summary summarizes the layer's view of its files.
+func (l *layer) summary(archiveOnly bool) (Summary, error) {
+	st, err := l.store()
+	if err != nil {
+		return Summary{}, err
 	}
-	if len(dates) > 0 {
-		sort.Strings(dates)
-		sum.Oldest, sum.Newest = dates[0], dates[len(dates)-1]
+	sum := Summary{Layer: "project", Session: l.opts.Session, Path: st.Path(), MaxBytes: st.MaxBytes}
+	if l.global {
+		sum.Layer = "global"
 	}
-	return sum
+	if sum.MaxBytes <= 0 {
+		sum.MaxBytes = memfile.DefaultMaxBytes
+	}
+	lim := memfile.DefaultLimits
+	if st.Limits != nil {
+		lim = *st.Limits
+	}
+	sum.MaxEntries, sum.TTLDays = lim.MaxEntries, int(lim.TTL/(24*time.Hour))
+	view := func(f *memfile.File, path string) *memfile.Summary {
+		in := &memfile.File{}
+		for i := range f.Entries {
+			if l.inScope(&f.Entries[i]) {
+				in.Entries = append(in.Entries, f.Entries[i])
+			}
+		}
+		s := memfile.Summarize(in)
+		s.Bytes = fileSize(st, path)
+		return &s
+	}
+	if !archiveOnly {
+		f, err := st.Load()
+		if err != nil {
+			return Summary{}, err
+		}
+		sum.Active, sum.Problems = view(f, st.Path()), len(f.Problems)
+	}
+	a, err := st.LoadArchive()
+	if err != nil {
+		return Summary{}, err
+	}
+	sum.Archive = view(a, st.ArchivePath())
+	return sum, nil
 }

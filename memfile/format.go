@@ -114,6 +114,12 @@ func scanDamage(s string) []Problem {
 	return ps
 }
 
+// Damage reports the damage Parse would report in data (git conflict
+// markers, NUL bytes, invalid UTF-8, with line numbers) without parsing it:
+// a fast check for callers that keep the bytes as they are, such as
+// snapshots. Duplicate IDs are not checked.
+func Damage(data []byte) []Problem { return scanDamage(string(data)) }
+
 // mayBeDamaged is a fast whole-file check: false means scanDamage finds nothing.
 func mayBeDamaged(s string) bool {
 	if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
@@ -381,6 +387,7 @@ func joinLines(ls []string) string {
 // else changed.
 func (f *File) Render() []byte {
 	var b strings.Builder
+	b.Grow(f.sizeHint())
 	b.WriteString(f.Preamble)
 	if f.Dialect == Ralph {
 		renderRalph(&b, f)
@@ -393,6 +400,22 @@ func (f *File) Render() []byte {
 		f.Entries[i].renderOrch(&b)
 	}
 	return []byte(b.String())
+}
+
+// sizeHint estimates the rendered size, so Render allocates once.
+func (f *File) sizeHint() int {
+	n := len(f.Preamble)
+	for i := range f.Entries {
+		e := &f.Entries[i]
+		n += 64 + len(e.ID) + len(e.Type) + len(e.Title) + len(e.Date) + len(e.Content) + strings.Count(e.Content, "\n")*2
+		for _, t := range e.Tags {
+			n += len(t) + 2
+		}
+		for _, x := range e.Extra {
+			n += len(x.Key) + len(x.Value) + 8
+		}
+	}
+	return n
 }
 
 // RenderEntry renders one entry the way it is appended to a file of dialect d.

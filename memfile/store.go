@@ -40,6 +40,15 @@ type Store struct {
 	Now           func() time.Time
 	// Warn receives messages that are no errors (size cap reached, backup written).
 	Warn func(msg string)
+	// FileMode is the mode of the memory files it creates (0 means 0644);
+	// the global layer uses 0600, and its folders then get 0700.
+	FileMode os.FileMode
+	// StateDir holds the store's state (last access, content index; see
+	// state.go); empty means no state: no access recording and no dedup.
+	StateDir string
+	// Limits, when set (and with a StateDir), make Add run GC once a write
+	// passes them.
+	Limits *Limits
 }
 
 // Open returns the store of a memory home with default limits.
@@ -62,6 +71,21 @@ func (s *Store) warn(format string, args ...any) {
 	if s.Warn != nil {
 		s.Warn(fmt.Sprintf(format, args...))
 	}
+}
+
+func (s *Store) fileMode() os.FileMode {
+	if s.FileMode != 0 {
+		return s.FileMode
+	}
+	return 0o644
+}
+
+// dirMode is the mode of folders the store creates: private when its files are.
+func (s *Store) dirMode() os.FileMode {
+	if s.fileMode()&0o077 == 0 {
+		return 0o700
+	}
+	return 0o755
 }
 
 func (s *Store) maxBytes() int64 {
@@ -137,11 +161,16 @@ func (s *Store) load(path string, locked bool) (*File, error) {
 			return nil, err
 		}
 		if _, err := os.Stat(s.Home); err == nil {
+			// A reader that cannot create the lock file (a read-only
+			// checkout) reads without it: appends are single writes and
+			// rewrites are renames, so it still never sees a mixed file.
 			l, err := lock.Shared(lp, s.LockTimeout)
-			if err != nil {
+			switch {
+			case err == nil:
+				defer func() { _ = l.Release() }()
+			case errors.Is(err, lock.ErrTimeout):
 				return nil, err
 			}
-			defer func() { _ = l.Release() }()
 		}
 	}
 	data, err := os.ReadFile(target)
@@ -154,9 +183,13 @@ func (s *Store) load(path string, locked bool) (*File, error) {
 	return parseOwned(data), nil
 }
 
-// withLock runs fn holding the writers' lock, creating the home if needed.
-func (s *Store) withLock(fn func() error) error {
-	if err := os.MkdirAll(s.Home, 0o755); err != nil {
+// WithLock runs fn holding the writers' lock, creating the home if needed.
+// It is for work that must not interleave with other writers and that reads
+// or writes the memory files itself (a snapshot, a rollback): fn must not
+// call the Store's own locking methods (Load, Append, Update), since the lock
+// is not reentrant.
+func (s *Store) WithLock(fn func() error) error {
+	if err := os.MkdirAll(s.Home, s.dirMode()); err != nil {
 		return err
 	}
 	lp, err := s.lockPath()
@@ -228,49 +261,57 @@ func (s *Store) Append(e Entry) (Entry, error) {
 	if err := s.Validate(&e); err != nil {
 		return e, err
 	}
-	err := s.withLock(func() error {
-		target, err := s.Resolve(s.Path())
-		if err != nil {
-			return err
-		}
-		f, err := os.OpenFile(target, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = f.Close() }()
-		fi, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		size := fi.Size()
-		head := make([]byte, min(size, sniffBytes))
-		if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
-			return err
-		}
-		dialect := SniffDialect(head)
-		if dialect == Ralph {
-			e.ID = NewRalphID(s.now())
-		}
-		rec := RenderEntry(&e, dialect)
-		if dialect == Ralph || size+int64(len(rec))+2 > s.maxBytes() {
-			return s.rewriteLocked(func(f *File) error {
-				f.Entries = append(f.Entries, e)
-				if f.Dialect == Ralph { // ralph keeps the newest first in its section
-					f.Entries = append([]Entry{e}, f.Entries[:len(f.Entries)-1]...)
-				}
-				return s.enforceCapLocked(f)
-			})
-		}
-		prefix, err := separator(f, size)
-		if err != nil {
-			return err
-		}
-		if _, err := f.WriteString(prefix + rec); err != nil {
-			return err
-		}
-		return f.Sync()
+	err := s.WithLock(func() error {
+		var err error
+		e, _, err = s.appendLocked(e)
+		return err
 	})
 	return e, err
+}
+
+// appendLocked is Append's work under the writers' lock. rewrote reports
+// that the file was rewritten (ralph dialect, size cap) instead of appended to.
+func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
+	target, err := s.Resolve(s.Path())
+	if err != nil {
+		return e, false, err
+	}
+	f, err := os.OpenFile(target, os.O_RDWR|os.O_APPEND|os.O_CREATE, s.fileMode())
+	if err != nil {
+		return e, false, err
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return e, false, err
+	}
+	size := fi.Size()
+	head := make([]byte, min(size, sniffBytes))
+	if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
+		return e, false, err
+	}
+	dialect := SniffDialect(head)
+	if dialect == Ralph {
+		e.ID = NewRalphID(s.now())
+	}
+	rec := RenderEntry(&e, dialect)
+	if dialect == Ralph || size+int64(len(rec))+2 > s.maxBytes() {
+		return e, true, s.rewriteLocked(func(f *File) error {
+			f.Entries = append(f.Entries, e)
+			if f.Dialect == Ralph { // ralph keeps the newest first in its section
+				f.Entries = append([]Entry{e}, f.Entries[:len(f.Entries)-1]...)
+			}
+			return s.enforceCapLocked(f)
+		})
+	}
+	prefix, err := separator(f, size)
+	if err != nil {
+		return e, false, err
+	}
+	if _, err := f.WriteString(prefix + rec); err != nil {
+		return e, false, err
+	}
+	return e, false, f.Sync()
 }
 
 // separator is what goes before an appended entry so that it starts a new
@@ -296,11 +337,18 @@ func separator(f *os.File, size int64) (string, error) {
 // and writes it back atomically if fn returns nil. A damaged file is backed
 // up beside itself before it is rewritten.
 func (s *Store) Update(fn func(f *File) error) error {
-	return s.withLock(func() error { return s.rewriteLocked(fn) })
+	return s.WithLock(func() error { return s.rewriteLocked(fn) })
 }
 
 func (s *Store) rewriteLocked(fn func(f *File) error) error {
-	target, err := s.Resolve(s.Path())
+	return s.rewritePathLocked(s.Path(), fn)
+}
+
+// rewritePathLocked is the one rewrite of a memory file (the active file or
+// the archive): parse, fn, back up a damaged file, atomic write. The caller
+// holds the writers' lock.
+func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
+	target, err := s.Resolve(path)
 	if err != nil {
 		return err
 	}
@@ -315,14 +363,17 @@ func (s *Store) rewriteLocked(fn func(f *File) error) error {
 	if err := fn(f); err != nil {
 		return err
 	}
+	if err := os.MkdirAll(filepath.Dir(target), s.dirMode()); err != nil {
+		return err
+	}
 	if len(f.Problems) > 0 {
 		backup := fmt.Sprintf("%s.bak-%s", target, s.now().UTC().Format("20060102T150405.000000000"))
-		if err := fsutil.WriteFile(backup, data, 0o644); err != nil {
+		if err := fsutil.WriteFile(backup, data, s.fileMode()); err != nil {
 			return fmt.Errorf("backup before rewrite: %w", err)
 		}
-		s.warn("%s had %d problem(s); its old content is kept in %s", s.Path(), len(f.Problems), backup)
+		s.warn("%s had %d problem(s); its old content is kept in %s", path, len(f.Problems), backup)
 	}
-	return fsutil.WriteFile(target, f.Render(), 0o644)
+	return fsutil.WriteFile(target, f.Render(), s.fileMode())
 }
 
 // enforceCapLocked moves the oldest entries to the archive until the active
@@ -338,7 +389,7 @@ func (s *Store) enforceCapLocked(f *File) error {
 		size -= int64(len(RenderEntry(&f.Entries[n], f.Dialect)) + 1)
 		n++
 	}
-	if err := s.archiveLocked(f.Entries[:n]); err != nil {
+	if _, err := s.archiveLocked(f.Entries[:n]); err != nil {
 		return err
 	}
 	s.warn("%s reached the size cap (%d bytes): moved the %d oldest entries to %s", s.Path(), s.maxBytes(), n, s.ArchivePath())
@@ -347,34 +398,24 @@ func (s *Store) enforceCapLocked(f *File) error {
 }
 
 // archiveLocked appends entries to the archive file and syncs it. Entries
-// already in the archive (same ID) are not written twice.
-func (s *Store) archiveLocked(entries []Entry) error {
+// already in the archive (same ID) are not written twice. It returns the IDs
+// the archive holds afterwards (nil when there was nothing to write).
+func (s *Store) archiveLocked(entries []Entry) (map[string]bool, error) {
 	if len(entries) == 0 {
-		return nil
-	}
-	path, err := s.Resolve(s.ArchivePath())
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	a := Parse(data)
-	if len(data) == 0 {
-		a.Preamble = Header + "\n"
+		return nil, nil
 	}
 	have := map[string]bool{}
-	for _, e := range a.Entries {
-		have[e.ID] = true
-	}
-	for _, e := range entries {
-		if !have[e.ID] {
-			a.Entries = append(a.Entries, e)
+	err := s.rewritePathLocked(s.ArchivePath(), func(a *File) error {
+		for _, e := range a.Entries {
+			have[e.ID] = true
 		}
-	}
-	return fsutil.WriteFile(path, a.Render(), 0o644)
+		for _, e := range entries {
+			if !have[e.ID] {
+				have[e.ID] = true
+				a.Entries = append(a.Entries, e)
+			}
+		}
+		return nil
+	})
+	return have, err
 }

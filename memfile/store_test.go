@@ -204,3 +204,20 @@ func BenchmarkAppend(b *testing.B) {
 		})
 	}
 }
+
+func TestLoadReadOnlyHome(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores file modes")
+	}
+	s := newStore(t)
+	mustAppend(t, s, "readable")
+	_ = os.Remove(s.Path() + ".lock")
+	if err := os.Chmod(s.Home, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.Chmod(s.Home, 0o755) }()
+	f, err := s.Load()
+	if err != nil || len(f.Entries) != 1 {
+		t.Fatalf("%v %v", err, f)
+	}
+}

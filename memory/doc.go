@@ -9,6 +9,6 @@
 // .agent/memories.md, is the default implementation of both interfaces;
 // other backends (a database, a vector store) plug in by implementing them.
 //
-// The package also holds what the CLI and the MCP server share: where the
-// global memory layer lives (GlobalDir) and the roles (Role).
+// The package also holds where the global memory layer lives (GlobalDir),
+// which the CLI and the MCP server share.
 package memory

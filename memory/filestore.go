@@ -38,8 +38,9 @@ const (
 )
 
 // Record appends one entry per item, each with a fresh uuidv7 ID, its
-// creation time and its source. It stops at the first error, returning what
-// was recorded before it.
+// creation time and its source. An item whose content is already stored is
+// not stored twice: its memory is the existing entry (memfile.Store.Add). It
+// stops at the first error, returning what was recorded before it.
 func (fs *FileStore) Record(ctx context.Context, items []Item) ([]Memory, error) {
 	var out []Memory
 	for _, it := range items {
@@ -66,7 +67,7 @@ func (fs *FileStore) Record(ctx context.Context, items []Item) ([]Memory, error)
 			e.Extra = append(e.Extra, memfile.Field{Key: SourceKey, Value: it.Source})
 		}
 		e.Extra = append(e.Extra, memfile.Field{Key: CreatedKey, Value: created.Format(time.RFC3339Nano)})
-		if e, err = fs.Store.Append(e); err != nil {
+		if e, _, err = fs.Store.Add(e); err != nil {
 			return out, err
 		}
 		out = append(out, FromEntry(&e))

@@ -86,22 +86,6 @@ func TestAgent(t *testing.T) {
 	}
 }
 
-func TestRoles(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want Role
-		ok   bool
-	}{{"", Owner, true}, {"Admin", Admin, true}, {" worker ", Worker, true}, {"root", "", false}} {
-		r, err := ParseRole(tc.in)
-		if r != tc.want || (err == nil) != tc.ok {
-			t.Errorf("ParseRole(%q) = %q, %v", tc.in, r, err)
-		}
-	}
-	if !errors.Is(Worker.Allow(OpDelete), ErrForbidden) || !errors.Is(Worker.Allow(OpRestore), ErrForbidden) || Admin.Allow(OpDelete) != nil || Owner.Allow(OpRestore) != nil {
-		t.Fatal("worker must be refused delete and restore, admin and owner allowed")
-	}
-}
-
 func TestGlobalDir(t *testing.T) {
 	t.Setenv("MEMSYNC_GLOBAL_DIR", "")
 	t.Setenv("XDG_DATA_HOME", "/x/data")

@@ -327,7 +327,7 @@ func explicitGitDir(p string) (gitDirInfo, error) {
 // names, which must be a git directory. A relative path is relative to the
 // file's folder.
 func readGitFile(file string) (gitDirInfo, error) {
-	b, err := readSmallFile(file)
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return gitDirInfo{}, fmt.Errorf("worktree: %w", err)
 	}
@@ -353,7 +353,7 @@ func isGitDir(d string) (gitDirInfo, bool) {
 		return info, false
 	}
 	common := d
-	if b, err := readSmallFile(rawJoin(d, "commondir")); err == nil {
+	if b, err := os.ReadFile(rawJoin(d, "commondir")); err == nil {
 		if c := strings.TrimRight(string(b), " \t\r\n"); c != "" {
 			info.commondir = c
 			common = rawJoin(d, c)
@@ -377,7 +377,7 @@ func (d *discovery) naturalWorkTree(gitDir string, linked bool) string {
 		}
 		return ""
 	}
-	b, err := readSmallFile(filepath.Join(gitDir, "gitdir"))
+	b, err := os.ReadFile(filepath.Join(gitDir, "gitdir"))
 	if err != nil {
 		return ""
 	}
@@ -463,7 +463,7 @@ func (c gitConfig) boolean(key string) (value, ok bool) {
 }
 
 func (c gitConfig) parseFile(path string) {
-	if b, err := readSmallFile(path); err == nil {
+	if b, err := os.ReadFile(path); err == nil {
 		c.parse(b)
 	}
 }

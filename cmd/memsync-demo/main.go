@@ -53,14 +53,11 @@ func demo(keep bool, adds int) error {
 		return err
 	}
 
-	step("three linked worktrees, one per agent loop, each linked to the primary's memory")
+	step("three linked worktrees, one per agent loop: memsync worktree add links each to the primary's memory")
 	dirs := []string{repo}
 	for i := 1; i <= 3; i++ {
 		wt := filepath.Join(tmp, ".worktrees", fmt.Sprintf("loop-%d", i))
-		if err := run(repo, "git", "worktree", "add", "-q", "-b", fmt.Sprintf("loop-%d", i), wt); err != nil {
-			return err
-		}
-		if err := link(wt, repo); err != nil {
+		if err := ms(repo, "worktree", "add", wt, "-b", fmt.Sprintf("loop-%d", i)); err != nil {
 			return err
 		}
 		dirs = append(dirs, wt)
@@ -107,6 +104,11 @@ func demo(keep bool, adds int) error {
 		return err
 	}
 
+	step("every worktree shares the memory")
+	if err := ms(repo, "worktree", "list"); err != nil {
+		return err
+	}
+
 	step("git status is clean in every worktree")
 	for _, d := range dirs {
 		st, err := exec.Command("git", "-C", d, "status", "--porcelain").Output()
@@ -119,19 +121,6 @@ func demo(keep bool, adds int) error {
 		fmt.Println("\nkept:", repo)
 	}
 	return nil
-}
-
-// link points a worktree's .agent/memories.md at the primary's with a
-// relative symlink, as orch's worktree manager does.
-func link(wt, primary string) error {
-	if err := os.MkdirAll(filepath.Join(wt, ".agent"), 0o755); err != nil {
-		return err
-	}
-	rel, err := filepath.Rel(filepath.Join(wt, ".agent"), filepath.Join(primary, ".agent", "memories.md"))
-	if err != nil {
-		return err
-	}
-	return os.Symlink(rel, filepath.Join(wt, ".agent", "memories.md"))
 }
 
 func step(s string) { fmt.Printf("\n== %s\n", s) }

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
 
@@ -22,7 +25,7 @@ const (
 	exitUsage    = 2 // bad flags or arguments
 	exitNotFound = 3 // no entry matches the ID, or the prefix is ambiguous
 	exitLocked   = 4 // the lock was not free within --lock-timeout
-	exitRefused  = 5 // refused to protect data: unsafe symlink, entry too large, binary content
+	exitRefused  = 5 // refused to protect data: unsafe symlink, entry too large, binary content, role may not
 	exitNoRepo   = 6 // not inside a git repository
 )
 
@@ -39,8 +42,8 @@ type hinted struct {
 
 func (e hinted) Unwrap() error { return e.error }
 
-func withHint(err error, format string, args ...any) error {
-	return hinted{err, fmt.Sprintf(format, args...)}
+func withHint(err error, hint string) error {
+	return hinted{err, hint}
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -66,6 +69,10 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.BoolFlag{Name: "global", Usage: "use the global memory layer (MEMSYNC_GLOBAL_DIR, else the XDG data dir)"},
 			&cli.DurationFlag{Name: "lock-timeout", Value: lock.DefaultTimeout, EnvVars: []string{"MEMSYNC_LOCK_TIMEOUT"}, Usage: "how long to wait for the memory lock"},
 			&cli.Int64Flag{Name: "max-bytes", Value: memfile.DefaultMaxBytes, EnvVars: []string{"MEMSYNC_MAX_BYTES"}, Usage: "size cap of memories.md; past it the oldest entries are archived"},
+			&cli.StringFlag{Name: "role", Value: string(policy.Default), EnvVars: []string{"MEMSYNC_ROLE"}, Usage: "owner, admin or worker; workers cannot delete, restore, archive, gc, promote or import"},
+			&cli.StringFlag{Name: "session", EnvVars: []string{"MEMSYNC_SESSION"}, Usage: "session `ID`: add tags entries with it; list/search/summary see it and the entries of no session"},
+			&cli.IntFlag{Name: "max-entries", Value: memfile.DefaultLimits.MaxEntries, EnvVars: []string{"MCP_MEMORY_MAX_ENTRIES"}, Usage: "most active entries; past it gc archives the least recently used"},
+			&cli.IntFlag{Name: "ttl-days", Value: int(memfile.DefaultLimits.TTL / (24 * time.Hour)), EnvVars: []string{"MCP_MEMORY_TTL_DAYS"}, Usage: "gc archives entries not accessed for this many days"},
 		},
 		Commands: []*cli.Command{
 			initCommand(),
@@ -74,6 +81,19 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			listCommand(),
 			showCommand(),
 			deleteCommand(),
+			archiveCommand(),
+			restoreCommand(),
+			gcCommand(),
+			summaryCommand(),
+			promoteCommand(),
+			importCommand(),
+			hooksCommand(),
+			hookCommand(),
+			snapshotCommand(),
+			logCommand(),
+			diffCommand(),
+			rollbackCommand(),
+			worktreeCommand(),
 			injectCommand(),
 			mcpCommand(),
 		},
@@ -83,6 +103,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app.OnUsageError = onUsage
 	for _, c := range app.Commands {
 		c.OnUsageError = onUsage
+		for _, sub := range c.Subcommands {
+			sub.OnUsageError = onUsage
+		}
 	}
 	return app
 }
@@ -102,6 +125,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			msg = "unknown flag " + msg
 		}
 	}
+	if msg == "" { // the error was reported already (git's own output)
+		return code
+	}
 	fmt.Fprintf(stderr, "memsync: error: %s\n", msg)
 	var h hinted
 	if errors.As(err, &h) {
@@ -119,11 +145,13 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, &ue), errors.As(err, new(*config.Error)):
 		return exitUsage
-	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
+	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
+		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot):
 		return exitNotFound
 	case errors.Is(err, lock.ErrTimeout):
 		return exitLocked
-	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid):
+	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
+		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, worktree.ErrTracked), errors.Is(err, policy.ErrRefused):
 		return exitRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return exitNoRepo
@@ -142,8 +170,14 @@ func defaultHint(err error) string {
 		return "run memsync inside a git repository (or pass -C DIR and run 'memsync init' there), or use --global for the global memory"
 	case errors.Is(err, memfile.ErrUnsafePath):
 		return "memsync never writes through a link that leaves the memory home; remove the link, then run 'memsync worktree link'"
+	case errors.Is(err, policy.ErrRefused):
+		return "workers may add, search, list, show and summarize (also the archive); ask an owner or admin (--role, MEMSYNC_ROLE) to do this"
 	case errors.Is(err, memfile.ErrTooLarge):
 		return "split the content into several smaller entries"
+	case errors.Is(err, history.ErrNoSnapshot):
+		return "the hooks take snapshots after every commit (memsync hooks install), or take one now: memsync snapshot"
+	case errors.Is(err, history.ErrNotSnapshot):
+		return "'memsync log' lists the snapshots; '~1' is the one before the newest, 'live' the memory as it is now"
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
 		return "'memsync list' prints each entry's number and ID; IDs may be shortened to a unique prefix"
 	case errors.As(err, new(usageError)):

@@ -19,7 +19,11 @@ func addCommand() *cli.Command {
 			"   memsync add \"Always use try-catch for async\" -t pattern --tags errors,async\n\n" +
 			"CONTENT '-' reads the content from standard input (multi-line content is fine).\n" +
 			"The title defaults to the content's first line. At the size cap (--max-bytes)\n" +
-			"the oldest entries move to .agent/archive/memories.md, with a warning.",
+			"the oldest entries move to .agent/archive/memories.md, with a warning.\n\n" +
+			"Content identical to a stored entry (ignoring case and whitespace) is not added\n" +
+			"again: add prints the existing ID (and offers 'memsync restore' if it is archived).\n" +
+			"Past --max-entries (and once a day for --ttl-days) add runs 'memsync gc'.\n" +
+			"With --session (MEMSYNC_SESSION) the entry gets a '- Session:' bullet.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "type", Aliases: []string{"t"}, Usage: "entry type, e.g. pattern, decision, fix, solution"},
 			&cli.StringFlag{Name: "tags", Usage: "comma-separated tags"},
@@ -53,12 +57,23 @@ func runAdd(c *cli.Context) error {
 		return err
 	}
 	e := s.store.NewEntry(c.String("type"), c.String("title"), content, splitList(c.String("tags")))
-	e, err = s.store.Append(e)
+	if s.scope != "" {
+		e.SetField("Session", s.scope)
+	}
+	e, dup, err := s.store.Add(e)
 	if err != nil {
 		return err
 	}
+	switch dup {
+	case memfile.DupActive:
+		fmt.Fprintf(s.stderr, "memsync: the same content is already stored as %s; nothing added\n", e.ID)
+	case memfile.DupArchived:
+		fmt.Fprintf(s.stderr, "memsync: the same content is archived as %s; nothing added\nhint: bring it back with: memsync restore %s\n", e.ID, e.ID)
+	}
 	if s.json {
-		return s.printJSON(toJSON(&e, 0))
+		j := toJSON(&e, 0)
+		j.Dup = map[memfile.Dup]string{memfile.DupActive: "active", memfile.DupArchived: "archive"}[dup]
+		return s.printJSON(j)
 	}
 	fmt.Fprintln(s.stdout, e.ID)
 	return nil

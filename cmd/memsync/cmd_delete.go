@@ -15,7 +15,9 @@ func deleteCommand() *cli.Command {
 		Usage:     "delete memories",
 		ArgsUsage: "ID...",
 		Description: "Removes the entries from memories.md with one atomic rewrite under the lock.\n" +
-			"Every ID is resolved before anything changes: one bad ID deletes nothing.",
+			"Every ID is resolved before anything changes: one bad ID deletes nothing.\n" +
+			"Deleted entries are gone (seed 001: delete does not archive; use 'memsync\n" +
+			"archive' to keep them). Owner and admin only.",
 		Action: runDelete,
 	}
 }
@@ -26,6 +28,9 @@ func runDelete(c *cli.Context) error {
 	}
 	s, err := openSession(c)
 	if err != nil {
+		return err
+	}
+	if err := s.allow("delete"); err != nil {
 		return err
 	}
 	if err := s.beforeWrite(); err != nil {

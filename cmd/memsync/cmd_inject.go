@@ -94,7 +94,7 @@ func runInject(c *cli.Context) error {
 		if !c.IsSet("query") {
 			query = prompt
 		}
-		res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter})
+		res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter, Keep: s.inScope})
 		if res.Block == "" && res.Omitted > 0 {
 			s.warn(fmt.Sprintf("a budget of %d tokens leaves no room for any memory; %s", cfg.Budget, inject.Note(res.Omitted, res.Filtered)))
 		}
@@ -102,6 +102,7 @@ func runInject(c *cli.Context) error {
 		for _, i := range res.Chosen {
 			out.Entries = append(out.Entries, toJSON(&f.Entries[i], i+1))
 		}
+		s.touch(s.store, idsOf(f, res.Chosen)...) // injected memories are in use (gc's TTL)
 		if cfg.Mode() == config.Auto {
 			out.Output = res.Prompt(prompt)
 		}

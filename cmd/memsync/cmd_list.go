@@ -13,7 +13,12 @@ func listCommand() *cli.Command {
 		Name:  "list",
 		Usage: "list the memories, numbered in file order",
 		Description: "Prints one line per entry: its number, ID, date, heading and tags. The number\n" +
-			"and the ID (or a unique prefix of 4+ characters) both name the entry in show and delete.",
+			"and the ID (or a unique prefix of 4+ characters) both name the entry in show and delete.\n" +
+			"--archive lists the archive (numbers and IDs then name archived entries, for restore).\n" +
+			"With --session (MEMSYNC_SESSION) only the session's entries and those of no session.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "archive", Usage: "list the archive"},
+		},
 		Action: runList,
 	}
 }
@@ -26,18 +31,17 @@ func runList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.load()
+	f, err := s.loadView(c.Bool("archive"))
 	if err != nil {
 		return err
 	}
-	idx := make([]int, len(f.Entries))
-	for i := range idx {
-		idx[i] = i
-	}
+	idx := s.scoped(f)
 	if s.json {
 		return s.printJSON(entriesJSON(f, idx, nil))
 	}
-	if len(idx) == 0 {
+	if len(idx) == 0 && c.Bool("archive") {
+		fmt.Fprintln(s.stderr, "the archive is empty")
+	} else if len(idx) == 0 {
 		fmt.Fprintln(s.stderr, "no memories yet; add one with: memsync add \"what you learned\" -t pattern")
 	}
 	s.printList(f, idx)

@@ -14,7 +14,11 @@ func showCommand() *cli.Command {
 		Usage:     "show memories in full",
 		ArgsUsage: "ID...",
 		Description: "ID is a full ID, a unique prefix of 4+ characters, or the number list prints.\n" +
-			"Prints each entry as it stands in memories.md (--json: an array of entries).",
+			"Prints each entry as it stands in memories.md (--json: an array of entries).\n" +
+			"--archive shows archived entries. Showing an entry counts as an access (gc's TTL).",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "archive", Usage: "show entries of the archive"},
+		},
 		Action: runShow,
 	}
 }
@@ -27,13 +31,16 @@ func runShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.load()
+	f, err := s.loadView(c.Bool("archive"))
 	if err != nil {
 		return err
 	}
 	idx, err := f.FindAll(c.Args().Slice())
 	if err != nil {
 		return err
+	}
+	if !c.Bool("archive") {
+		s.touch(s.store, idsOf(f, idx)...)
 	}
 	if s.json {
 		if len(idx) == 1 {
@@ -48,4 +55,13 @@ func runShow(c *cli.Context) error {
 		fmt.Fprint(s.stdout, memfile.RenderEntry(&f.Entries[i], memfile.Orch))
 	}
 	return nil
+}
+
+// idsOf returns the IDs of the entries at idx.
+func idsOf(f *memfile.File, idx []int) []string {
+	ids := make([]string, len(idx))
+	for k, i := range idx {
+		ids[k] = f.Entries[i].ID
+	}
+	return ids
 }

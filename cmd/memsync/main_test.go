@@ -89,6 +89,19 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Fatalf("%s did not appear", p)
 			},
+			// capture NAME sets the variable NAME to the last command's stdout,
+			// trimmed (an ID printed by add, to use later in the script).
+			"capture": func(ts *testscript.TestScript, neg bool, args []string) {
+				ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+			},
+			// mode PATH PERM: the file's permission bits are PERM (octal).
+			"mode": func(ts *testscript.TestScript, neg bool, args []string) {
+				fi, err := os.Stat(ts.MkAbs(args[0]))
+				ts.Check(err)
+				if got := fmt.Sprintf("%04o", fi.Mode().Perm()); got != args[1] {
+					ts.Fatalf("%s has mode %s, want %s", args[0], got, args[1])
+				}
+			},
 			// count N FILE PATTERN: FILE holds exactly N lines starting with PATTERN.
 			"count": func(ts *testscript.TestScript, neg bool, args []string) {
 				n := 0

@@ -78,7 +78,7 @@ func TestMCPServer(t *testing.T) {
 	b := startMCP(t, env, wt)
 	worker := startMCP(t, env, wt, "--role", "worker")
 
-	// Tools: seed 001's names (restore comes with the archive lifecycle), annotations.
+	// Tools: seed 001's names and annotations.
 	lt, err := a.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestMCPServer(t *testing.T) {
 			if an.ReadOnlyHint || an.DestructiveHint == nil || !*an.DestructiveHint {
 				t.Errorf("%s: want destructive, got %+v", tool.Name, an)
 			}
-		case strings.HasPrefix(tool.Name, "save_"):
+		case strings.HasPrefix(tool.Name, "save_"), strings.HasPrefix(tool.Name, "restore_"):
 			if an.ReadOnlyHint || an.DestructiveHint == nil || *an.DestructiveHint {
 				t.Errorf("%s: want additive, got %+v", tool.Name, an)
 			}
@@ -113,9 +113,10 @@ func TestMCPServer(t *testing.T) {
 	}
 	for _, n := range []string{"save_to_memory", "retrieve_from_memory", "get_memory_entry", "list_memory_entries",
 		"delete_memory_entry", "get_memory_summary", "search_memory_archive", "list_memory_archive",
-		"get_memory_archive_summary", "save_to_global_memory", "retrieve_from_global_memory",
+		"get_memory_archive_summary", "restore_from_memory_archive", "save_to_global_memory", "retrieve_from_global_memory",
 		"list_global_memory_entries", "get_global_memory_summary", "delete_global_memory_entry",
-		"search_global_memory_archive", "list_global_memory_archive", "get_global_memory_archive_summary"} {
+		"search_global_memory_archive", "list_global_memory_archive", "restore_from_global_memory_archive",
+		"get_global_memory_archive_summary"} {
 		if !slices.Contains(names, n) {
 			t.Errorf("missing tool %s", n)
 		}
@@ -150,8 +151,15 @@ func TestMCPServer(t *testing.T) {
 	}
 	var sum mcpserver.Summary
 	mustCall(t, b, "get_memory_summary", nil, &sum)
-	if sum.Entries != 2 || sum.Types["decision"] != 1 || sum.Types["solution"] != 1 || sum.Tags["auth"] != 1 || sum.Bytes == 0 || sum.MaxBytes != 10<<20 {
+	if a := sum.Active; a == nil || a.Entries != 2 || a.Types["decision"] != 1 || a.Types["solution"] != 1 || a.Tags["auth"] != 1 || a.Bytes == 0 || sum.MaxBytes != 10<<20 || sum.MaxEntries != 1000 {
 		t.Fatalf("summary: %+v", sum)
+	}
+
+	// Saving the same content again adds nothing and says so.
+	var again mcpserver.SaveOutput
+	mustCall(t, b, "save_to_memory", map[string]any{"content": "integration tests need a 600 s CI timeout"}, &again)
+	if again.Duplicate != "active" || again.Entry.ID != other.Entry.ID {
+		t.Fatalf("duplicate save: %+v", again)
 	}
 
 	// Actionable errors.
@@ -164,7 +172,7 @@ func TestMCPServer(t *testing.T) {
 	}
 
 	// The worker may not delete; the entry stays.
-	if msg := call(t, worker, "delete_memory_entry", map[string]any{"key": id}, nil); !strings.Contains(msg, "worker may not delete") {
+	if msg := call(t, worker, "delete_memory_entry", map[string]any{"key": id}, nil); !strings.Contains(msg, "role worker may not delete") {
 		t.Fatalf("worker delete: %q", msg)
 	}
 	mustCall(t, b, "get_memory_entry", map[string]any{"key": id[:6]}, &got)
@@ -198,9 +206,24 @@ func TestMCPServer(t *testing.T) {
 	if len(found.Entries) != 1 || found.Entries[0].ID != "arch00000001" {
 		t.Fatalf("archive search: %+v", found)
 	}
-	mustCall(t, b, "get_memory_archive_summary", nil, &sum)
-	if sum.Entries != 1 || sum.Types["fix"] != 1 || sum.Path != archive {
+	var asum mcpserver.Summary
+	mustCall(t, b, "get_memory_archive_summary", nil, &asum)
+	if sum = asum; sum.Active != nil || sum.Archive.Entries != 1 || sum.Archive.Types["fix"] != 1 {
 		t.Fatalf("archive summary: %+v", sum)
+	}
+
+	// Restore: refused to the worker, done for an owner, seen by the other server.
+	if msg := call(t, worker, "restore_from_memory_archive", map[string]any{"key": "arch0000"}, nil); !strings.Contains(msg, "role worker may not restore") {
+		t.Fatalf("worker restore: %q", msg)
+	}
+	var restored mcpserver.RestoreOutput
+	mustCall(t, a, "restore_from_memory_archive", map[string]any{"key": "arch0000"}, &restored)
+	if len(restored.Restored) != 1 || restored.Restored[0].ID != "arch00000001" {
+		t.Fatalf("restore: %+v", restored)
+	}
+	mustCall(t, b, "get_memory_entry", map[string]any{"key": "arch00000001"}, &got)
+	if msg := call(t, a, "restore_from_memory_archive", map[string]any{"key": "arch00000001"}, nil); !strings.Contains(msg, "in the archive") {
+		t.Fatalf("restore twice: %q", msg)
 	}
 
 	if st := gitRun(t, env, repo, "status", "--porcelain"); st != "" {

@@ -4,11 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/memory"
+	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
 
@@ -20,40 +24,111 @@ type session struct {
 	json   bool
 	stdout io.Writer
 	stderr io.Writer
+	role   policy.Role // --role, MEMSYNC_ROLE; default owner
+	scope  string      // --session, MEMSYNC_SESSION; "" is the whole project
+	global bool        // the store is the global layer
+	c      *cli.Context
 }
 
 // excludePatterns keep the memory files out of git status in every worktree.
-var excludePatterns = []string{
-	"/.agent/memories.md",
-	"/.agent/memories.md.*",
-	"/.agent/.memories.md.tmp-*",
-	"/.agent/archive/",
-}
+var excludePatterns = worktree.ExcludePatterns
 
 // openSession finds the memory home (discovery reads files only; no git is
 // spawned here) and sets up the store with the command line's limits.
-func openSession(c *cli.Context) (*session, error) {
-	s := &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter}
-	var home string
-	if c.Bool("global") {
-		var err error
-		if home, err = memory.OpenGlobalDir(); err != nil {
-			return nil, err
-		}
+func openSession(c *cli.Context) (*session, error) { return openLayer(c, c.Bool("global")) }
+
+// openLayer is openSession on the global layer or the project's memory.
+func openLayer(c *cli.Context, global bool) (*session, error) {
+	role, err := policy.Parse(c.String("role"))
+	if err != nil {
+		return nil, usageError{err}
+	}
+	s := &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, role: role, scope: c.String("session"), c: c}
+	if global {
+		s.global = true
+		s.store, err = s.globalStore()
 	} else {
-		repo, err := worktree.Discover(c.String("C"))
+		s.store, err = s.projectStore()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// projectStore is the store of the repository's memory home; its state lives
+// in the common git dir.
+func (s *session) projectStore() (*memfile.Store, error) {
+	if s.repo == nil {
+		repo, err := worktree.Discover(s.c.String("C"))
 		if err != nil {
 			return nil, err
 		}
-		s.repo, home = repo, repo.Home
+		s.repo = repo
 	}
-	s.store = &memfile.Store{
+	return s.newStore(s.repo.Home, filepath.Join(s.repo.CommonDir, "memsync", "state"), 0), nil
+}
+
+// globalStore is the store of the global layer: private files (0600, folders
+// 0700), its own lock, archive and state beside them.
+func (s *session) globalStore() (*memfile.Store, error) {
+	home, err := memory.OpenGlobalDir()
+	if err != nil {
+		return nil, err
+	}
+	return s.newStore(home, filepath.Join(home, "state"), 0o600), nil
+}
+
+func (s *session) newStore(home, state string, mode os.FileMode) *memfile.Store {
+	lim := s.limits()
+	return &memfile.Store{
 		Home:        home,
-		LockTimeout: c.Duration("lock-timeout"),
-		MaxBytes:    c.Int64("max-bytes"),
+		LockTimeout: s.c.Duration("lock-timeout"),
+		MaxBytes:    s.c.Int64("max-bytes"),
 		Warn:        s.warn,
+		FileMode:    mode,
+		StateDir:    state,
+		Limits:      &lim,
 	}
-	return s, nil
+}
+
+// limits are gc's limits from --max-entries and --ttl-days (and their
+// environment variables, seed 001's MCP_MEMORY_MAX_ENTRIES and MCP_MEMORY_TTL_DAYS).
+func (s *session) limits() memfile.Limits {
+	return memfile.Limits{MaxEntries: s.c.Int("max-entries"), TTL: time.Duration(s.c.Int("ttl-days")) * 24 * time.Hour}
+}
+
+// allow refuses an operation the role may not do, before anything changes.
+func (s *session) allow(op string) error { return s.role.Check(op) }
+
+// touch records that entries were returned to a reader (the TTL of gc);
+// MEMSYNC_RECORD_ACCESS=0 turns it off.
+func (s *session) touch(st *memfile.Store, ids ...string) {
+	if os.Getenv("MEMSYNC_RECORD_ACCESS") != "0" {
+		st.RecordAccess(ids...)
+	}
+}
+
+// inScope tells whether an entry belongs to the session's view: without a
+// session, every entry; with one, the session's entries and the entries
+// saved without a session (shared by all sessions).
+func (s *session) inScope(e *memfile.Entry) bool {
+	if s.scope == "" {
+		return true
+	}
+	got := e.Field("Session")
+	return got == "" || got == s.scope
+}
+
+// scoped returns the indexes of the entries in the session's view.
+func (s *session) scoped(f *memfile.File) []int {
+	idx := make([]int, 0, len(f.Entries))
+	for i := range f.Entries {
+		if s.inScope(&f.Entries[i]) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
 
 func (s *session) warn(msg string) { fmt.Fprintf(s.stderr, "memsync: warning: %s\n", msg) }
@@ -85,6 +160,24 @@ func (s *session) load() (*memfile.File, error) {
 	return f, nil
 }
 
+// loadArchive reads the archive and reports damage.
+func (s *session) loadArchive() (*memfile.File, error) {
+	f, err := s.store.LoadArchive()
+	if err != nil {
+		return nil, err
+	}
+	s.reportDamage(s.store.ArchivePath(), f)
+	return f, nil
+}
+
+// loadView reads the archive with --archive, else the active memory.
+func (s *session) loadView(archive bool) (*memfile.File, error) {
+	if archive {
+		return s.loadArchive()
+	}
+	return s.load()
+}
+
 // entryJSON is the stable JSON shape of an entry (README documents it).
 type entryJSON struct {
 	Number  int               `json:"number,omitempty"`
@@ -96,6 +189,8 @@ type entryJSON struct {
 	Content string            `json:"content"`
 	Fields  map[string]string `json:"fields,omitempty"`
 	Score   *float64          `json:"score,omitempty"`
+	Layer   string            `json:"layer,omitempty"`     // search --layer all: "project" or "global"
+	Dup     string            `json:"duplicate,omitempty"` // add: "active" or "archive" when nothing was added
 }
 
 func toJSON(e *memfile.Entry, number int) entryJSON {
@@ -123,17 +218,22 @@ func (s *session) printJSON(v any) error {
 // printList prints numbered entries, one line each: number, ID, date, heading, tags.
 func (s *session) printList(f *memfile.File, idx []int) {
 	for _, i := range idx {
-		e := &f.Entries[i]
-		tags := ""
-		if len(e.Tags) > 0 {
-			tags = "  [" + joinTags(e.Tags) + "]"
-		}
-		heading := e.Heading()
-		if heading == "" {
-			heading = e.Preview(60)
-		}
-		fmt.Fprintf(s.stdout, "%3d  %s  %s  %s%s\n", i+1, e.ID, e.Date, heading, tags)
+		s.printLine("", f, i)
 	}
+}
+
+// printLine prints one entry as printList does, after prefix.
+func (s *session) printLine(prefix string, f *memfile.File, i int) {
+	e := &f.Entries[i]
+	tags := ""
+	if len(e.Tags) > 0 {
+		tags = "  [" + joinTags(e.Tags) + "]"
+	}
+	heading := e.Heading()
+	if heading == "" {
+		heading = e.Preview(60)
+	}
+	fmt.Fprintf(s.stdout, "%s%3d  %s  %s  %s%s\n", prefix, i+1, e.ID, e.Date, heading, tags)
 }
 
 func joinTags(t []string) string {

@@ -1,0 +1,292 @@
+// Package history keeps the memory's history as commits on one git ref,
+// refs/memsync/snapshots: each snapshot's tree holds the active file
+// (memories.md) and the archive (archive/memories.md), nothing else, and its
+// message carries provenance as trailers. Plain git reads it:
+//
+//	git log refs/memsync/snapshots
+//	git show refs/memsync/snapshots:memories.md
+//
+// Objects are written with go-git straight into the common git dir's object
+// storage (go-git's PlainOpen refuses repositories with
+// extensions.worktreeConfig; the storage itself does not care). The ref is
+// never written by go-git: under the memory's writers' lock, memsync runs
+// `git update-ref REF NEW OLD`, git's own lock-and-rename, so a reader never
+// finds the ref missing or half-written.
+package history
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/lock"
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/worktree"
+)
+
+// Ref is the ref that holds the snapshots of a repository's memory.
+const Ref = "refs/memsync/snapshots"
+
+// Names of the files in a snapshot's tree.
+const (
+	MemoryName  = "memories.md"
+	ArchiveName = "archive/memories.md"
+)
+
+// ErrNoSnapshot is returned when the ref does not exist yet.
+var ErrNoSnapshot = errors.New("no snapshot yet")
+
+// ErrNotSnapshot is returned when a revision names a commit that is no memsync snapshot.
+var ErrNotSnapshot = errors.New("not a memsync snapshot")
+
+// History is the snapshot history of one repository's memory.
+type History struct {
+	Repo  *worktree.Repo
+	Store *memfile.Store // the repository's memory home
+	st    *filesystem.Storage
+}
+
+// Open returns the history of the repository r, whose memory is store.
+// Nothing is read until it is needed.
+func Open(r *worktree.Repo, store *memfile.Store) *History {
+	return &History{
+		Repo:  r,
+		Store: store,
+		st:    openStorage(r.CommonDir),
+	}
+}
+
+// Files is the memory as a snapshot (or the live memory home) holds it: the
+// bytes of the active file and of the archive, nil when absent.
+type Files struct {
+	Memory  []byte
+	Archive []byte
+}
+
+// Snapshot is one commit on Ref.
+type Snapshot struct {
+	Commit  string `json:"commit"`  // full hash
+	Parent  string `json:"parent"`  // the previous snapshot, "" for the first
+	Tree    string `json:"tree"`    // the tree's hash
+	Time    string `json:"time"`    // RFC 3339, the committer time
+	Subject string `json:"subject"` // first line of the message
+	Provenance
+	Rollback string `json:"rollback,omitempty"` // for a rollback: the snapshot it went back to
+}
+
+// Provenance is where a snapshot comes from. It is written as trailers of the
+// snapshot's commit message.
+type Provenance struct {
+	SourceCommit string `json:"source_commit"` // the commit checked out in the worktree (HEAD)
+	Branch       string `json:"branch"`        // its branch, "" when detached
+	Worktree     string `json:"worktree"`      // the worktree's top
+	Hook         string `json:"hook"`          // the git hook that took the snapshot, "" for a manual one
+}
+
+// Trailer keys of a snapshot's message.
+const (
+	trailerSource   = "Memsync-Source-Commit"
+	trailerBranch   = "Memsync-Branch"
+	trailerWorktree = "Memsync-Worktree"
+	trailerHook     = "Memsync-Hook"
+	trailerRollback = "Memsync-Rollback"
+)
+
+// CurrentProvenance reads the worktree's HEAD (files only, no git spawned)
+// for the provenance of a snapshot taken now by hook ("" for none). During a
+// rebase the branch is the one being rebased.
+func (h *History) CurrentProvenance(hook string) Provenance {
+	p := Provenance{Worktree: h.Repo.WorkTree, Hook: hook}
+	b, err := os.ReadFile(h.Repo.GitDir + "/HEAD")
+	if err != nil {
+		return p
+	}
+	head := strings.TrimSpace(string(b))
+	if name, ok := strings.CutPrefix(head, "ref: "); ok {
+		p.Branch = strings.TrimPrefix(name, "refs/heads/")
+		if ref, err := h.st.Reference(plumbing.ReferenceName(name)); err == nil && ref.Type() == plumbing.HashReference {
+			p.SourceCommit = ref.Hash().String()
+		}
+		return p
+	}
+	if plumbing.IsHash(head) {
+		p.SourceCommit = head
+	}
+	// HEAD is detached while a rebase picks commits: name the branch being rebased.
+	for _, d := range []string{"rebase-merge", "rebase-apply"} {
+		if b, err := os.ReadFile(h.Repo.GitDir + "/" + d + "/head-name"); err == nil {
+			p.Branch = strings.TrimPrefix(strings.TrimSpace(string(b)), "refs/heads/")
+			break
+		}
+	}
+	return p
+}
+
+// head returns the hash Ref points at, or the zero hash when it is missing.
+func (h *History) head() (plumbing.Hash, error) {
+	ref, err := h.st.Reference(Ref)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", Ref, err)
+	}
+	if ref.Type() != plumbing.HashReference {
+		return plumbing.ZeroHash, fmt.Errorf("%s is a symbolic ref; memsync wants a commit there", Ref)
+	}
+	return ref.Hash(), nil
+}
+
+// Head returns the newest snapshot, or ErrNoSnapshot.
+func (h *History) Head() (*Snapshot, error) {
+	hash, err := h.head()
+	if err != nil {
+		return nil, err
+	}
+	if hash.IsZero() {
+		return nil, ErrNoSnapshot
+	}
+	return h.Read(hash.String())
+}
+
+// Resolve turns a revision into the hash of a snapshot: anything git
+// rev-parse understands ("refs/memsync/snapshots~2", a hash, a prefix of
+// one), with "~N" and "^" alone taken relative to Ref ("~1" is the snapshot
+// before the newest). The commit must be a snapshot: a tree holding only
+// the memory files (an empty one only with memsync's trailers).
+func (h *History) Resolve(rev string) (string, error) {
+	if rev == "" || strings.HasPrefix(rev, "-") {
+		return "", fmt.Errorf("bad revision %q", rev)
+	}
+	if strings.HasPrefix(rev, "~") || strings.HasPrefix(rev, "^") {
+		rev = Ref + rev
+	}
+	out, err := gitcmd.Output(h.Repo.GitDir, "--git-dir="+h.Repo.GitDir, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	hash := strings.TrimSpace(out)
+	if err != nil || !plumbing.IsHash(hash) {
+		return "", fmt.Errorf("%w: unknown revision %q", ErrNotSnapshot, rev)
+	}
+	c, err := readCommit(h.st, plumbing.NewHash(hash))
+	if err != nil {
+		return "", err
+	}
+	entries, err := readTree(h.st, c.tree)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if e.name != MemoryName && e.name != "archive" {
+			return "", fmt.Errorf("%w: %s (%s) holds %s", ErrNotSnapshot, rev, hash[:12], e.name)
+		}
+	}
+	if len(entries) == 0 && !strings.Contains(c.message, "\nMemsync-") {
+		return "", fmt.Errorf("%w: %s (%s) has an empty tree and no memsync trailers", ErrNotSnapshot, rev, hash[:12])
+	}
+	return hash, nil
+}
+
+// Read returns the snapshot commit hash.
+func (h *History) Read(hash string) (*Snapshot, error) {
+	c, err := readCommit(h.st, plumbing.NewHash(hash))
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot: %w", err)
+	}
+	return toSnapshot(c), nil
+}
+
+func toSnapshot(c *commitInfo) *Snapshot {
+	s := &Snapshot{Commit: c.hash.String(), Tree: c.tree.String(), Time: c.when().Format(time.RFC3339)}
+	if len(c.parents) > 0 {
+		s.Parent = c.parents[0].String()
+	}
+	s.Subject, _, _ = strings.Cut(c.message, "\n")
+	for _, l := range strings.Split(c.message, "\n") {
+		k, v, ok := strings.Cut(l, ": ")
+		if !ok {
+			continue
+		}
+		switch k {
+		case trailerSource:
+			s.SourceCommit = v
+		case trailerBranch:
+			s.Branch = v
+		case trailerWorktree:
+			s.Worktree = v
+		case trailerHook:
+			s.Hook = v
+		case trailerRollback:
+			s.Rollback = v
+		}
+	}
+	return s
+}
+
+// Files returns the memory files a snapshot holds.
+func (h *History) Files(hash string) (Files, error) {
+	var f Files
+	c, err := readCommit(h.st, plumbing.NewHash(hash))
+	if err != nil {
+		return f, fmt.Errorf("read snapshot: %w", err)
+	}
+	for name, dst := range map[string]*[]byte{MemoryName: &f.Memory, ArchiveName: &f.Archive} {
+		blob, err := lookup(h.st, c.tree, name)
+		if err != nil || blob.IsZero() {
+			if err != nil {
+				return f, err
+			}
+			continue
+		}
+		if *dst, err = readObject(h.st, plumbing.BlobObject, blob); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// Live reads the live memory files under the readers' lock.
+func (h *History) Live() (Files, error) {
+	if _, err := os.Stat(h.Store.Home); err != nil {
+		return Files{}, nil
+	}
+	target, err := h.Store.Resolve(h.Store.Path())
+	if err != nil {
+		return Files{}, err
+	}
+	// As memfile's readers do: without the lock only where the lock file
+	// cannot be created (a read-only home); appends are single writes and
+	// rewrites renames, so the files read are whole.
+	l, err := lock.Shared(lock.PathFor(target), h.Store.LockTimeout)
+	switch {
+	case err == nil:
+		defer func() { _ = l.Release() }()
+	case errors.Is(err, lock.ErrTimeout):
+		return Files{}, err
+	}
+	return h.readLiveLocked()
+}
+
+// readLiveLocked reads the bytes of the live files; the caller holds the lock.
+func (h *History) readLiveLocked() (Files, error) {
+	var f Files
+	for path, dst := range map[string]*[]byte{h.Store.Path(): &f.Memory, h.Store.ArchivePath(): &f.Archive} {
+		target, err := h.Store.Resolve(path)
+		if err != nil {
+			return f, err
+		}
+		b, err := os.ReadFile(target)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return f, err
+		}
+		*dst = b
+	}
+	return f, nil
+}

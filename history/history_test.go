@@ -1,0 +1,285 @@
+package history
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/worktree"
+)
+
+// testRepo makes a repository with one commit and a memory home, with git
+// isolated from the machine's configuration.
+func testRepo(t *testing.T) (*History, string) {
+	t.Helper()
+	home := t.TempDir()
+	for k, v := range map[string]string{"HOME": home, "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@memsync.invalid",
+		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@memsync.invalid"} {
+		t.Setenv(k, v)
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "init", "-q", ".")
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	r, err := worktree.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Open(r, memfile.Open(r.Home)), dir
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func take(t *testing.T, h *History, msg string) *Result {
+	t.Helper()
+	res, err := h.Take(msg, h.CurrentProvenance("post-commit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func entry(id, title, content string) string {
+	return "## Pattern: " + title + "\n- Tags: t\n- Date: 2026-01-01\n- ID: " + id + "\n- Content: " + content + "\n"
+}
+
+const (
+	idA = "aaaaaaaaaaaa"
+	idB = "bbbbbbbbbbbb"
+	idC = "cccccccccccc"
+)
+
+func TestTakeChainAndTrees(t *testing.T) {
+	h, dir := testRepo(t)
+	// No memory: nothing at all, not even a lock file or .agent.
+	if res := take(t, h, ""); res.Created || res.Snapshot != nil {
+		t.Fatalf("a snapshot without memory: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".agent")); err == nil {
+		t.Fatal("Take created the memory home")
+	}
+
+	v1 := memfile.Header + "\n" + entry(idA, "A", "first")
+	write(t, h.Store.Path(), v1)
+	first := take(t, h, "")
+	if !first.Created || first.Snapshot.Parent != "" {
+		t.Fatalf("first snapshot: %+v", first)
+	}
+	if got := git(t, dir, "show", Ref+":memories.md"); got != v1 {
+		t.Fatalf("tree holds %q, want %q", got, v1)
+	}
+	s := first.Snapshot
+	if s.Hook != "post-commit" || s.Branch == "" || len(s.SourceCommit) != 40 || s.Worktree != dir {
+		t.Fatalf("provenance: %+v", s)
+	}
+	if !strings.HasPrefix(s.Subject, "memsync snapshot (post-commit at ") {
+		t.Fatalf("subject %q", s.Subject)
+	}
+
+	// Unchanged: no commit.
+	if res := take(t, h, ""); res.Created || res.Snapshot.Commit != s.Commit {
+		t.Fatalf("unchanged memory made a snapshot: %+v", res)
+	}
+
+	// The archive is part of the tree; the parent is the previous snapshot.
+	arch := memfile.Header + "\n" + entry(idC, "C", "old")
+	write(t, h.Store.ArchivePath(), arch)
+	second := take(t, h, "with archive")
+	if !second.Created || second.Snapshot.Parent != s.Commit || second.Snapshot.Subject != "with archive" {
+		t.Fatalf("second snapshot: %+v", second.Snapshot)
+	}
+	if got := git(t, dir, "show", Ref+":archive/memories.md"); got != arch {
+		t.Fatalf("archive in tree %q", got)
+	}
+	if got := git(t, dir, "ls-tree", "-r", "--name-only", Ref); got != "archive/memories.md\nmemories.md\n" {
+		t.Fatalf("tree names %q", got)
+	}
+	if got := git(t, dir, "rev-list", "--count", Ref); got != "2\n" {
+		t.Fatalf("%s snapshots", got)
+	}
+
+	// A damaged file is snapshotted byte for byte, and its damage reported.
+	damaged := v1 + "<<<<<<< HEAD\n"
+	write(t, h.Store.Path(), damaged)
+	third := take(t, h, "")
+	if !third.Created || len(third.Problems) != 1 {
+		t.Fatalf("damaged: created %v, problems %v", third.Created, third.Problems)
+	}
+	if got := git(t, dir, "show", Ref+":memories.md"); got != damaged {
+		t.Fatalf("damaged file not kept exactly: %q", got)
+	}
+	f, err := h.Files(third.Snapshot.Commit)
+	if err != nil || string(f.Memory) != damaged || string(f.Archive) != arch {
+		t.Fatalf("Files: %q %q %v", f.Memory, f.Archive, err)
+	}
+	if out := git(t, dir, "fsck", "--strict", "--no-dangling"); strings.TrimSpace(out) != "" {
+		t.Fatalf("fsck: %s", out)
+	}
+	if out := git(t, dir, "status", "--porcelain"); strings.Contains(out, "memories.md.lock") && !strings.Contains(out, ".agent/") {
+		t.Fatalf("status: %s", out)
+	}
+}
+
+func TestLogAndCompare(t *testing.T) {
+	h, _ := testRepo(t)
+	if l, err := h.Log(0); err != nil || len(l) != 0 {
+		t.Fatalf("empty log: %v %v", l, err)
+	}
+	write(t, h.Store.Path(), memfile.Header+"\n"+entry(idA, "A", "one")+"\n"+entry(idB, "B", "two"))
+	take(t, h, "one")
+	write(t, h.Store.Path(), memfile.Header+"\n"+entry(idA, "A", "one, edited")+"\n"+entry(idC, "C", "three"))
+	take(t, h, "two")
+	log, err := h.Log(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 2 || log[0].Subject != "two" || log[1].Subject != "one" {
+		t.Fatalf("log: %+v", log)
+	}
+	if c := log[0].Counts; c != (Counts{Added: 1, Removed: 1, Changed: 1}) || log[0].Entries != 2 {
+		t.Fatalf("newest counts %+v, entries %d", c, log[0].Entries)
+	}
+	if c := log[1].Counts; c != (Counts{Added: 2}) {
+		t.Fatalf("first counts %+v", c)
+	}
+	if l, _ := h.Log(1); len(l) != 1 {
+		t.Fatalf("limit: %d", len(l))
+	}
+	before := memfile.Parse([]byte(memfile.Header + "\n" + entry(idA, "A", "one") + "\n" + entry(idB, "B", "two")))
+	after := memfile.Parse([]byte(memfile.Header + "\n" + entry(idA, "A", "one, edited") + "\n" + entry(idC, "C", "three")))
+	var got []string
+	for _, c := range Compare(before, after) {
+		got = append(got, c.Kind+" "+c.ID)
+	}
+	if want := "changed " + idA + ",added " + idC + ",removed " + idB; strings.Join(got, ",") != want {
+		t.Fatalf("Compare: %v, want %s", got, want)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	h, dir := testRepo(t)
+	if _, err := h.Resolve("~1"); err == nil {
+		t.Fatal("resolved a revision without any snapshot")
+	}
+	write(t, h.Store.Path(), memfile.Header)
+	first := take(t, h, "").Snapshot.Commit
+	write(t, h.Store.Path(), memfile.Header+"\n"+entry(idA, "A", "x"))
+	second := take(t, h, "").Snapshot.Commit
+	for rev, want := range map[string]string{"~1": first, Ref: second, Ref + "~1": first, second[:10]: second, "memsync/snapshots^": first} {
+		if got, err := h.Resolve(rev); err != nil || got != want {
+			t.Errorf("Resolve(%q) = %s, %v; want %s", rev, got, err, want)
+		}
+	}
+	for _, rev := range []string{"HEAD", "nope", "-h", "~5"} {
+		if _, err := h.Resolve(rev); err == nil {
+			t.Errorf("Resolve(%q) succeeded", rev)
+		}
+	}
+	_ = dir
+}
+
+func TestRollback(t *testing.T) {
+	h, dir := testRepo(t)
+	v1 := memfile.Header + "\n" + entry(idA, "A", "one") + "\n" + entry(idB, "B", "two")
+	write(t, h.Store.Path(), v1)
+	at := take(t, h, "").Snapshot.Commit
+
+	// Later: A edited, B archived, C added.
+	write(t, h.Store.Path(), memfile.Header+"\n"+entry(idA, "A", "one, edited")+"\n"+entry(idC, "C", "three"))
+	write(t, h.Store.ArchivePath(), memfile.Header+"\n"+entry(idB, "B", "two"))
+
+	// One entry: A as at the snapshot; C, which did not exist then, goes; B
+	// comes back from the archive.
+	p := h.CurrentProvenance("")
+	res, err := h.Rollback(at, []string{"aaaa", idC, "bbbbbbbb"}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.IDs, ",") != idA+","+idC+","+idB || res.Before == "" || res.Snapshot == "" {
+		t.Fatalf("result %+v", res)
+	}
+	live, err := h.Live()
+	if err != nil {
+		t.Fatal(err)
+	}
+	active, archive := memfile.Parse(live.Memory), memfile.Parse(live.Archive)
+	if len(active.Entries) != 2 || active.Entries[0].Content != "one" || active.Entries[1].ID != idB || len(archive.Entries) != 0 {
+		t.Fatalf("after entry rollback:\n%s\narchive:\n%s", live.Memory, live.Archive)
+	}
+	s, _ := h.Read(res.Snapshot)
+	if s.Rollback != at || s.Parent != res.Before || !strings.HasPrefix(s.Subject, "memsync rollback to ") {
+		t.Fatalf("rollback snapshot %+v", s)
+	}
+
+	// Undo: back to the snapshot taken before the rollback, exactly.
+	beforeFiles, _ := h.Files(res.Before)
+	if _, err := h.Rollback(res.Before, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	live, _ = h.Live()
+	if !bytes.Equal(live.Memory, beforeFiles.Memory) || !bytes.Equal(live.Archive, beforeFiles.Archive) {
+		t.Fatalf("undo: memory\n%s\narchive\n%s", live.Memory, live.Archive)
+	}
+
+	// The whole memory: exactly the bytes at the snapshot; its missing
+	// archive becomes an empty one.
+	if _, err := h.Rollback(at, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	live, _ = h.Live()
+	if string(live.Memory) != v1 || string(live.Archive) != memfile.Header+"\n" {
+		t.Fatalf("whole rollback: %q / %q", live.Memory, live.Archive)
+	}
+	// Again: nothing to do.
+	res, err = h.Rollback(at, nil, p)
+	if err != nil || res.Snapshot != "" {
+		t.Fatalf("second rollback: %+v %v", res, err)
+	}
+	if _, err := h.Rollback(at, []string{"zzzzzzzz"}, p); err == nil {
+		t.Fatal("rollback of an unknown entry succeeded")
+	}
+	if out := git(t, dir, "fsck", "--strict", "--no-dangling"); strings.TrimSpace(out) != "" {
+		t.Fatalf("fsck: %s", out)
+	}
+}
+
+func TestTextDiff(t *testing.T) {
+	if d := TextDiff("a\nb\n", "a\nb\n"); d != "" {
+		t.Fatalf("equal texts: %q", d)
+	}
+	a := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
+	b := "1\n2\n3\n4\n5\nsix\n7\n8\n9\n10\n\n"
+	want := "@@ line 3 @@\n 3\n 4\n 5\n-6\n+six\n 7\n 8\n 9\n 10\n+\n"
+	if d := TextDiff(a+"11\n12\n13\n14\n15\n", "one\n"+a[2:]+"11\n12\n13\n14\n"); d != "@@ line 1 @@\n-1\n+one\n 2\n 3\n 4\n@@ line 12 @@\n 12\n 13\n 14\n-15\n" {
+		t.Fatalf("two groups:\n%s", d)
+	}
+	if d := TextDiff(a, b); d != want {
+		t.Fatalf("TextDiff:\n%s\nwant:\n%s", d, want)
+	}
+}

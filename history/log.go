@@ -1,0 +1,124 @@
+package history
+
+import (
+	"github.com/memsync/memsync/memfile"
+)
+
+// Change kinds.
+const (
+	Added   = "added"
+	Removed = "removed"
+	Changed = "changed"
+)
+
+// Change is one entry that differs between two states of the memory,
+// matched by ID.
+type Change struct {
+	Kind   string         // Added, Removed or Changed
+	ID     string         // the entry's ID
+	Before *memfile.Entry // nil when added
+	After  *memfile.Entry // nil when removed
+}
+
+// Compare lists the entries that differ from before to after, matched by ID:
+// added and changed ones in after's order, then removed ones in before's.
+// An entry without a stored ID has one derived from its text, so editing it
+// shows as one removed and one added entry.
+func Compare(before, after *memfile.File) []Change {
+	old := map[string]*memfile.Entry{}
+	for i := range before.Entries {
+		old[before.Entries[i].ID] = &before.Entries[i]
+	}
+	seen := map[string]bool{}
+	var out []Change
+	for i := range after.Entries {
+		e := &after.Entries[i]
+		seen[e.ID] = true
+		switch b, ok := old[e.ID]; {
+		case !ok:
+			out = append(out, Change{Kind: Added, ID: e.ID, After: e})
+		case memfile.RenderEntry(b, memfile.Orch) != memfile.RenderEntry(e, memfile.Orch):
+			out = append(out, Change{Kind: Changed, ID: e.ID, Before: b, After: e})
+		}
+	}
+	for i := range before.Entries {
+		e := &before.Entries[i]
+		if !seen[e.ID] {
+			seen[e.ID] = true
+			out = append(out, Change{Kind: Removed, ID: e.ID, Before: e})
+		}
+	}
+	return out
+}
+
+// Counts sums up changes by kind.
+type Counts struct {
+	Added   int `json:"added"`
+	Removed int `json:"removed"`
+	Changed int `json:"changed"`
+}
+
+// Count sums up changes by kind.
+func Count(changes []Change) Counts {
+	var c Counts
+	for _, ch := range changes {
+		switch ch.Kind {
+		case Added:
+			c.Added++
+		case Removed:
+			c.Removed++
+		case Changed:
+			c.Changed++
+		}
+	}
+	return c
+}
+
+// LogEntry is one snapshot in the log, with what changed in its active
+// file since its parent.
+type LogEntry struct {
+	Snapshot
+	Entries int `json:"entries"` // entries in the snapshot's active file
+	Counts
+}
+
+// Log lists the snapshots newest first, following first parents, at most
+// limit of them (all when limit <= 0).
+func (h *History) Log(limit int) ([]LogEntry, error) {
+	head, err := h.head()
+	if err != nil || head.IsZero() {
+		return nil, err
+	}
+	var out []LogEntry
+	hash := head.String()
+	var cur *memfile.File
+	for hash != "" && (limit <= 0 || len(out) < limit) {
+		s, err := h.Read(hash)
+		if err != nil {
+			return out, err
+		}
+		if cur == nil {
+			if cur, err = h.parsed(hash); err != nil {
+				return out, err
+			}
+		}
+		parent := &memfile.File{}
+		if s.Parent != "" {
+			if parent, err = h.parsed(s.Parent); err != nil {
+				return out, err
+			}
+		}
+		out = append(out, LogEntry{Snapshot: *s, Entries: len(cur.Entries), Counts: Count(Compare(parent, cur))})
+		hash, cur = s.Parent, parent
+	}
+	return out, nil
+}
+
+// parsed reads and parses a snapshot's active file.
+func (h *History) parsed(hash string) (*memfile.File, error) {
+	f, err := h.Files(hash)
+	if err != nil {
+		return nil, err
+	}
+	return memfile.Parse(f.Memory), nil
+}

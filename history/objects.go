@@ -1,0 +1,181 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// The snapshot's objects are few and simple (two blobs, two trees, a
+// commit), so they are encoded and decoded here in git's own formats, and
+// only go-git's object storage is used: go-git's object package would bring
+// its OpenPGP signing code into every hook run's start-up time.
+
+// treeEntry is one entry of a git tree.
+type treeEntry struct {
+	mode string // "100644" or "40000"
+	name string
+	hash plumbing.Hash
+}
+
+// encodeTree is the content of a tree object; entries are in git's order.
+func encodeTree(entries []treeEntry) []byte {
+	var b bytes.Buffer
+	for _, e := range entries {
+		b.WriteString(e.mode + " " + e.name + "\x00")
+		b.Write(e.hash[:])
+	}
+	return b.Bytes()
+}
+
+// commitInfo is a decoded commit.
+type commitInfo struct {
+	hash      plumbing.Hash
+	tree      plumbing.Hash
+	parents   []plumbing.Hash
+	committer string // the raw "committer" line's value
+	message   string
+}
+
+// encodeCommit is the content of a snapshot's commit object.
+func encodeCommit(tree, parent plumbing.Hash, when time.Time, msg string) []byte {
+	sig := fmt.Sprintf("%s <%s> %d %s", identityName, identityEmail, when.Unix(), when.Format("-0700"))
+	var b strings.Builder
+	b.WriteString("tree " + tree.String() + "\n")
+	if !parent.IsZero() {
+		b.WriteString("parent " + parent.String() + "\n")
+	}
+	b.WriteString("author " + sig + "\ncommitter " + sig + "\n\n" + msg)
+	return []byte(b.String())
+}
+
+// readObject reads an object's content, loose or packed.
+func readObject(st *filesystem.Storage, t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
+	o, err := st.EncodedObject(t, h)
+	if err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", t, h, err)
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = r.Close() }()
+	return io.ReadAll(r)
+}
+
+func readCommit(st *filesystem.Storage, h plumbing.Hash) (*commitInfo, error) {
+	data, err := readObject(st, plumbing.CommitObject, h)
+	if err != nil {
+		return nil, err
+	}
+	c := &commitInfo{hash: h}
+	head, msg, _ := strings.Cut(string(data), "\n\n")
+	c.message = msg
+	for _, l := range strings.Split(head, "\n") {
+		k, v, _ := strings.Cut(l, " ")
+		switch k {
+		case "tree":
+			c.tree = plumbing.NewHash(v)
+		case "parent":
+			c.parents = append(c.parents, plumbing.NewHash(v))
+		case "committer":
+			c.committer = v
+		}
+	}
+	return c, nil
+}
+
+// when is the commit's committer time.
+func (c *commitInfo) when() time.Time {
+	f := strings.Fields(c.committer[strings.LastIndexByte(c.committer, '>')+1:])
+	if len(f) != 2 {
+		return time.Time{}
+	}
+	sec, _ := strconv.ParseInt(f[0], 10, 64)
+	tz, _ := strconv.Atoi(f[1])
+	off := (tz/100*60 + tz%100) * 60
+	return time.Unix(sec, 0).In(time.FixedZone("", off))
+}
+
+func readTree(st *filesystem.Storage, h plumbing.Hash) ([]treeEntry, error) {
+	data, err := readObject(st, plumbing.TreeObject, h)
+	if err != nil {
+		return nil, err
+	}
+	var out []treeEntry
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		nul := bytes.IndexByte(data, 0)
+		if sp < 0 || nul < sp || len(data) < nul+1+20 {
+			return nil, fmt.Errorf("tree %s is damaged", h)
+		}
+		var e treeEntry
+		e.mode, e.name = string(data[:sp]), string(data[sp+1:nul])
+		copy(e.hash[:], data[nul+1:nul+21])
+		out = append(out, e)
+		data = data[nul+21:]
+	}
+	return out, nil
+}
+
+// lookup finds a path ("archive/memories.md") in a tree; the zero hash when
+// it is not there.
+func lookup(st *filesystem.Storage, tree plumbing.Hash, path string) (plumbing.Hash, error) {
+	for _, name := range strings.Split(path, "/") {
+		entries, err := readTree(st, tree)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		tree = plumbing.ZeroHash
+		for _, e := range entries {
+			if e.name == name {
+				tree = e.hash
+			}
+		}
+		if tree.IsZero() {
+			return tree, nil
+		}
+	}
+	return tree, nil
+}
+
+// object is an object of a snapshot, hashed but not written yet. It is a
+// plumbing.EncodedObject that go-git can write without copying its data.
+type object struct {
+	typ  plumbing.ObjectType
+	hash plumbing.Hash
+	data []byte
+}
+
+func newObject(t plumbing.ObjectType, data []byte) *object {
+	return &object{typ: t, hash: plumbing.ComputeHash(t, data), data: data}
+}
+
+// Hash is the object's id.
+func (o *object) Hash() plumbing.Hash { return o.hash }
+
+// Type is the object's type.
+func (o *object) Type() plumbing.ObjectType { return o.typ }
+
+// SetType is not supported: the object is immutable.
+func (o *object) SetType(plumbing.ObjectType) {}
+
+// Size is the length of the object's content.
+func (o *object) Size() int64 { return int64(len(o.data)) }
+
+// SetSize is not supported: the object is immutable.
+func (o *object) SetSize(int64) {}
+
+// Reader reads the object's content.
+func (o *object) Reader() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(o.data)), nil }
+
+// Writer is not supported: the object is immutable.
+func (o *object) Writer() (io.WriteCloser, error) {
+	return nil, fmt.Errorf("history: a snapshot object cannot be written to")
+}

@@ -1,0 +1,264 @@
+// Package hooks installs memsync's git hooks and runs them.
+//
+// The scripts are thin: they run the hook that was there before (kept beside
+// them as "<name>.memsync-orig", with its exit status kept), then
+// `memsync hook NAME ARGS...`. They go into the folder git really uses for the
+// repository: core.hooksPath when set (relative to the worktree's top, as git
+// takes it), else the common git dir's hooks/. Uninstalling puts back exactly
+// what was there.
+//
+// The handlers (Run) never fail a git command: they always return, within a
+// time bound, and report trouble as one warning line.
+package hooks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/worktree"
+)
+
+// Names are the hooks memsync installs.
+var Names = []string{"post-commit", "post-merge", "post-rewrite", "post-checkout"}
+
+// Marker is the comment line that identifies memsync's hook scripts.
+const Marker = "# memsync hook: installed by 'memsync hooks install'; 'memsync hooks uninstall' restores what was here."
+
+// OrigSuffix is appended to the name of a hook that memsync's script chains.
+const OrigSuffix = ".memsync-orig"
+
+// Dir returns the folder git runs the repository's hooks from:
+// core.hooksPath (a relative value is taken relative to the worktree's top,
+// or to the git dir in a bare repository, as git does), else
+// <CommonDir>/hooks.
+func Dir(r *worktree.Repo) (string, error) {
+	base := r.WorkTree
+	if base == "" {
+		base = r.GitDir
+	}
+	out, err := gitcmd.Output(base, "--git-dir="+r.GitDir, "config", "--type=path", "--get", "core.hooksPath")
+	p := strings.TrimSpace(out)
+	var ee interface{ ExitCode() int }
+	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) { // 1: not set
+		return "", err
+	}
+	if p == "" {
+		return filepath.Join(r.CommonDir, "hooks"), nil
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// Script is the hook script for hook name that runs the memsync binary bin
+// (an absolute path; when it is gone, memsync is looked up on PATH, and when
+// that fails too the script says so in one line and exits 0).
+func Script(name, bin string) string {
+	return `#!/bin/sh
+` + Marker + `
+bin=` + shellQuote(bin) + `
+memsync=$bin
+[ -x "$memsync" ] || memsync=$(command -v memsync 2>/dev/null) || memsync=
+if [ ! -x "$0` + OrigSuffix + `" ] && [ -n "$memsync" ]; then
+	exec "$memsync" hook ` + name + ` "$@" </dev/null
+fi
+status=0
+if [ -x "$0` + OrigSuffix + `" ]; then
+	"$0` + OrigSuffix + `" "$@" || status=$?
+fi
+if [ -n "$memsync" ]; then
+	"$memsync" hook ` + name + ` "$@" </dev/null
+else
+	echo "memsync: ` + name + ` hook skipped: memsync not found at $bin nor on PATH" >&2
+fi
+exit $status
+`
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// State of one hook in the hooks folder.
+const (
+	StateMissing   = "missing"   // no hook of that name
+	StateInstalled = "installed" // memsync's script
+	StateChained   = "chained"   // memsync's script, running the previous hook first
+	StateForeign   = "foreign"   // another hook (install chains it)
+)
+
+// Hook is one hook's state, and what an operation did to it.
+type Hook struct {
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	State  string `json:"state"`
+	Action string `json:"action,omitempty"` // installed, updated, unchanged, restored, removed, kept
+}
+
+// Install writes memsync's script for every hook in Names into the hooks
+// folder, running bin. A hook already there is moved aside (a hard link,
+// then the script renamed over the name, so the name never goes missing)
+// and chained. Installing again changes nothing, unless bin changed.
+func Install(r *worktree.Repo, bin string) (string, []Hook, error) {
+	dir, err := Dir(r)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return dir, nil, err
+	}
+	var out []Hook
+	for _, name := range Names {
+		h := inspect(dir, name)
+		script := []byte(Script(name, bin))
+		switch h.State {
+		case StateInstalled, StateChained:
+			if cur, err := os.ReadFile(h.Path); err == nil && bytes.Equal(cur, script) {
+				h.Action = "unchanged"
+				out = append(out, h)
+				continue
+			}
+			h.Action = "updated"
+		case StateForeign:
+			if _, err := os.Lstat(h.Path + OrigSuffix); err == nil {
+				return dir, out, fmt.Errorf("hooks: %s exists, and so does %s: move one of them away first", h.Path, h.Path+OrigSuffix)
+			}
+			if err := os.Link(h.Path, h.Path+OrigSuffix); err != nil {
+				if err := os.Rename(h.Path, h.Path+OrigSuffix); err != nil {
+					return dir, out, fmt.Errorf("hooks: keep %s: %w", h.Path, err)
+				}
+			}
+			h.Action = "installed"
+		default:
+			h.Action = "installed"
+		}
+		if err := fsutil.WriteFile(h.Path, script, 0o755); err != nil {
+			return dir, out, fmt.Errorf("hooks: write %s: %w", h.Path, err)
+		}
+		if err := os.Chmod(h.Path, 0o755); err != nil { // whatever the umask
+			return dir, out, err
+		}
+		out = append(out, inspectAction(dir, name, h.Action))
+	}
+	return dir, out, nil
+}
+
+// Uninstall removes memsync's scripts and puts back the hooks they chained,
+// byte for byte and with their mode (they are renamed back). A hook that is
+// not memsync's is left alone.
+func Uninstall(r *worktree.Repo) (string, []Hook, error) {
+	dir, err := Dir(r)
+	if err != nil {
+		return "", nil, err
+	}
+	var out []Hook
+	for _, name := range Names {
+		h := inspect(dir, name)
+		switch h.State {
+		case StateChained:
+			if err := os.Rename(h.Path+OrigSuffix, h.Path); err != nil {
+				return dir, out, fmt.Errorf("hooks: restore %s: %w", h.Path, err)
+			}
+			h.Action = "restored"
+		case StateInstalled:
+			if err := os.Remove(h.Path); err != nil {
+				return dir, out, fmt.Errorf("hooks: remove %s: %w", h.Path, err)
+			}
+			h.Action = "removed"
+		case StateForeign:
+			h.Action = "kept"
+		default:
+			continue
+		}
+		out = append(out, inspectAction(dir, name, h.Action))
+	}
+	return dir, out, nil
+}
+
+// Manager is a hook manager that owns a repository's hooks, and what to add
+// to its configuration so that it runs memsync.
+type Manager struct {
+	Name   string `json:"name"`
+	Config string `json:"config"` // its configuration file or folder
+	Add    string `json:"add"`    // what to add there
+}
+
+// Status is what Status found.
+type Status struct {
+	Dir      string    `json:"dir"`
+	Hooks    []Hook    `json:"hooks"`
+	Managers []Manager `json:"managers"`
+}
+
+// Report tells what is installed where, and which hook managers (husky,
+// lefthook, pre-commit) the worktree uses, with the lines to add to them.
+func Report(r *worktree.Repo) (*Status, error) {
+	dir, err := Dir(r)
+	if err != nil {
+		return nil, err
+	}
+	s := &Status{Dir: dir, Managers: managers(r.WorkTree)}
+	for _, name := range Names {
+		s.Hooks = append(s.Hooks, inspect(dir, name))
+	}
+	return s, nil
+}
+
+func inspectAction(dir, name, action string) Hook {
+	h := inspect(dir, name)
+	h.Action = action
+	return h
+}
+
+// inspect tells the state of one hook.
+func inspect(dir, name string) Hook {
+	h := Hook{Name: name, Path: filepath.Join(dir, name), State: StateMissing}
+	data, err := os.ReadFile(h.Path)
+	if _, lerr := os.Lstat(h.Path); lerr != nil {
+		return h
+	}
+	if err != nil || !bytes.Contains(data, []byte(Marker)) {
+		h.State = StateForeign
+		return h
+	}
+	h.State = StateInstalled
+	if _, err := os.Lstat(h.Path + OrigSuffix); err == nil {
+		h.State = StateChained
+	}
+	return h
+}
+
+// managers finds the hook managers configured in the worktree top.
+func managers(top string) []Manager {
+	out := []Manager{}
+	if top == "" {
+		return out
+	}
+	exists := func(name string) bool { _, err := os.Stat(filepath.Join(top, name)); return err == nil }
+	if exists(".husky") {
+		out = append(out, Manager{Name: "husky", Config: ".husky/",
+			Add: `add the line  memsync hook NAME "$@"  to .husky/NAME for NAME in ` + strings.Join(Names, ", ")})
+	}
+	for _, f := range []string{"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml"} {
+		if exists(f) {
+			var b strings.Builder
+			for _, n := range Names {
+				fmt.Fprintf(&b, "%s:\n  commands:\n    memsync:\n      run: memsync hook %s {0}\n", n, n)
+			}
+			out = append(out, Manager{Name: "lefthook", Config: f, Add: b.String()})
+			break
+		}
+	}
+	if exists(".pre-commit-config.yaml") {
+		out = append(out, Manager{Name: "pre-commit", Config: ".pre-commit-config.yaml",
+			Add: "- repo: local\n  hooks:\n    - id: memsync\n      name: memsync\n      entry: memsync hook post-commit\n" +
+				"      language: system\n      always_run: true\n      pass_filenames: false\n      stages: [post-commit]\n" +
+				"# then: pre-commit install --hook-type post-commit"})
+	}
+	return out
+}

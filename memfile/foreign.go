@@ -1,0 +1,270 @@
+package memfile
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ReadForeign reads memories kept by other tools, for import:
+//
+//   - a file with YAML front matter (seed 001's layout: one markdown file per
+//     entry with key, tags, created_at, updated_at);
+//   - a memories.md file in orch's or ralph's dialect;
+//   - a folder of front-matter files, with its archive/ subfolder; a folder
+//     holding memory/ and SESSION/memory/ (seed 001's .multi-agent-mcp) is
+//     read session by session; a memories.md in a folder (and its
+//     archive/memories.md) is read too.
+//
+// Entries from the front-matter layout get IDs derived from their session and
+// key, so importing the same files twice finds the same IDs.
+func ReadForeign(path string) (active, archived []Entry, err error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.IsDir() {
+		es, err := readForeignFile(path, "")
+		return es, nil, err
+	}
+	return readForeignDir(path, "")
+}
+
+func readForeignDir(dir, session string) (active, archived []Entry, err error) {
+	if session == "" {
+		if fi, err := os.Stat(filepath.Join(dir, "memory")); err == nil && fi.IsDir() {
+			active, archived, err = readForeignDir(filepath.Join(dir, "memory"), "")
+			if err != nil {
+				return nil, nil, err
+			}
+			subs, _ := filepath.Glob(filepath.Join(dir, "*", "memory"))
+			sort.Strings(subs)
+			for _, sub := range subs {
+				a, b, err := readForeignDir(sub, filepath.Base(filepath.Dir(sub)))
+				if err != nil {
+					return nil, nil, err
+				}
+				active, archived = append(active, a...), append(archived, b...)
+			}
+			return active, archived, nil
+		}
+	}
+	for k, d := range []string{dir, filepath.Join(dir, "archive")} {
+		names, _ := filepath.Glob(filepath.Join(d, "*.md"))
+		sort.Strings(names)
+		for _, name := range names {
+			es, err := readForeignFile(name, session)
+			if err != nil {
+				return nil, nil, err
+			}
+			if k == 0 {
+				active = append(active, es...)
+			} else {
+				archived = append(archived, es...)
+			}
+		}
+	}
+	return active, archived, nil
+}
+
+func readForeignFile(path, session string) ([]Entry, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.HasPrefix(data, []byte("---\n")) || bytes.HasPrefix(data, []byte("---\r\n")) {
+		e, err := ParseFrontMatter(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if e.Extra[0].Value == "" { // no key: the file name is the key
+			e.Extra[0].Value = strings.TrimSuffix(filepath.Base(path), ".md")
+		}
+		e.ID = importID(session, e.Extra[0].Value)
+		if session != "" {
+			e.Extra = append(e.Extra, Field{"Session", session})
+		}
+		return []Entry{e}, nil
+	}
+	f := Parse(data)
+	if len(f.Problems) > 0 {
+		return nil, fmt.Errorf("%s:%d: %s", path, f.Problems[0].Line, f.Problems[0].Msg)
+	}
+	out := make([]Entry, 0, len(f.Entries))
+	for _, e := range f.Entries {
+		n := Entry{ID: e.ID, Type: e.Type, Title: e.Title, Tags: e.Tags, Date: e.Date, Content: e.Content}
+		if n.Title == "" {
+			n.Title = TitleFrom(e.Content)
+		}
+		for _, x := range e.Extra {
+			if x.Key != strayKey && x.Key != "" {
+				n.Extra = append(n.Extra, x)
+			}
+		}
+		if session != "" {
+			n.Extra = append(n.Extra, Field{"Session", session})
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// importID is the stable ID of an entry of seed 001's layout.
+func importID(session, key string) string {
+	sum := sha256.Sum256([]byte("seed001\x00" + session + "\x00" + key))
+	return encodeID(sum[:])
+}
+
+// ParseFrontMatter reads one entry of seed 001's layout: YAML front matter
+// (key, tags as a block or flow list, created_at, updated_at; other keys are
+// ignored) and a markdown body whose first heading becomes the title. The
+// entry's first Extra field is its Key (possibly empty), then Updated.
+func ParseFrontMatter(data []byte) (Entry, error) {
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	rest := strings.TrimPrefix(text, "---\n")
+	head, body, ok := strings.Cut(rest, "\n---")
+	if !ok {
+		return Entry{}, fmt.Errorf("front matter has no closing '---'")
+	}
+	body = strings.TrimPrefix(strings.TrimLeft(body, "-"), "\n")
+	meta := map[string]string{}
+	var tags []string
+	listKey := ""
+	for _, l := range strings.Split(head, "\n") {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if strings.HasPrefix(t, "- ") && listKey != "" {
+			if listKey == "tags" {
+				tags = append(tags, unquote(strings.TrimSpace(t[2:])))
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(t, ":")
+		if !ok {
+			return Entry{}, fmt.Errorf("front matter: cannot read %q", t)
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		listKey = ""
+		switch {
+		case v == "":
+			listKey = k
+		case k == "tags" && strings.HasPrefix(v, "["):
+			for _, x := range strings.Split(strings.Trim(v, "[]"), ",") {
+				if x = unquote(strings.TrimSpace(x)); x != "" {
+					tags = append(tags, x)
+				}
+			}
+		case k == "tags":
+			tags = append(tags, splitTags(v)...)
+		default:
+			meta[k] = unquote(v)
+		}
+	}
+	e := Entry{Tags: tags, Date: datePart(meta["created_at"])}
+	body = strings.TrimSpace(body)
+	if first, after, _ := strings.Cut(body, "\n"); strings.HasPrefix(first, "#") {
+		e.Title = strings.TrimSpace(strings.TrimLeft(first, "#"))
+		body = strings.TrimSpace(after)
+	}
+	e.Content = body
+	if e.Content == "" {
+		e.Content = e.Title
+	}
+	if e.Title == "" {
+		e.Title = TitleFrom(e.Content)
+	}
+	if e.Title == "" {
+		e.Title = meta["key"]
+	}
+	if e.Content == "" {
+		e.Content = meta["key"]
+	}
+	e.Extra = []Field{{"Key", meta["key"]}}
+	if u := meta["updated_at"]; u != "" {
+		e.Extra = append(e.Extra, Field{"Updated", u})
+	}
+	return e, nil
+}
+
+func unquote(s string) string {
+	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// datePart turns "2024-01-15T10:30:00" into "2024-01-15".
+func datePart(ts string) string {
+	if len(ts) >= 10 && ts[4] == '-' && ts[7] == '-' {
+		return ts[:10]
+	}
+	return ts
+}
+
+// Import adds foreign entries to the active file and the archive, skipping
+// any whose ID or content (see ContentHash) either file already holds, so a
+// second import of the same source adds nothing. It returns what it added.
+func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, err error) {
+	for i := range active {
+		if err := s.Validate(&active[i]); err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", active[i].Title, err)
+		}
+	}
+	for i := range archived {
+		if err := s.Validate(&archived[i]); err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", archived[i].Title, err)
+		}
+	}
+	err = s.WithLock(func() error {
+		seen := map[string]bool{}
+		for _, p := range []string{s.Path(), s.ArchivePath()} {
+			f, err := s.load(p, false)
+			if err != nil {
+				return err
+			}
+			for i := range f.Entries {
+				seen[f.Entries[i].ID] = true
+				seen["#"+ContentHash(f.Entries[i].Content)] = true
+			}
+		}
+		fresh := func(in []Entry) []Entry {
+			var out []Entry
+			for _, e := range in {
+				h := "#" + ContentHash(e.Content)
+				if seen[e.ID] || seen[h] {
+					skipped++
+					continue
+				}
+				seen[e.ID], seen[h] = true, true
+				out = append(out, e)
+			}
+			return out
+		}
+		newActive, newArchived := fresh(active), fresh(archived)
+		if len(newArchived) > 0 {
+			if _, err := s.archiveLocked(newArchived); err != nil {
+				return err
+			}
+		}
+		if len(newActive) > 0 {
+			if err := s.rewriteLocked(func(f *File) error {
+				f.Entries = append(f.Entries, newActive...)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		added = append(append(added, newActive...), newArchived...)
+		if len(added) > 0 && s.StateDir != "" {
+			s.invalidateIndex()
+		}
+		return nil
+	})
+	return added, skipped, err
+}

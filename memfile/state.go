@@ -1,0 +1,337 @@
+package memfile
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The state of a store lives in StateDir, never in the memory files and never
+// in snapshots. All of it is a cache that memsync can rebuild from the memory
+// files, except the access log (losing it only restarts the TTL clocks):
+//
+//	access.log      one "UNIXSECONDS ID" line per entry returned to a reader;
+//	                appended with one O_APPEND write, no lock, no fsync
+//	stamp.json      size and mtime of the active file and the archive when the
+//	                index last matched them, entry counts, time of the last gc
+//	index-GEN/XX    "HASH ID" lines of every entry, by the first two hex
+//	                digits of the hash of its normalized content
+//	index-GEN/archived  the IDs in the archive, one a line
+//
+// The index and the stamp are written under the writers' lock; the stamp last
+// (in place, see stampSize),
+// so a crash leaves a stamp that no longer matches the files, and the next
+// write rebuilds the index. A file changed behind memsync's back (an editor,
+// orch itself, a merge) changes size or mtime and is handled the same way.
+
+const (
+	accessLog = "access.log"
+	stampFile = "stamp.json"
+)
+
+// ContentHash is the key dedup compares: the content with whitespace runs
+// folded to one space and letters folded to lower case, hashed.
+func ContentHash(content string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.Join(strings.Fields(content), " "))))
+	return hex.EncodeToString(sum[:8])
+}
+
+// fileStamp is what tells memsync whether a memory file changed.
+type fileStamp struct {
+	Size  int64 `json:"size"`
+	Mtime int64 `json:"mtime_ns"`
+}
+
+// index is the content index of a store, as stamp.json describes it.
+type index struct {
+	Gen      int64     `json:"gen"`
+	Active   fileStamp `json:"active"`
+	Archive  fileStamp `json:"archive"`
+	Count    int       `json:"count"`    // entries in the active file
+	Archived int       `json:"archived"` // entries in the archive
+	LastGC   int64     `json:"last_gc"`  // unix seconds of the last gc
+}
+
+func (s *Store) statePath(name string) string { return filepath.Join(s.StateDir, name) }
+
+func (x *index) dir(s *Store) string { return s.statePath(fmt.Sprintf("index-%d", x.Gen)) }
+
+func (s *Store) stamps() (active, archive fileStamp) {
+	for i, p := range []string{s.Path(), s.ArchivePath()} {
+		fs := fileStamp{}
+		if t, err := s.Resolve(p); err == nil {
+			if fi, err := os.Stat(t); err == nil {
+				fs = fileStamp{fi.Size(), fi.ModTime().UnixNano()}
+			}
+		}
+		if i == 0 {
+			active = fs
+		} else {
+			archive = fs
+		}
+	}
+	return active, archive
+}
+
+// openIndexLocked returns the index if it matches the memory files, else nil.
+func (s *Store) openIndexLocked() *index {
+	if s.StateDir == "" {
+		return nil
+	}
+	data, err := os.ReadFile(s.statePath(stampFile))
+	if err != nil {
+		return nil
+	}
+	var x index
+	if json.Unmarshal(data, &x) != nil {
+		return nil
+	}
+	act, arc := s.stamps()
+	if x.Active != act || x.Archive != arc {
+		return nil
+	}
+	return &x
+}
+
+// indexLocked returns a valid index, rebuilding it from the memory files if
+// they changed since it was written. It returns nil without a StateDir.
+func (s *Store) indexLocked() (*index, error) {
+	if x := s.openIndexLocked(); x != nil || s.StateDir == "" {
+		return x, nil
+	}
+	return s.rebuildIndexLocked()
+}
+
+func (s *Store) rebuildIndexLocked() (*index, error) {
+	var old index
+	if data, err := os.ReadFile(s.statePath(stampFile)); err == nil {
+		_ = json.Unmarshal(data, &old)
+	}
+	act, err := s.load(s.Path(), false)
+	if err != nil {
+		return nil, err
+	}
+	arc, err := s.load(s.ArchivePath(), false)
+	if err != nil {
+		return nil, err
+	}
+	x := &index{Gen: time.Now().UnixNano(), Count: len(act.Entries), Archived: len(arc.Entries), LastGC: old.LastGC}
+	x.Active, x.Archive = s.stamps()
+	if err := os.MkdirAll(x.dir(s), s.dirMode()); err != nil {
+		return nil, err
+	}
+	buckets := map[string]*bytes.Buffer{}
+	var archived bytes.Buffer
+	for k, f := range []*File{act, arc} {
+		for i := range f.Entries {
+			e := &f.Entries[i]
+			h := ContentHash(e.Content)
+			b := buckets[h[:2]]
+			if b == nil {
+				b = &bytes.Buffer{}
+				buckets[h[:2]] = b
+			}
+			fmt.Fprintf(b, "%s %s\n", h, e.ID)
+			if k == 1 {
+				archived.WriteString(e.ID + "\n")
+			}
+		}
+	}
+	for name, b := range buckets {
+		if err := os.WriteFile(filepath.Join(x.dir(s), name), b.Bytes(), s.fileMode()); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(x.dir(s), "archived"), archived.Bytes(), s.fileMode()); err != nil {
+		return nil, err
+	}
+	if err := x.save(s); err != nil {
+		return nil, err
+	}
+	if old.Gen != 0 && old.Gen != x.Gen {
+		_ = os.RemoveAll(old.dir(s))
+	}
+	return x, nil
+}
+
+// stampSize is the fixed size of stamp.json: it is rewritten in place with
+// one write of this many bytes (JSON padded with spaces), which a killed
+// process cannot tear, and which costs less than a rename. A stamp torn by a
+// power loss does not parse or does not match the files: the index is rebuilt.
+const stampSize = 512
+
+// save writes stamp.json (a cache: no fsync).
+func (x *index) save(s *Store) error {
+	data, err := json.Marshal(x)
+	if err != nil {
+		return err
+	}
+	if len(data) >= stampSize {
+		return fmt.Errorf("stamp too large")
+	}
+	data = append(data, bytes.Repeat([]byte{' '}, stampSize-len(data)-1)...)
+	data = append(data, '\n')
+	f, err := os.OpenFile(s.statePath(stampFile), os.O_WRONLY|os.O_CREATE, s.fileMode())
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// invalidate makes the next write rebuild the index.
+func (s *Store) invalidateIndex() { _ = os.Remove(s.statePath(stampFile)) }
+
+// lookup finds an entry with the content hash h: its ID and whether it is
+// archived. It reads one bucket (and the archived list only on a hit).
+func (x *index) lookup(s *Store, h string) (id string, archived, ok bool) {
+	data, err := os.ReadFile(filepath.Join(x.dir(s), h[:2]))
+	if err != nil {
+		return "", false, false
+	}
+	var ids []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if hh, i, _ := strings.Cut(l, " "); hh == h {
+			ids = append(ids, i)
+		}
+	}
+	if len(ids) == 0 {
+		return "", false, false
+	}
+	arch := x.archivedSet(s)
+	for _, i := range ids { // an active copy wins over an archived one
+		if !arch[i] {
+			return i, false, true
+		}
+	}
+	return ids[0], true, true
+}
+
+func (x *index) archivedSet(s *Store) map[string]bool {
+	set := map[string]bool{}
+	data, _ := os.ReadFile(filepath.Join(x.dir(s), "archived"))
+	for _, l := range strings.Split(string(data), "\n") {
+		if l != "" {
+			set[l] = true
+		}
+	}
+	return set
+}
+
+// added records an entry appended to the active file.
+func (x *index) added(s *Store, e *Entry) error {
+	h := ContentHash(e.Content)
+	f, err := os.OpenFile(filepath.Join(x.dir(s), h[:2]), os.O_WRONLY|os.O_APPEND|os.O_CREATE, s.fileMode())
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(h + " " + e.ID + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	x.Count++
+	x.Active, x.Archive = s.stamps()
+	return x.save(s)
+}
+
+// moved records a Move: the hashes stay; the archived list and the counts
+// change. On an error the index is dropped, to be rebuilt by the next write.
+func (x *index) moved(s *Store, archived map[string]bool, count int) {
+	var b strings.Builder
+	for id := range archived {
+		b.WriteString(id + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(x.dir(s), "archived"), []byte(b.String()), s.fileMode()); err != nil {
+		s.invalidateIndex()
+		return
+	}
+	x.Count, x.Archived = count, len(archived)
+	x.Active, x.Archive = s.stamps()
+	if x.save(s) != nil {
+		s.invalidateIndex()
+	}
+}
+
+// RecordAccess notes that entries were just returned to a reader (show,
+// search, inject), for the TTL of gc. It is one small O_APPEND write with no
+// lock and no fsync, and it never fails a read: errors are ignored.
+func (s *Store) RecordAccess(ids ...string) {
+	if s.StateDir == "" || len(ids) == 0 {
+		return
+	}
+	var b strings.Builder
+	now := strconv.FormatInt(s.now().Unix(), 10)
+	for _, id := range ids {
+		b.WriteString(now + " " + id + "\n")
+	}
+	f, err := os.OpenFile(s.statePath(accessLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, s.fileMode())
+	if errors.Is(err, os.ErrNotExist) {
+		if os.MkdirAll(s.StateDir, s.dirMode()) != nil {
+			return
+		}
+		f, err = os.OpenFile(s.statePath(accessLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, s.fileMode())
+	}
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(b.String())
+	_ = f.Close()
+}
+
+// LastAccess reads the access log: the last time each entry was returned.
+func (s *Store) LastAccess() map[string]time.Time {
+	out := map[string]time.Time{}
+	if s.StateDir == "" {
+		return out
+	}
+	f, err := os.Open(s.statePath(accessLog))
+	if err != nil {
+		return out
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		ts, id, ok := strings.Cut(sc.Text(), " ")
+		n, err := strconv.ParseInt(ts, 10, 64)
+		if !ok || err != nil || id == "" {
+			continue // a torn line
+		}
+		if t := time.Unix(n, 0); t.After(out[id]) {
+			out[id] = t
+		}
+	}
+	return out
+}
+
+// compactAccess rewrites the access log with one line per entry in keep.
+// Accesses recorded while it runs may be lost; that only restarts a clock.
+func (s *Store) compactAccess(last map[string]time.Time, keep []Entry) {
+	if s.StateDir == "" {
+		return
+	}
+	var b strings.Builder
+	for _, e := range keep {
+		if t, ok := last[e.ID]; ok {
+			b.WriteString(strconv.FormatInt(t.Unix(), 10) + " " + e.ID + "\n")
+		}
+	}
+	tmp := s.statePath(fmt.Sprintf(".access-%d.tmp", os.Getpid()))
+	if os.WriteFile(tmp, []byte(b.String()), s.fileMode()) == nil {
+		_ = os.Rename(tmp, s.statePath(accessLog))
+	}
+}

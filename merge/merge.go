@@ -1,0 +1,257 @@
+// Package merge joins two versions of a memory that grew apart from a common
+// base, entry by entry (by ID), never line by line: what either side added
+// is kept, a deletion on one side wins over an unchanged entry on the other,
+// a move to the archive is kept, and an entry edited on both sides gets the
+// other side's edit applied as a go-diff patch where it applies cleanly, or
+// else is recorded as a conflict with both versions, ours staying live.
+package merge
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/memsync/memsync/memfile"
+)
+
+// State is one version of a memory: its active entries and its archive.
+type State struct {
+	Active  []memfile.Entry
+	Archive []memfile.Entry
+}
+
+// Conflict is an entry edited differently on both sides. Ours is what the
+// merge keeps; Theirs is kept for inspection. Base is nil when both sides
+// added the ID.
+type Conflict struct {
+	ID     string
+	Base   *memfile.Entry
+	Ours   memfile.Entry
+	Theirs memfile.Entry
+}
+
+// Result is a merged memory.
+type Result struct {
+	State
+	Conflicts []Conflict
+}
+
+// where an entry is in a State.
+type place int
+
+const (
+	absent place = iota
+	active
+	archived
+)
+
+type version struct {
+	e     *memfile.Entry
+	place place
+}
+
+func index(s State) map[string]version {
+	m := make(map[string]version, len(s.Active)+len(s.Archive))
+	for i := range s.Archive {
+		m[s.Archive[i].ID] = version{&s.Archive[i], archived}
+	}
+	for i := range s.Active { // an entry in both files is active (a move cut short)
+		m[s.Active[i].ID] = version{&s.Active[i], active}
+	}
+	return m
+}
+
+// Merge joins ours and theirs against base. The result keeps ours' order;
+// entries only theirs has follow in theirs' order.
+func Merge(base, ours, theirs State) Result {
+	b, o, t := index(base), index(ours), index(theirs)
+	var res Result
+	decided := map[string]version{}
+	for _, s := range []State{ours, theirs} {
+		for _, list := range [][]memfile.Entry{s.Active, s.Archive} {
+			for _, e := range list {
+				if _, ok := decided[e.ID]; !ok {
+					decided[e.ID] = resolve(e.ID, b[e.ID], o[e.ID], t[e.ID], &res)
+				}
+			}
+		}
+	}
+	emit := func(list []memfile.Entry) {
+		for _, e := range list {
+			v, ok := decided[e.ID]
+			if !ok || v.place == absent {
+				continue
+			}
+			delete(decided, e.ID)
+			if v.place == active {
+				res.Active = append(res.Active, *v.e)
+			} else {
+				res.Archive = append(res.Archive, *v.e)
+			}
+		}
+	}
+	emit(ours.Active)
+	emit(ours.Archive)
+	emit(theirs.Active)
+	emit(theirs.Archive)
+	return res
+}
+
+// resolve decides one ID from its base, ours and theirs versions.
+func resolve(id string, b, o, t version, res *Result) version {
+	switch {
+	case o.place == absent && t.place == absent:
+		return version{}
+	case b.place == absent && o.place == absent: // added by theirs
+		return t
+	case b.place == absent && t.place == absent: // added by ours
+		return o
+	case o.place == absent: // deleted by ours: an edit on theirs survives it
+		if same(b.e, t.e) {
+			return version{}
+		}
+		return t
+	case t.place == absent:
+		if same(b.e, o.e) {
+			return version{}
+		}
+		return o
+	}
+	place := o.place
+	if o.place == b.place {
+		place = t.place // theirs moved it (or nobody did)
+	}
+	if same(o.e, t.e) {
+		return version{o.e, place}
+	}
+	if b.place == absent { // both added the ID with different content
+		res.Conflicts = append(res.Conflicts, Conflict{ID: id, Ours: *o.e, Theirs: *t.e})
+		return version{o.e, place}
+	}
+	switch {
+	case same(b.e, t.e):
+		return version{o.e, place}
+	case same(b.e, o.e):
+		return version{t.e, place}
+	}
+	if merged, ok := mergeEntry(*b.e, *o.e, *t.e); ok {
+		return version{&merged, place}
+	}
+	res.Conflicts = append(res.Conflicts, Conflict{ID: id, Base: b.e, Ours: *o.e, Theirs: *t.e})
+	return version{o.e, place}
+}
+
+// same tells whether two versions of an entry say the same thing.
+func same(a, b *memfile.Entry) bool {
+	return a.Type == b.Type && a.Title == b.Title && a.Date == b.Date && a.Content == b.Content &&
+		slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Extra, b.Extra)
+}
+
+// mergeEntry merges an entry edited on both sides: each field changed on
+// one side only takes that side; content changed on both sides gets theirs'
+// edit as a patch onto ours. It fails when a field changed differently on
+// both sides or a hunk does not apply.
+func mergeEntry(b, o, t memfile.Entry) (memfile.Entry, bool) {
+	m := o
+	ok := true
+	pick := func(bv, ov, tv string) string {
+		switch {
+		case ov == tv || tv == bv:
+			return ov
+		case ov == bv:
+			return tv
+		}
+		ok = false
+		return ov
+	}
+	m.Type = pick(b.Type, o.Type, t.Type)
+	m.Title = pick(b.Title, o.Title, t.Title)
+	m.Date = pick(b.Date, o.Date, t.Date)
+	switch {
+	case slices.Equal(o.Tags, t.Tags) || slices.Equal(t.Tags, b.Tags):
+	case slices.Equal(o.Tags, b.Tags):
+		m.Tags = t.Tags
+	default:
+		m.Tags = union(o.Tags, t.Tags) // tags are a set: keep both sides'
+	}
+	switch {
+	case slices.Equal(o.Extra, t.Extra) || slices.Equal(t.Extra, b.Extra):
+	case slices.Equal(o.Extra, b.Extra):
+		m.Extra = t.Extra
+	default:
+		ok = false
+	}
+	if o.Content != t.Content && t.Content != b.Content && o.Content != b.Content {
+		content, applied := Patch(b.Content, t.Content, o.Content)
+		if !applied {
+			return o, false
+		}
+		m.Content = content
+	} else {
+		m.Content = pick(b.Content, o.Content, t.Content)
+	}
+	return m, ok
+}
+
+// Patch applies the change from base to theirs onto ours with go-diff.
+// A hunk may move anywhere in ours, but its context must match almost
+// exactly (5% of a long context may differ); applied is false when a hunk
+// does not apply.
+func Patch(base, theirs, ours string) (merged string, applied bool) {
+	dmp := diffmatchpatch.New()
+	dmp.MatchThreshold = 0.05
+	dmp.MatchDistance = 1 << 20
+	dmp.PatchDeleteThreshold = 0.05
+	patches := dmp.PatchMake(base, theirs)
+	merged, results := dmp.PatchApply(patches, ours)
+	for _, ok := range results {
+		if !ok {
+			return ours, false
+		}
+	}
+	return merged, true
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Removed counts the entries of ours (active or archived) that are gone
+// from the result: the number a mass-deletion guard looks at.
+func (r Result) Removed(ours State) int {
+	kept := map[string]bool{}
+	for _, e := range r.Active {
+		kept[e.ID] = true
+	}
+	for _, e := range r.Archive {
+		kept[e.ID] = true
+	}
+	n := 0
+	for _, list := range [][]memfile.Entry{ours.Active, ours.Archive} {
+		for _, e := range list {
+			if !kept[e.ID] {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// ErrMassDeletion is returned by Guard.
+var ErrMassDeletion = fmt.Errorf("merge would remove more than half of the entries")
+
+// Guard refuses a result that removes more than half of ours' entries.
+func (r Result) Guard(ours State) error {
+	total := len(ours.Active) + len(ours.Archive)
+	if n := r.Removed(ours); total > 0 && 2*n > total {
+		return fmt.Errorf("%w (%d of %d)", ErrMassDeletion, n, total)
+	}
+	return nil
+}

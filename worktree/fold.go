@@ -1,0 +1,146 @@
+package worktree
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/memfile"
+)
+
+// FoldResult is what Fold did.
+type FoldResult struct {
+	Added  int    // entries of the copy that the memory did not have
+	Backup string // the copy's bytes are kept here; "" when the memory already had all of it
+
+	folded []byte // the copy as Fold read it
+}
+
+// BackupStamp is the time part of a backup file's name.
+func BackupStamp() string { return time.Now().UTC().Format("20060102T150405.000000000") }
+
+// errNoChange makes Store.Update skip the rewrite.
+var errNoChange = errors.New("no change")
+
+// Fold merges a regular-file copy of the memory (a worktree's diverged
+// .agent/memories.md) into the memory home, by entry ID, under the writers'
+// lock: entries only in the copy are appended, entries with an ID the memory
+// has are not duplicated (entries without a stored ID have one derived from
+// their text, so identical text counts as the same entry). When the copy holds
+// anything the memory lacks word for word (a new entry, or another version of
+// one), its bytes are first kept in backup ("" means <copy>.bak-<time> beside
+// it). The copy itself is left in place for the caller to replace. A symlink
+// is refused: Fold never reads or writes through one.
+func Fold(r *Repo, copyPath, backup string) (FoldResult, error) {
+	var res FoldResult
+	fi, err := os.Lstat(copyPath)
+	if err != nil {
+		return res, fmt.Errorf("worktree: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return res, fmt.Errorf("worktree: %s is not a regular file; nothing to fold", copyPath)
+	}
+	data, err := os.ReadFile(copyPath)
+	if err != nil {
+		return res, fmt.Errorf("worktree: %w", err)
+	}
+	res.folded = data
+	copied := memfile.Parse(data)
+	err = memfile.Open(r.Home).Update(func(f *memfile.File) error {
+		if covered(f, copied) {
+			return errNoChange
+		}
+		if backup == "" {
+			backup = copyPath + ".bak-" + BackupStamp()
+		}
+		if err := fsutil.WriteFile(backup, data, 0o644); err != nil {
+			return fmt.Errorf("worktree: keep a backup of the copy: %w", err)
+		}
+		res.Backup = backup
+		if res.Added = union(f, copied); res.Added == 0 {
+			return errNoChange
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoChange) {
+		return res, err
+	}
+	return res, nil
+}
+
+// covered reports whether every entry of src is in dst, word for word, and
+// src has no damage: replacing src then loses nothing.
+func covered(dst, src *memfile.File) bool {
+	if len(src.Problems) > 0 {
+		return false
+	}
+	have := make(map[string]string, len(dst.Entries))
+	for i := range dst.Entries {
+		have[dst.Entries[i].ID] = memfile.RenderEntry(&dst.Entries[i], memfile.Orch)
+	}
+	for i := range src.Entries {
+		if r, ok := have[src.Entries[i].ID]; !ok || r != memfile.RenderEntry(&src.Entries[i], memfile.Orch) {
+			return false
+		}
+	}
+	return true
+}
+
+// union appends to dst the entries of src whose ID dst lacks, in src's
+// order, and returns how many. (A full 3-way merge by entry is the merge
+// package's job; a worktree copy only ever needs this union.)
+func union(dst, src *memfile.File) int {
+	have := make(map[string]bool, len(dst.Entries))
+	for _, e := range dst.Entries {
+		have[e.ID] = true
+	}
+	n := 0
+	for _, e := range src.Entries {
+		if have[e.ID] {
+			continue
+		}
+		have[e.ID] = true
+		dst.Entries = append(dst.Entries, e)
+		n++
+	}
+	return n
+}
+
+// Diff shows how the regular-file copy at copyPath differs from the memory
+// home's file, line by line ("-" only in the memory, "+" only in the copy),
+// computed with go-diff. It is "" when they are equal.
+func Diff(r *Repo, copyPath string) (string, error) {
+	home, err := readHomeFile(r)
+	if err != nil {
+		return "", err
+	}
+	mine, err := os.ReadFile(copyPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	dmp := diffmatchpatch.New()
+	a, b, lines := dmp.DiffLinesToChars(string(home), string(mine))
+	diffs := dmp.DiffCharsToLines(dmp.DiffMain(a, b, false), lines)
+	var out strings.Builder
+	for _, d := range diffs {
+		prefix := ""
+		switch d.Type {
+		case diffmatchpatch.DiffInsert:
+			prefix = "+ "
+		case diffmatchpatch.DiffDelete:
+			prefix = "- "
+		default:
+			continue
+		}
+		for l := range strings.Lines(d.Text) {
+			out.WriteString(prefix + strings.TrimSuffix(l, "\n") + "\n")
+		}
+	}
+	return out.String(), nil
+}

@@ -1,0 +1,82 @@
+package worktree
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/memsync/memsync/memfile"
+)
+
+// TestUnionProperties: for random memories and copies (shared entries,
+// entries only on one side, entries without a stored ID, repeated text),
+// union keeps the memory's entries in order, adds every entry only in the
+// copy once, in the copy's order, and adds nothing when run again.
+func TestUnionProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	render := func(ids []int, withID bool) []byte {
+		b := []byte(memfile.Header + "\n")
+		for i, id := range ids {
+			if i > 0 {
+				b = append(b, '\n')
+			}
+			b = append(b, fmt.Sprintf("## Pattern: entry %d\n- Tags: t\n", id%7)...)
+			if withID {
+				b = append(b, fmt.Sprintf("- ID: id%04d\n", id)...)
+			}
+			b = append(b, fmt.Sprintf("- Content: text of %d\n", id)...)
+		}
+		return b
+	}
+	for range 300 {
+		withID := rng.IntN(2) == 0
+		var mine, theirs []int
+		for id := range 30 {
+			switch rng.IntN(4) {
+			case 0:
+				mine = append(mine, id)
+			case 1:
+				theirs = append(theirs, id)
+			case 2:
+				mine, theirs = append(mine, id), append(theirs, id)
+			}
+		}
+		rng.Shuffle(len(theirs), func(i, j int) { theirs[i], theirs[j] = theirs[j], theirs[i] })
+		dst, src := memfile.Parse(render(mine, withID)), memfile.Parse(render(theirs, withID))
+		before := slices.Clone(dst.Entries)
+		want := 0
+		for _, id := range theirs {
+			if !slices.Contains(mine, id) {
+				want++
+			}
+		}
+		if n := union(dst, src); n != want {
+			t.Fatalf("withID=%v: added %d, want %d", withID, n, want)
+		}
+		// Round trip through the file, as Fold does, then check.
+		got := memfile.Parse(dst.Render())
+		if len(got.Problems) > 0 {
+			t.Fatalf("problems: %v", got.Problems)
+		}
+		var contents []string
+		for _, e := range got.Entries {
+			contents = append(contents, e.Content)
+		}
+		var expect []string
+		for _, e := range before {
+			expect = append(expect, e.Content)
+		}
+		for _, id := range theirs {
+			if !slices.Contains(mine, id) {
+				expect = append(expect, fmt.Sprintf("text of %d", id))
+			}
+		}
+		if !slices.Equal(contents, expect) {
+			t.Fatalf("withID=%v mine=%v theirs=%v:\n got %q\nwant %q", withID, mine, theirs, contents, expect)
+		}
+		if n := union(got, memfile.Parse(render(theirs, withID))); n != 0 {
+			t.Fatalf("second union added %d", n)
+		}
+	}
+}

@@ -1,0 +1,258 @@
+package worktree
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/memsync/memsync/internal/gitcmd"
+)
+
+// Worktree is one worktree of the repository, as git lists it, with the state
+// of its memory.
+type Worktree struct {
+	Path     string // as git records it
+	Head     string // commit checked out
+	Branch   string // short branch name; "" when detached
+	Locked   bool
+	Prunable bool
+	Status   Status
+}
+
+// GitError is a git command that failed; its output went to the caller's
+// streams. ExitCode is git's, so that memsync can exit with it.
+type GitError struct {
+	Args []string
+	Code int
+}
+
+func (e *GitError) Error() string {
+	return fmt.Sprintf("git %s failed (exit status %d)", strings.Join(e.Args, " "), e.Code)
+}
+
+// ExitCode is git's exit status.
+func (e *GitError) ExitCode() int { return e.Code }
+
+// runGit runs the user's git in dir with the caller's streams.
+func runGit(dir string, stdout, stderr io.Writer, args ...string) error {
+	cmd := gitcmd.Command(dir, args...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return &GitError{Args: args, Code: ee.ExitCode()}
+	}
+	if err != nil {
+		return fmt.Errorf("worktree: run git: %w", err)
+	}
+	return nil
+}
+
+// gitRunDir is where to run git for repository-wide commands.
+func (r *Repo) gitRunDir() string {
+	if r.WorkTree != "" {
+		return r.WorkTree
+	}
+	return r.GitDir
+}
+
+// List returns every worktree of the repository (the bare repository itself
+// excepted), from `git worktree list --porcelain -z`, each inspected.
+func List(r *Repo) ([]Worktree, error) {
+	out, err := gitcmd.Output(r.gitRunDir(), "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("worktree: %w", err)
+	}
+	var (
+		list []Worktree
+		cur  Worktree
+		bare bool
+	)
+	flush := func() error {
+		if cur.Path != "" && !bare {
+			st, err := Inspect(r, cur.Path)
+			if err != nil {
+				return err
+			}
+			if cur.Prunable {
+				st.State, st.Detail = StatePrunable, "git reports it prunable: "+st.Detail
+			}
+			cur.Status = st
+			list = append(list, cur)
+		}
+		cur, bare = Worktree{}, false
+		return nil
+	}
+	for _, field := range strings.Split(out, "\x00") {
+		key, val, _ := strings.Cut(field, " ")
+		switch key {
+		case "":
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		case "worktree":
+			cur.Path = val
+		case "HEAD":
+			cur.Head = val
+		case "branch":
+			cur.Branch = strings.TrimPrefix(val, "refs/heads/")
+		case "bare":
+			bare = true
+		case "locked":
+			cur.Locked = true
+		case "prunable":
+			cur.Prunable = true
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+// AddOptions are the arguments of `git worktree add` that memsync passes on.
+type AddOptions struct {
+	Path        string // where the worktree goes; relative to the folder git runs in
+	CommitIsh   string // what to check out ("" for git's default)
+	Branch      string // -b: a new branch
+	ResetBranch string // -B: a new branch, or reset an existing one
+	Detach      bool   // --detach
+	Force       bool   // --force
+	Quiet       bool   // --quiet
+}
+
+// Add runs the user's `git worktree add` in dir, git's output going to
+// stdout and stderr (git runs hooks and filters; go-git cannot make linked
+// worktrees), then links the new worktree. When git fails the error is a
+// *GitError carrying git's exit status.
+func Add(r *Repo, dir string, o AddOptions, stdout, stderr io.Writer) (LinkResult, error) {
+	if _, err := EnsureExclude(r, ExcludePatterns); err != nil {
+		return LinkResult{}, err
+	}
+	args := []string{"worktree", "add"}
+	if o.Branch != "" {
+		args = append(args, "-b", o.Branch)
+	}
+	if o.ResetBranch != "" {
+		args = append(args, "-B", o.ResetBranch)
+	}
+	if o.Detach {
+		args = append(args, "--detach")
+	}
+	if o.Force {
+		args = append(args, "--force")
+	}
+	if o.Quiet {
+		args = append(args, "--quiet")
+	}
+	args = append(args, "--", o.Path)
+	if o.CommitIsh != "" {
+		args = append(args, o.CommitIsh)
+	}
+	if err := runGit(dir, stdout, stderr, args...); err != nil {
+		return LinkResult{}, err
+	}
+	return Link(r, AbsIn(dir, o.Path))
+}
+
+// Remove folds any entries only in the worktree's copy of the memory into
+// the memory home (the copy is kept as memories.md.bak-<time>-<name> in the
+// home, since the worktree goes away), then runs `git worktree remove`.
+func Remove(r *Repo, dir, path string, force bool, stdout, stderr io.Writer) (FoldResult, error) {
+	var res FoldResult
+	wt := AbsIn(dir, path)
+	st, err := Inspect(r, wt)
+	if err != nil {
+		return res, err
+	}
+	if st.State == StatePrimary {
+		return res, fmt.Errorf("worktree: %s is the primary worktree; it holds the memory and cannot be removed", wt)
+	}
+	if st.State == StateCopyDiverged {
+		backup := filepath.Join(r.Home, "memories.md.bak-"+BackupStamp()+"-"+filepath.Base(wt))
+		if res, err = Fold(r, st.Path, backup); err != nil {
+			return res, err
+		}
+	}
+	args := []string{"worktree", "remove"}
+	if force {
+		args = append(args, "--force")
+	}
+	return res, runGit(dir, stdout, stderr, append(args, "--", wt)...)
+}
+
+// Finding is a worktree whose memory needs attention, and what fixes it.
+type Finding struct {
+	Worktree Worktree
+	Fix      string // what to do, for people
+	Fixable  bool   // Repair can fix it
+}
+
+// Doctor returns a finding for every worktree whose memory is not shared as
+// it should be: not linked (or, where symlinks are off, a copy that drifted),
+// tracked by git, unsafe, or prunable.
+func Doctor(r *Repo) ([]Finding, error) {
+	list, err := List(r)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, w := range list {
+		st := w.Status
+		f := Finding{Worktree: w, Fixable: true}
+		switch {
+		case st.Tracked:
+			f.Fix, f.Fixable = "in "+w.Path+": git rm --cached .agent/memories.md, then commit (memsync keeps memory history on its own ref)", false
+		case st.Primary && st.State == StateUnsafe:
+			f.Fix, f.Fixable = "remove the symlink "+st.Path+" (it leads outside the memory home), then: memsync init", false
+		case st.State == StatePrimary, st.State == StateLinked:
+			continue
+		case st.State == StateCopy:
+			continue
+		case st.State == StatePrunable:
+			f.Fix = "git worktree prune"
+		case st.State == StateUnsafe && st.Link == "":
+			f.Fix, f.Fixable = "remove the .agent symlink in "+w.Path+", then: memsync worktree link "+w.Path, false
+		case st.State == StateWrongTarget && st.Link == "":
+			f.Fix, f.Fixable = "move "+st.Path+" out of the way, then: memsync worktree link "+w.Path, false
+		case st.State == StateCopyDiverged:
+			f.Fix = "fold the copy's entries into the memory (the copy is kept as a backup), then link it"
+		default:
+			f.Fix = "link it: memsync worktree link " + w.Path
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Repair fixes a finding that is Fixable: prunes git's records of a vanished
+// worktree, or links the worktree (which folds a diverged copy first and
+// replaces a bad link without writing through it).
+func Repair(r *Repo, f Finding, stdout, stderr io.Writer) (LinkResult, error) {
+	if !f.Fixable {
+		return LinkResult{}, fmt.Errorf("worktree: %s needs a manual fix: %s", f.Worktree.Path, f.Fix)
+	}
+	if f.Worktree.Status.State == StatePrunable {
+		res := LinkResult{State: StatePrunable, Was: StatePrunable, Changed: true, Message: "pruned git's records of " + f.Worktree.Path}
+		return res, runGit(r.gitRunDir(), stdout, stderr, "worktree", "prune")
+	}
+	return Link(r, f.Worktree.Path)
+}
+
+// AbsIn makes p absolute against dir ("" is the working directory).
+func AbsIn(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	if dir == "" {
+		dir, _ = os.Getwd()
+	} else if !filepath.IsAbs(dir) {
+		wd, _ := os.Getwd()
+		dir = filepath.Join(wd, dir)
+	}
+	return filepath.Join(dir, p)
+}
