@@ -21,7 +21,9 @@ func BenchmarkInjectProcess(b *testing.B) {
 		func(int) time.Duration {
 			return runProcess(b, env, repo, bin, "inject", "--budget", "2000", "Why does the retry loop time out when the cache is cold?")
 		},
-		func(int) time.Duration { return runProcess(b, env, repo, bin, "inject", "--budget", "2000", longPrompt) },
+		func(int) time.Duration {
+			return runProcess(b, env, repo, bin, "inject", "--budget", "2000", longPrompt)
+		},
 	})
 }
 
