@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/memory"
 	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
@@ -71,14 +72,7 @@ func (s *session) projectStore() (*memfile.Store, error) {
 // globalStore is the store of the global layer: private files (0600, folders
 // 0700), its own lock, archive and state beside them.
 func (s *session) globalStore() (*memfile.Store, error) {
-	dir, err := globalDir()
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	home, err := filepath.EvalSymlinks(dir)
+	home, err := memory.OpenGlobalDir()
 	if err != nil {
 		return nil, err
 	}
