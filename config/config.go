@@ -26,6 +26,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/memsync/memsync/policy"
 )
 
 // Mode is how memories reach a prompt (seed 004 §8).
@@ -66,6 +68,11 @@ type Config struct {
 	Inject  Mode
 	Budget  int // tokens; 0 = no limit
 	Filter  Filter
+	// Role, MaxEntries and TTLDays set the role and gc's limits where no
+	// flag or environment variable does ("" and 0: not set here).
+	Role       string
+	MaxEntries int
+	TTLDays    int
 	// Files are the configuration files that were read, in order.
 	Files []string
 }
@@ -184,6 +191,22 @@ func (c *Config) apply(path, prefix string, m *yaml.Node) error {
 				return bad(v, k.Value, "%q is not a number of tokens (0 or more)", v.Value)
 			}
 			c.Budget = n
+		case "role":
+			r, err := policy.Parse(v.Value)
+			if err != nil || v.Kind != yaml.ScalarNode {
+				return bad(v, k.Value, "%q is not one of owner, admin, worker", v.Value)
+			}
+			c.Role = string(r)
+		case "max_entries", "ttl_days":
+			n, err := strconv.Atoi(v.Value)
+			if err != nil || n < 0 || v.Kind != yaml.ScalarNode {
+				return bad(v, k.Value, "%q is not a number (0 or more)", v.Value)
+			}
+			if k.Value == "max_entries" {
+				c.MaxEntries = n
+			} else {
+				c.TTLDays = n
+			}
 		case "filter":
 			if err := c.applyFilter(v, func(n *yaml.Node, key, format string, args ...any) error {
 				return bad(n, "filter."+key, format, args...)
@@ -191,7 +214,7 @@ func (c *Config) apply(path, prefix string, m *yaml.Node) error {
 				return err
 			}
 		default:
-			return bad(k, k.Value, "unknown key (known: enabled, inject, budget, filter)")
+			return bad(k, k.Value, "unknown key (known: enabled, inject, budget, filter, role, max_entries, ttl_days)")
 		}
 	}
 	return nil

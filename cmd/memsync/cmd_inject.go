@@ -73,14 +73,7 @@ func runInject(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	root, home := "", s.store.Home
-	if s.repo != nil {
-		root = s.repo.WorkTree
-	}
-	cfg, err := config.Load(root, home)
-	if err != nil {
-		return withHint(err, "fix the value in that file (memories: enabled true|false, inject auto|manual|none, budget TOKENS, filter: types, tags, recent_days)")
-	}
+	cfg := s.cfg
 	if err := injectFlags(c, &cfg); err != nil {
 		return err
 	}
