@@ -32,7 +32,10 @@ func memsyncBinary(tb testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "memsync")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		// Built as README says to install it: static, without cgo.
+		build := exec.Command("go", "build", "-o", binPath, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %w\n%s", err, out)
 		}
