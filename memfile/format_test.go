@@ -221,3 +221,10 @@ func TestSplitConflictSides(t *testing.T) {
 		t.Fatal("split a malformed conflict")
 	}
 }
+
+func TestDuplicateIDsReported(t *testing.T) {
+	f := Parse([]byte("# Memories\n\n## A\n- ID: aaaabbbbcccc\n- Content: a\n\n## B\n- ID: dddd00000000\n\n## A again\n- ID: aaaabbbbcccc\n- Content: a2\n"))
+	if len(f.Problems) != 1 || f.Problems[0].Line != 10 || !strings.Contains(f.Problems[0].Msg, "duplicate entry ID aaaabbbbcccc (first at line 3)") {
+		t.Fatalf("%v", f.Problems)
+	}
+}

@@ -187,7 +187,7 @@ func (s *Store) load(path string, locked bool) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(data), nil
+	return parseOwned(data), nil
 }
 
 // WithLock runs fn holding the writers' lock, creating the home if needed.

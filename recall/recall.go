@@ -27,8 +27,10 @@ import (
 	"cmp"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Doc is one searchable memory entry.
@@ -44,6 +46,14 @@ type Options struct {
 	Limit int      // 0 = no limit
 	Tags  []string // if set, a doc must carry ALL these tags (case-insensitive)
 	Type  string   // if set, a doc's Type must equal it (case-insensitive)
+	// Keywords drops the query's common words ("the", "why", ...) entirely
+	// when it has others, even from the substring fallback: for long
+	// queries such as a whole prompt, where they only cost time.
+	Keywords bool
+	// MaxTerms, if above 0, keeps only that many of the query's terms: the
+	// most specific ones, judged on a sample of the docs (see rarest). Each
+	// term costs a scan of all docs, so this bounds the time of a long query.
+	MaxTerms int
 }
 
 // Hit is one ranked result: Index into the docs slice, and its score.
@@ -93,6 +103,12 @@ func Search(docs []Doc, query string, opts Options) []Hit {
 		}
 	}
 	terms := queryTerms(query)
+	if opts.Keywords {
+		terms = withoutStopwords(terms)
+	}
+	if opts.MaxTerms > 0 && len(terms) > opts.MaxTerms {
+		terms = rarest(docs, idx, terms, opts.MaxTerms)
+	}
 	var hits []Hit
 	switch {
 	case len(terms) == 0:
@@ -170,6 +186,60 @@ func withoutStopwords(terms []string) []string {
 	return out
 }
 
+// sampleDocs is how many docs rarest looks at.
+const sampleDocs = 512
+
+// rarest keeps the n most specific terms, judged by the docs of a sample of
+// idx (evenly spread) they are found in as substrings: first the terms found
+// in at most half of the sample, fewest first; then those found in none
+// (rare, or absent: the sample cannot tell); then those in most docs, which
+// weigh little. Ties go to the longer term, then to the earlier. The terms
+// keep their query order.
+func rarest(docs []Doc, idx []int, terms []string, n int) []string {
+	c := newCounter(terms, nil)
+	df := make([]int, len(terms))
+	step := max(1, len(idx)/sampleDocs)
+	sampled := 0
+	for k := 0; k < len(idx); k += step {
+		sampled++
+		found := c.doc(&docs[idx[k]])
+		for t := range terms {
+			if found&(1<<t) != 0 {
+				df[t]++
+			}
+		}
+	}
+	order := make([]int, len(terms))
+	for t := range order {
+		order[t] = t
+	}
+	tier := func(t int) int {
+		switch {
+		case df[t] == 0:
+			return 1
+		case df[t] > sampled/2: // in most docs: of little weight (idf < ln 2)
+			return 2
+		}
+		return 0
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(tier(a), tier(b)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(df[a], df[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(len(terms[b]), len(terms[a]))
+	})
+	keep := order[:n]
+	slices.Sort(keep)
+	out := make([]string, n)
+	for k, t := range keep {
+		out[k] = terms[t]
+	}
+	return out
+}
+
 // counter finds query terms in docs. It looks for each term as a
 // case-insensitive substring, and tokenizes only the chunk of text around
 // each place it is found (see chunkAt): no other text can hold the term.
@@ -237,44 +307,87 @@ func (c *counter) doc(d *Doc) (found uint64) {
 	return found
 }
 
-// rank scores the docs idx for terms. It returns the docs with a BM25
-// score above 0 for the scored terms; if there are none, the docs that hold
-// any of the terms as a substring, with a score of fallbackScore per term.
-func rank(docs []Doc, idx []int, terms, scored []string) []Hit {
+// minPart is the fewest docs a goroutine of rank counts.
+const minPart = 2048
+
+// cand is a doc with a scored term, and the lengths of its fields.
+type cand struct {
+	i    int
+	lens [numFields]float64
+}
+
+// countPart is what rank counts over a part of the docs.
+type countPart struct {
+	cands []cand               // docs with a scored term
+	tfs   [][numFields]float64 // their term counts, one after the other
+	weak  []Hit                // docs with a term as a substring, while cands is empty
+	lens  [numFields]float64   // field lengths summed over all the docs
+	df    []float64            // per term, the docs with it
+}
+
+func (pt *countPart) count(docs []Doc, idx []int, terms, scored []string) {
 	c := newCounter(terms, scored)
-	nt := len(terms)
-	type cand struct {
-		i    int
-		lens [numFields]float64
-	}
-	var (
-		cands []cand               // docs with a scored term
-		tfs   [][numFields]float64 // their c.tf, one after the other
-		weak  []Hit                // docs with a term as a substring, while cands is empty
-		avg   [numFields]float64
-	)
-	df := make([]float64, nt)
+	pt.df = make([]float64, len(terms))
 	for _, i := range idx {
 		found := c.doc(&docs[i])
 		for f, n := range c.lens {
-			avg[f] += n
+			pt.lens[f] += n
 		}
 		if found == 0 {
 			continue
 		}
 		counted := false
-		for t := range nt {
+		for t := range terms {
 			if c.tf[t] != [numFields]float64{} {
-				df[t]++
+				pt.df[t]++
 				counted = true
 			}
 		}
 		switch {
 		case counted:
-			cands = append(cands, cand{i, c.lens})
-			tfs = append(tfs, c.tf...)
-		case len(cands) == 0:
-			weak = append(weak, Hit{Index: i, Score: fallbackScore * float64(bits.OnesCount64(found))})
+			pt.cands = append(pt.cands, cand{i, c.lens})
+			pt.tfs = append(pt.tfs, c.tf...)
+		case len(pt.cands) == 0:
+			pt.weak = append(pt.weak, Hit{Index: i, Score: fallbackScore * float64(bits.OnesCount64(found))})
+		}
+	}
+}
+
+// rank scores the docs idx for terms. It returns the docs with a BM25
+// score above 0 for the scored terms; if there are none, the docs that hold
+// any of the terms as a substring, with a score of fallbackScore per term.
+func rank(docs []Doc, idx []int, terms, scored []string) []Hit {
+	nt := len(terms)
+	// Count in parallel over parts of idx; the sums are of whole numbers,
+	// so the scores do not depend on how idx was split.
+	np := min(runtime.GOMAXPROCS(0), len(idx)/minPart)
+	parts := make([]countPart, max(np, 1))
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(idx)/len(parts), (p+1)*len(idx)/len(parts)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[p].count(docs, idx[lo:hi], terms, scored)
+		}()
+	}
+	wg.Wait()
+	var (
+		cands []cand
+		tfs   [][numFields]float64
+		weak  []Hit
+		avg   [numFields]float64
+	)
+	df := make([]float64, nt)
+	for _, pt := range parts {
+		cands = append(cands, pt.cands...)
+		tfs = append(tfs, pt.tfs...)
+		weak = append(weak, pt.weak...)
+		for f := range avg {
+			avg[f] += pt.lens[f]
+		}
+		for t := range df {
+			df[t] += pt.df[t]
 		}
 	}
 	if len(cands) == 0 {

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/memsync/memsync/memfile"
 )
 
 func indexes(hits []Hit) []int {
@@ -518,4 +521,44 @@ func FuzzSearch(f *testing.F) {
 			t.Fatalf("query %q, docs %q:\nSearch     %v\nslowSearch %v", query, docs, got, want)
 		}
 	})
+}
+
+// TestParallelCountSameScores: counting in parts on several cores gives
+// exactly the scores of counting on one.
+func TestParallelCountSameScores(t *testing.T) {
+	f := memfile.Parse(memfile.GenerateFile(3<<20, 5))
+	docs := make([]Doc, len(f.Entries))
+	for i := range f.Entries {
+		e := &f.Entries[i]
+		docs[i] = Doc{Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content}
+	}
+	if len(docs) < 2*minPart {
+		t.Fatalf("only %d docs", len(docs))
+	}
+	prev := runtime.GOMAXPROCS(1)
+	one := Search(docs, "retry timeout cache", Options{})
+	runtime.GOMAXPROCS(max(prev, 4))
+	many := Search(docs, "retry timeout cache", Options{})
+	runtime.GOMAXPROCS(prev)
+	if len(one) == 0 || !slices.Equal(one, many) {
+		t.Fatalf("one core: %d hits, several: %d hits, or different scores", len(one), len(many))
+	}
+}
+
+// TestMaxTerms: a long query keeps its most specific terms: words in most
+// docs go first, even before words the sample did not find.
+func TestMaxTerms(t *testing.T) {
+	var docs []Doc
+	for i := range 2000 {
+		docs = append(docs, Doc{Title: fmt.Sprintf("note %d", i), Content: "the build uses make and the tests use go test"})
+	}
+	docs[1234].Content += " postgres pool limits"
+	q := "make the build and tests pass with postgres"
+	if all := Search(docs, q, Options{}); len(all) != len(docs) || all[0].Index != 1234 {
+		t.Fatalf("without MaxTerms: %d hits, first %v", len(all), all[0])
+	}
+	hits := Search(docs, q, Options{Keywords: true, MaxTerms: 2})
+	if len(hits) != 1 || hits[0].Index != 1234 {
+		t.Fatalf("MaxTerms 2: hits %v, want only doc 1234", hits)
+	}
 }

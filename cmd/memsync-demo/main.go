@@ -52,6 +52,9 @@ func demo(keep bool, adds int) error {
 	if err := ms(repo, "init"); err != nil {
 		return err
 	}
+	if err := ms(repo, "hooks", "install"); err != nil {
+		return err
+	}
 
 	step("three linked worktrees, one per agent loop: memsync worktree add links each to the primary's memory")
 	dirs := []string{repo}
@@ -97,10 +100,23 @@ func demo(keep bool, adds int) error {
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	fmt.Printf("%d entries (want %d); the last three:\n%s\n", len(lines), adds*len(dirs), strings.Join(lines[max(0, len(lines)-3):], "\n"))
-	if len(lines) != adds*len(dirs) {
+	if len(lines) != adds*len(dirs) { // the demo stays below the default max count (1000)
 		return fmt.Errorf("lost entries: %d of %d", len(lines), adds*len(dirs))
 	}
 	if err := ms(dirs[3], "search", "flaky backoff", "--tags", "loop-2", "--limit", "3"); err != nil {
+		return err
+	}
+
+	step("each loop records a last learning and commits: the post-commit hook snapshots the memory onto refs/memsync/snapshots")
+	for w, d := range dirs {
+		if err := exec.Command(bin, "-C", d, "add", fmt.Sprintf("loop %d finished: the flaky step needs backoff", w), "-t", "fix").Run(); err != nil {
+			return err
+		}
+		if err := run(d, "git", "-c", "user.name=demo", "-c", "user.email=demo@memsync.invalid", "commit", "-q", "--allow-empty", "-m", fmt.Sprintf("loop %d done", w)); err != nil {
+			return err
+		}
+	}
+	if err := ms(repo, "log", "-n", "3"); err != nil {
 		return err
 	}
 

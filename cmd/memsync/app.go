@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync/config"
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
@@ -100,6 +100,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			resolveCommand(),
 			doctorCommand(),
 			mergeDriverCommand(),
+			injectCommand(),
+			mcpCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
@@ -147,7 +149,7 @@ func exitCode(err error) int {
 	var ue usageError
 	var ec cli.ExitCoder
 	switch {
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, new(*config.Error)):
 		return exitUsage
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
 		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot):
@@ -189,19 +191,4 @@ func defaultHint(err error) string {
 		return "see 'memsync --help' or 'memsync COMMAND --help'"
 	}
 	return ""
-}
-
-// globalDir is the global layer's memory home.
-func globalDir() (string, error) {
-	if d := os.Getenv("MEMSYNC_GLOBAL_DIR"); d != "" {
-		return d, nil
-	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return d + "/memsync", nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", withHint(err, "set MEMSYNC_GLOBAL_DIR to the folder of the global memory")
-	}
-	return home + "/.local/share/memsync", nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -50,12 +51,13 @@ func runGC(c *cli.Context) error {
 			return err
 		}
 	}
-	moved, err := s.store.GC(s.limits(), dry)
+	lim := *s.store.Limits
+	moved, err := s.store.GC(lim, dry)
 	if err != nil {
 		return err
 	}
 	if s.json {
-		out := gcJSON{DryRun: dry, MaxEntries: c.Int("max-entries"), TTLDays: c.Int("ttl-days"), Moved: []entryJSON{}}
+		out := gcJSON{DryRun: dry, MaxEntries: lim.MaxEntries, TTLDays: int(lim.TTL / (24 * time.Hour)), Moved: []entryJSON{}}
 		for i := range moved {
 			out.Moved = append(out.Moved, toJSON(&moved[i], 0))
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -46,7 +47,7 @@ func runSummary(c *cli.Context) error {
 		return err
 	}
 	out := summaryJSON{Layer: "project", Session: s.scope, Path: s.store.Path(), MaxBytes: c.Int64("max-bytes"),
-		MaxEntries: c.Int("max-entries"), TTLDays: c.Int("ttl-days")}
+		MaxEntries: s.store.Limits.MaxEntries, TTLDays: int(s.store.Limits.TTL / (24 * time.Hour))}
 	if s.global {
 		out.Layer = "global"
 	}

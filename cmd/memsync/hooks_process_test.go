@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,32 +64,14 @@ func TestConcurrentCommitSnapshots(t *testing.T) {
 		}
 	}()
 
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for i, dir := range dirs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range commits {
-				for _, args := range [][]string{
-					{bin, "add", fmt.Sprintf("worker %d commit %d", i, j)},
-					{"git", "commit", "-q", "--allow-empty", "-m", fmt.Sprintf("w%d c%d", i, j)},
-				} {
-					cmd := exec.Command(args[0], args[1:]...)
-					cmd.Dir, cmd.Env = dir, env
-					out, err := cmd.CombinedOutput()
-					if err != nil || bytes.Contains(out, []byte("memsync: warning")) {
-						errs <- fmt.Errorf("worker %d commit %d: %v: %w\n%s", i, j, args[:2], err, out)
-						return
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	err := inParallel(env, dirs, commits, "memsync: warning", func(i, j int) [][]string {
+		return [][]string{
+			{bin, "add", fmt.Sprintf("worker %d commit %d", i, j)},
+			{"git", "commit", "-q", "--allow-empty", "-m", fmt.Sprintf("w%d c%d", i, j)},
+		}
+	})
 	stop.Store(true)
-	close(errs)
-	for err := range errs {
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := <-readerErr; err != nil {
@@ -150,12 +129,7 @@ func BenchmarkCommitWithHooks(b *testing.B) {
 	env := testGitEnv(b)
 	var runs []func(int) time.Duration
 	for _, c := range []struct{ hooks, changed bool }{{false, false}, {true, false}, {true, true}} {
-		repo := newRepo(b, env)
-		file := filepath.Join(repo, ".agent", "memories.md")
-		_ = os.MkdirAll(filepath.Dir(file), 0o755)
-		if err := os.WriteFile(file, memfile.GenerateFile(330<<10, 2), 0o644); err != nil {
-			b.Fatal(err)
-		}
+		repo, file := repoWithMemory(b, env, 330<<10)
 		runProcess(b, env, repo, bin, "init")
 		if c.hooks {
 			runProcess(b, env, repo, bin, "hooks", "install")
@@ -184,65 +158,11 @@ commit=$(git commit-tree $tree $p -m snapshot) &&
 git update-ref refs/plumbing/snapshots $commit $old`
 	var runs []func(int) time.Duration
 	for _, cmd := range [][]string{{"sh", "-c", plumbing}, {bin, "snapshot"}} {
-		repo := newRepo(b, env)
-		file := filepath.Join(repo, ".agent", "memories.md")
-		_ = os.MkdirAll(filepath.Dir(file), 0o755)
-		if err := os.WriteFile(file, memfile.GenerateFile(10<<20, 1), 0o644); err != nil {
-			b.Fatal(err)
-		}
+		repo, file := repoWithMemory(b, env, 10<<20)
 		runs = append(runs, func(i int) time.Duration {
 			appendEntry(b, file, i)
 			return runProcess(b, env, repo, cmd[0], cmd[1:]...)
 		})
 	}
 	sideBySide(b, []string{"git-plumbing", "memsync"}, runs)
-}
-
-// sideBySide runs the commands in turn, b.N rounds, and reports each one's
-// median (ms-NAME) and the ratio of each median to the first one's (x-NAME).
-func sideBySide(b *testing.B, names []string, runs []func(int) time.Duration) {
-	times := make([][]time.Duration, len(runs))
-	b.ResetTimer()
-	for i := range b.N {
-		for k, run := range runs {
-			times[k] = append(times[k], run(i))
-		}
-	}
-	b.StopTimer()
-	medians := make([]float64, len(runs))
-	for k, ts := range times {
-		slices.Sort(ts)
-		medians[k] = float64(ts[len(ts)/2]) / float64(time.Millisecond)
-		b.ReportMetric(medians[k], "ms-"+names[k])
-		if k > 0 {
-			b.ReportMetric(medians[k]/medians[0], "x-"+names[k])
-		}
-	}
-}
-
-// runProcess runs a command and returns how long it took.
-func runProcess(tb testing.TB, env []string, dir, name string, args ...string) time.Duration {
-	tb.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir, cmd.Env = dir, env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	err := cmd.Run()
-	d := time.Since(start)
-	if err != nil {
-		tb.Fatalf("%s %v: %v\n%s", name, args, err, out.String())
-	}
-	return d
-}
-
-func appendEntry(tb testing.TB, file string, i int) {
-	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer func() { _ = f.Close() }()
-	if _, err := fmt.Fprintf(f, "\n## Fix: change %d\n- Tags: bench\n- Date: 2026-11-22\n- Content: learned %d\n", i, i); err != nil {
-		tb.Fatal(err)
-	}
 }

@@ -3,10 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/memfile"
@@ -37,7 +38,6 @@ func BenchmarkGCProcess(b *testing.B) {
 	_ = os.MkdirAll(home, 0o755)
 	state := filepath.Join(repo, ".git", "memsync")
 	reset := func(b *testing.B) {
-		b.StopTimer()
 		for _, p := range []string{filepath.Join(home, "archive"), state} {
 			if err := os.RemoveAll(p); err != nil {
 				b.Fatal(err)
@@ -47,30 +47,21 @@ func BenchmarkGCProcess(b *testing.B) {
 		if err := fsutil.WriteFile(file, data, 0o644); err != nil {
 			b.Fatal(err)
 		}
-		b.StartTimer()
 	}
 	b.Logf("%d bytes, 10000 entries", len(data))
-	b.Run("memsync-gc", func(b *testing.B) {
-		for range b.N {
+	sideBySide(b, []string{"atomic-rewrite", "memsync-gc"}, []func(int) time.Duration{
+		func(int) time.Duration {
 			reset(b)
-			cmd := exec.Command(bin, "gc")
-			cmd.Dir, cmd.Env = repo, env
-			out, err := cmd.CombinedOutput()
-			if err != nil || strings.Count(string(out), "archived ") != 9000 {
-				b.Fatalf("gc: %v\n%.300s", err, out)
-			}
-		}
-	})
-	b.Run("atomic-rewrite", func(b *testing.B) {
-		for range b.N {
+			return runProcess(b, env, home, "sh", "-c", "dd if=memories.md of=.memories.md.tmp conv=fsync status=none && mv .memories.md.tmp memories.md")
+		},
+		func(int) time.Duration {
 			reset(b)
-			cmd := exec.Command("sh", "-c", "dd if=memories.md of=.memories.md.tmp conv=fsync status=none && mv .memories.md.tmp memories.md")
-			cmd.Dir, cmd.Env = home, env
-			if out, err := cmd.CombinedOutput(); err != nil {
-				b.Fatalf("rewrite: %v\n%s", err, out)
-			}
-		}
+			return runProcess(b, env, repo, bin, "gc")
+		},
 	})
+	if arc, err := os.ReadFile(filepath.Join(home, "archive", "memories.md")); err != nil || strings.Count(string(arc), "\n## ") != 9000 {
+		b.Fatalf("gc did not archive 9000 entries: %v", err)
+	}
 }
 
 // BenchmarkShowProcess: a whole `memsync show` process on a memory of 1000
@@ -79,17 +70,11 @@ func BenchmarkGCProcess(b *testing.B) {
 func BenchmarkShowProcess(b *testing.B) {
 	bin := memsyncBinary(b)
 	env := testGitEnv(b)
-	repo := newRepo(b, env)
-	file := filepath.Join(repo, ".agent", "memories.md")
-	_ = os.MkdirAll(filepath.Dir(file), 0o755)
-	if err := os.WriteFile(file, memfile.GenerateFile(330<<10, 2), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	b.Run("recording", func(b *testing.B) {
-		benchProcess(b, env, repo, bin, "show", "500")
-	})
-	b.Run("not-recording", func(b *testing.B) {
-		benchProcess(b, append(env, "MEMSYNC_RECORD_ACCESS=0"), repo, bin, "show", "500")
+	repo, _ := repoWithMemory(b, env, 330<<10)
+	noRecord := append(slices.Clone(env), "MEMSYNC_RECORD_ACCESS=0")
+	sideBySide(b, []string{"not-recording", "recording"}, []func(int) time.Duration{
+		func(int) time.Duration { return runProcess(b, noRecord, repo, bin, "show", "500") },
+		func(int) time.Duration { return runProcess(b, env, repo, bin, "show", "500") },
 	})
 	if data, err := os.ReadFile(filepath.Join(repo, ".git", "memsync", "state", "access.log")); err != nil || len(data) == 0 {
 		b.Fatalf("no access recorded: %v", err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/memfile"
@@ -31,7 +32,10 @@ func memsyncBinary(tb testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "memsync")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		// Built as README says to install it: static, without cgo.
+		build := exec.Command("go", "build", "-o", binPath, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %w\n%s", err, out)
 		}
@@ -106,25 +110,10 @@ func TestConcurrentAddsFromWorktrees(t *testing.T) {
 		}
 		dirs = append(dirs, wt)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for i, dir := range dirs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range adds {
-				cmd := exec.Command(bin, "add", fmt.Sprintf("worker %d learned thing %d\nsecond line %d-%d", i, j, i, j), "-t", "pattern", "--tags", fmt.Sprintf("w%d", i))
-				cmd.Dir, cmd.Env = dir, env
-				if out, err := cmd.CombinedOutput(); err != nil {
-					errs <- fmt.Errorf("worker %d add %d: %w\n%s", i, j, err, out)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	err := inParallel(env, dirs, adds, "", func(i, j int) [][]string {
+		return [][]string{{bin, "add", fmt.Sprintf("worker %d learned thing %d\nsecond line %d-%d", i, j, i, j), "-t", "pattern", "--tags", fmt.Sprintf("w%d", i)}}
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	// Past the default max count (1000) add archives the least recently
@@ -167,22 +156,17 @@ func TestConcurrentAddsFromWorktrees(t *testing.T) {
 }
 
 // BenchmarkSearchProcess: a whole `memsync search` process over a 10 MB
-// memory (≈30k entries) side by side with `grep -ci` on the same file.
+// memory (≈25k entries) side by side with `grep -ci` on the same file.
 // Target: memsync ≤ 3× grep's median, and under 150 ms.
 func BenchmarkSearchProcess(b *testing.B) {
 	bin := memsyncBinary(b)
 	env := testGitEnv(b)
-	repo := newRepo(b, env)
-	file := filepath.Join(repo, ".agent", "memories.md")
-	_ = os.MkdirAll(filepath.Dir(file), 0o755)
-	if err := os.WriteFile(file, memfile.GenerateFile(10<<20, 1), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	b.Run("memsync", func(b *testing.B) {
-		benchProcess(b, env, repo, bin, "search", "retry timeout", "--limit", "10")
-	})
-	b.Run("grep", func(b *testing.B) {
-		benchProcess(b, env, repo, "grep", "-ci", "retry", file)
+	repo, file := repoWithMemory(b, env, 10<<20)
+	sideBySide(b, []string{"grep", "memsync"}, []func(int) time.Duration{
+		func(int) time.Duration { return runProcess(b, env, repo, "grep", "-ci", "retry", file) },
+		func(int) time.Duration {
+			return runProcess(b, env, repo, bin, "search", "retry timeout", "--limit", "10")
+		},
 	})
 }
 
@@ -190,43 +174,50 @@ func BenchmarkSearchProcess(b *testing.B) {
 // shell baseline of the same lock protocol, flock(1) + printf >> file, into a
 // memory of 1000 entries. Target ratio ≤ 1.5.
 func BenchmarkAddProcess(b *testing.B) {
+	if _, err := exec.LookPath("flock"); err != nil {
+		b.Skip("flock(1) not installed")
+	}
 	bin := memsyncBinary(b)
 	env := testGitEnv(b)
-	repo := newRepo(b, env)
-	file := filepath.Join(repo, ".agent", "memories.md")
-	_ = os.MkdirAll(filepath.Dir(file), 0o755)
-	if err := os.WriteFile(file, memfile.GenerateFile(330<<10, 2), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	n := 0 // new content each time (across b.N rounds): identical content would be a duplicate, not an append
-	b.Run("memsync", func(b *testing.B) {
-		for range b.N {
-			n++
-			cmd := exec.Command(bin, "add", fmt.Sprintf("Increase CI timeout to %d seconds", 600+n), "-t", "solution", "--tags", "ci")
-			cmd.Dir, cmd.Env = repo, env
-			if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "already stored") {
-				b.Fatalf("add: %v\n%s", err, out)
-			}
-		}
-	})
-	b.Run("flock-printf", func(b *testing.B) {
-		if _, err := exec.LookPath("flock"); err != nil {
-			b.Skip("flock(1) not installed")
-		}
-		benchProcess(b, env, repo, "flock", file+".lock", "sh", "-c",
-			`printf '\n## Solution: CI Timeout\n- Tags: ci\n- Date: 2026-11-22\n- Content: Increase CI timeout to 600 seconds\n' >> `+file)
+	// Two repositories: an append behind memsync's back makes it rebuild its
+	// dedup index on the next add.
+	base, file := repoWithMemory(b, env, 330<<10)
+	repo, _ := repoWithMemory(b, env, 330<<10)
+	sideBySide(b, []string{"flock-printf", "memsync"}, []func(int) time.Duration{
+		func(i int) time.Duration {
+			return runProcess(b, env, base, "flock", file+".lock", "sh", "-c",
+				fmt.Sprintf(`printf '\n## Solution: CI Timeout\n- Tags: ci\n- Date: 2026-11-22\n- Content: Increase CI timeout to %d seconds\n' >> %s`, 600+i, file))
+		},
+		func(i int) time.Duration {
+			// New content each time: identical content is a duplicate, not an append.
+			return runProcess(b, env, repo, bin, "add", fmt.Sprintf("Raise CI timeout to %d seconds", 600+i), "-t", "solution", "--tags", "ci")
+		},
 	})
 }
 
-func benchProcess(b *testing.B, env []string, dir, name string, args ...string) {
-	b.Helper()
-	for range b.N {
-		cmd := exec.Command(name, args...)
-		cmd.Dir, cmd.Env = dir, env
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			b.Fatalf("%s %v: %v\n%s", name, args, err, out.String())
-		}
+// inParallel runs one worker per dir, all at once: worker i runs the command
+// lines steps(i, j) for j = 0..n-1 in its dir, in order, as real processes.
+// The first failure (or output containing fail, when fail is not "") is
+// returned; that worker stops.
+func inParallel(env, dirs []string, n int, fail string, steps func(i, j int) [][]string) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(dirs))
+	for i, dir := range dirs {
+		wg.Go(func() {
+			for j := range n {
+				for _, args := range steps(i, j) {
+					cmd := exec.Command(args[0], args[1:]...)
+					cmd.Dir, cmd.Env = dir, env
+					out, err := cmd.CombinedOutput()
+					if err != nil || (fail != "" && bytes.Contains(out, []byte(fail))) {
+						errs <- fmt.Errorf("worker %d step %d: %v: %w\n%s", i, j, args, err, out)
+						return
+					}
+				}
+			}
+		})
 	}
+	wg.Wait()
+	close(errs)
+	return <-errs
 }

@@ -10,8 +10,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync/config"
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/memory"
 	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
@@ -25,9 +27,10 @@ type session struct {
 	json   bool
 	stdout io.Writer
 	stderr io.Writer
-	role   policy.Role // --role, MEMSYNC_ROLE; default owner
-	scope  string      // --session, MEMSYNC_SESSION; "" is the whole project
-	global bool        // the store is the global layer
+	role   policy.Role   // --role, MEMSYNC_ROLE, the configuration; default owner
+	cfg    config.Config // the configuration files and environment, before flags
+	scope  string        // --session, MEMSYNC_SESSION; "" is the whole project
+	global bool          // the store is the global layer
 	c      *cli.Context
 }
 
@@ -54,7 +57,33 @@ func openLayer(c *cli.Context, global bool) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return s, s.applyConfig()
+}
+
+// applyConfig takes the role and gc's limits from the configuration files
+// (orch.yml's memories block, .agent/memsync.yml) where neither a flag nor an
+// environment variable sets them.
+func (s *session) applyConfig() error {
+	c := s.c
+	root := ""
+	if s.repo != nil {
+		root = s.repo.WorkTree
+	}
+	cfg, err := config.Load(root, s.store.Home)
+	if err != nil {
+		return withHint(err, "fix the value in that file (memories: enabled true|false, inject auto|manual|none, budget TOKENS, filter: types, tags, recent_days; role, max_entries, ttl_days)")
+	}
+	s.cfg = cfg
+	if !c.IsSet("role") && cfg.Role != "" {
+		s.role = policy.Role(cfg.Role)
+	}
+	if !c.IsSet("max-entries") && cfg.MaxEntries > 0 {
+		s.store.Limits.MaxEntries = cfg.MaxEntries
+	}
+	if !c.IsSet("ttl-days") && cfg.TTLDays > 0 {
+		s.store.Limits.TTL = time.Duration(cfg.TTLDays) * 24 * time.Hour
+	}
+	return nil
 }
 
 // projectStore is the store of the repository's memory home; its state lives
@@ -75,14 +104,7 @@ func (s *session) projectStore() (*memfile.Store, error) {
 // globalStore is the store of the global layer: private files (0600, folders
 // 0700), its own lock, archive and state beside them.
 func (s *session) globalStore() (*memfile.Store, error) {
-	dir, err := globalDir()
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	home, err := filepath.EvalSymlinks(dir)
+	home, err := memory.OpenGlobalDir()
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +143,10 @@ func plural(n int, one, many string) string {
 }
 
 func (s *session) newStore(home, state string, mode os.FileMode) *memfile.Store {
-	lim := s.limits()
+	// gc's limits from --max-entries and --ttl-days (and seed 001's
+	// MCP_MEMORY_MAX_ENTRIES and MCP_MEMORY_TTL_DAYS); applyConfig may
+	// change them.
+	lim := memfile.Limits{MaxEntries: s.c.Int("max-entries"), TTL: time.Duration(s.c.Int("ttl-days")) * 24 * time.Hour}
 	return &memfile.Store{
 		Home:        home,
 		LockTimeout: s.c.Duration("lock-timeout"),
@@ -131,12 +156,6 @@ func (s *session) newStore(home, state string, mode os.FileMode) *memfile.Store 
 		StateDir:    state,
 		Limits:      &lim,
 	}
-}
-
-// limits are gc's limits from --max-entries and --ttl-days (and their
-// environment variables, seed 001's MCP_MEMORY_MAX_ENTRIES and MCP_MEMORY_TTL_DAYS).
-func (s *session) limits() memfile.Limits {
-	return memfile.Limits{MaxEntries: s.c.Int("max-entries"), TTL: time.Duration(s.c.Int("ttl-days")) * 24 * time.Hour}
 }
 
 // allow refuses an operation the role may not do, before anything changes.

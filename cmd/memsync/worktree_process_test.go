@@ -6,8 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/memsync/memsync/memfile"
 )
@@ -35,25 +35,10 @@ func TestConcurrentAddsFromManagedWorktrees(t *testing.T) {
 		}
 		dirs = append(dirs, wt)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for i, dir := range dirs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range adds {
-				cmd := exec.Command(bin, "add", fmt.Sprintf("loop %d learned %d", i, j), "--tags", fmt.Sprintf("loop%d", i))
-				cmd.Dir, cmd.Env = dir, env
-				if out, err := cmd.CombinedOutput(); err != nil {
-					errs <- fmt.Errorf("loop %d add %d: %w\n%s", i, j, err, out)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	err := inParallel(env, dirs, adds, "", func(i, j int) [][]string {
+		return [][]string{{bin, "add", fmt.Sprintf("loop %d learned %d", i, j), "--tags", fmt.Sprintf("loop%d", i)}}
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range append([]string{repo}, dirs...) {
@@ -96,35 +81,21 @@ func BenchmarkWorktreeAddProcess(b *testing.B) {
 		}
 		gitRun(b, env, repo, "add", ".")
 		gitRun(b, env, repo, "commit", "-q", "-m", "files")
-		runOnce(b, env, repo, bin, "init")
-		b.ResetTimer()
+		runProcess(b, env, repo, bin, "init")
 		return repo
 	}
-	b.Run("memsync", func(b *testing.B) {
-		repo := setup(b)
-		for i := range b.N {
-			runOnce(b, env, repo, bin, "worktree", "add", fmt.Sprintf("../trees/wt%d", i), "-b", fmt.Sprintf("b%d", i))
-		}
-	})
-	b.Run("git+ln", func(b *testing.B) {
-		repo := setup(b)
-		for i := range b.N {
+	repos := []string{setup(b), setup(b)}
+	sideBySide(b, []string{"git+ln", "memsync"}, []func(int) time.Duration{
+		func(i int) time.Duration {
 			wt := fmt.Sprintf("../trees/wt%d", i)
-			runOnce(b, env, repo, "git", "worktree", "add", wt, "-b", fmt.Sprintf("b%d", i))
-			if err := os.MkdirAll(filepath.Join(repo, wt, ".agent"), 0o755); err != nil {
+			d := runProcess(b, env, repos[0], "git", "worktree", "add", wt, "-b", fmt.Sprintf("b%d", i))
+			if err := os.MkdirAll(filepath.Join(repos[0], wt, ".agent"), 0o755); err != nil {
 				b.Fatal(err)
 			}
-			runOnce(b, env, repo, "ln", "-s", "../../../repo/.agent/memories.md", filepath.Join(wt, ".agent", "memories.md"))
-		}
+			return d + runProcess(b, env, repos[0], "ln", "-s", "../../../repo/.agent/memories.md", filepath.Join(wt, ".agent", "memories.md"))
+		},
+		func(i int) time.Duration {
+			return runProcess(b, env, repos[1], bin, "worktree", "add", fmt.Sprintf("../trees/wt%d", i), "-b", fmt.Sprintf("b%d", i))
+		},
 	})
-}
-
-// runOnce runs one process and fails the benchmark if it fails.
-func runOnce(b *testing.B, env []string, dir, name string, args ...string) {
-	b.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir, cmd.Env = dir, env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("%s %v: %v\n%s", name, args, err, out)
-	}
 }

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memsync/memsync/mcpserver"
+)
+
+// startMCP runs `memsync mcp ARGS` in dir as a real process and connects the
+// SDK's client to it over stdio.
+func startMCP(t testing.TB, env []string, dir string, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(memsyncBinary(t), append([]string{"mcp"}, args...)...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "memsync-test", Version: "v0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// call calls a tool and decodes its structured result into out (if not nil).
+// It returns the error text of a tool error, "" on success.
+func call(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any, out any) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	if res.IsError {
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String()
+	}
+	if out != nil {
+		data, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s: decode %s: %v", name, data, err)
+		}
+	}
+	return ""
+}
+
+func mustCall(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any, out any) {
+	t.Helper()
+	if msg := call(t, cs, name, args, out); msg != "" {
+		t.Fatalf("%s: tool error: %s", name, msg)
+	}
+}
+
+// TestMCPServer drives real `memsync mcp` processes over stdio: the tool
+// list and annotations, a save → retrieve → get → delete round trip, writes
+// of a server in another worktree seen at once, the worker role refused on
+// delete, actionable errors, the global layer and the archive.
+func TestMCPServer(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	wt := filepath.Join(filepath.Dir(repo), "wt")
+	gitRun(t, env, repo, "worktree", "add", "-q", wt, "-b", "loop")
+	a := startMCP(t, env, repo)
+	b := startMCP(t, env, wt)
+	worker := startMCP(t, env, wt, "--role", "worker")
+
+	// Tools: seed 001's names and annotations.
+	lt, err := a.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range lt.Tools {
+		names = append(names, tool.Name)
+		an := tool.Annotations
+		if an == nil {
+			t.Fatalf("%s has no annotations", tool.Name)
+		}
+		switch {
+		case strings.HasPrefix(tool.Name, "delete_"):
+			if an.ReadOnlyHint || an.DestructiveHint == nil || !*an.DestructiveHint {
+				t.Errorf("%s: want destructive, got %+v", tool.Name, an)
+			}
+		case strings.HasPrefix(tool.Name, "save_"), strings.HasPrefix(tool.Name, "restore_"):
+			if an.ReadOnlyHint || an.DestructiveHint == nil || *an.DestructiveHint {
+				t.Errorf("%s: want additive, got %+v", tool.Name, an)
+			}
+		default:
+			if !an.ReadOnlyHint {
+				t.Errorf("%s: want read-only", tool.Name)
+			}
+		}
+	}
+	want := mcpserver.ToolNames()
+	slices.Sort(names)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools %v, want %v", names, want)
+	}
+	for _, n := range []string{"save_to_memory", "retrieve_from_memory", "get_memory_entry", "list_memory_entries",
+		"delete_memory_entry", "get_memory_summary", "search_memory_archive", "list_memory_archive",
+		"get_memory_archive_summary", "restore_from_memory_archive", "save_to_global_memory", "retrieve_from_global_memory",
+		"list_global_memory_entries", "get_global_memory_summary", "delete_global_memory_entry",
+		"search_global_memory_archive", "list_global_memory_archive", "restore_from_global_memory_archive",
+		"get_global_memory_archive_summary"} {
+		if !slices.Contains(names, n) {
+			t.Errorf("missing tool %s", n)
+		}
+	}
+
+	// save → retrieve → get.
+	var saved mcpserver.SaveOutput
+	mustCall(t, a, "save_to_memory", map[string]any{"key": "api-auth-decision", "content": "Authentication uses JWT with 15 minute access tokens",
+		"tags": []string{"api", "auth"}, "type": "decision", "caller_agent_id": "admin_1"}, &saved)
+	id := saved.Entry.ID
+	if id == "" || saved.Entry.Type != "decision" || saved.Path != filepath.Join(repo, ".agent", "memories.md") {
+		t.Fatalf("saved %+v", saved)
+	}
+	var found mcpserver.Entries
+	mustCall(t, a, "retrieve_from_memory", map[string]any{"query": "jwt tokens", "tags": []string{"auth"}}, &found)
+	if len(found.Entries) != 1 || found.Entries[0].ID != id || found.Entries[0].Score <= 0 {
+		t.Fatalf("retrieve: %+v", found)
+	}
+	var got mcpserver.Entry
+	mustCall(t, a, "get_memory_entry", map[string]any{"key": "api-auth-decision"}, &got)
+	if got.ID != id || got.Fields["Source"] != "admin_1" || got.Content != "Authentication uses JWT with 15 minute access tokens" {
+		t.Fatalf("get by key: %+v", got)
+	}
+
+	// A write by the server in the other worktree is seen by the first on its next call.
+	var other mcpserver.SaveOutput
+	mustCall(t, b, "save_to_memory", map[string]any{"content": "Integration tests need a 600 s CI timeout", "type": "solution"}, &other)
+	var listed mcpserver.Entries
+	mustCall(t, a, "list_memory_entries", nil, &listed)
+	if listed.Total != 2 || listed.Entries[0].ID != other.Entry.ID || listed.Entries[0].Number != 2 {
+		t.Fatalf("list after the other server's write: %+v", listed)
+	}
+	var sum mcpserver.Summary
+	mustCall(t, b, "get_memory_summary", nil, &sum)
+	if a := sum.Active; a == nil || a.Entries != 2 || a.Types["decision"] != 1 || a.Types["solution"] != 1 || a.Tags["auth"] != 1 || a.Bytes == 0 || sum.MaxBytes != 10<<20 || sum.MaxEntries != 1000 {
+		t.Fatalf("summary: %+v", sum)
+	}
+
+	// Saving the same content again adds nothing and says so.
+	var again mcpserver.SaveOutput
+	mustCall(t, b, "save_to_memory", map[string]any{"content": "integration tests need a 600 s CI timeout"}, &again)
+	if again.Duplicate != "active" || again.Entry.ID != other.Entry.ID {
+		t.Fatalf("duplicate save: %+v", again)
+	}
+
+	// Actionable errors.
+	big := strings.Repeat("x", 70<<10)
+	if msg := call(t, a, "save_to_memory", map[string]any{"content": big}, nil); !strings.Contains(msg, "the limit is 65536 bytes") || !strings.Contains(msg, "split the content") {
+		t.Fatalf("too large: %q", msg)
+	}
+	if msg := call(t, a, "get_memory_entry", map[string]any{"key": "zzzzzz"}, nil); !strings.Contains(msg, "no such entry") || !strings.Contains(msg, "list_memory_entries") {
+		t.Fatalf("not found: %q", msg)
+	}
+
+	// The worker may not delete; the entry stays.
+	if msg := call(t, worker, "delete_memory_entry", map[string]any{"key": id}, nil); !strings.Contains(msg, "role worker may not delete") {
+		t.Fatalf("worker delete: %q", msg)
+	}
+	mustCall(t, b, "get_memory_entry", map[string]any{"key": id[:6]}, &got)
+
+	// An owner deletes; the other server no longer finds it.
+	var del mcpserver.DeleteOutput
+	mustCall(t, a, "delete_memory_entry", map[string]any{"key": id}, &del)
+	if del.Deleted.ID != id {
+		t.Fatalf("deleted %+v", del)
+	}
+	if msg := call(t, b, "get_memory_entry", map[string]any{"key": id}, nil); !strings.Contains(msg, "no such entry") {
+		t.Fatalf("after delete: %q", msg)
+	}
+
+	// Global layer: shared by both servers.
+	mustCall(t, a, "save_to_global_memory", map[string]any{"content": "The user prefers small commits", "tags": []string{"preferences"}}, nil)
+	mustCall(t, b, "retrieve_from_global_memory", map[string]any{"query": "preferences"}, &found)
+	if len(found.Entries) != 1 || !strings.Contains(found.Entries[0].Content, "small commits") {
+		t.Fatalf("global: %+v", found)
+	}
+
+	// Archive: read as it is now.
+	archive := filepath.Join(repo, ".agent", "archive", "memories.md")
+	if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(archive, []byte("# Memories\n\n## Fix: Old flaky test\n- Tags: ci\n- Date: 2025-01-01\n- ID: arch00000001\n- Content: Retry the network fixture\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustCall(t, a, "search_memory_archive", map[string]any{"query": "flaky fixture"}, &found)
+	if len(found.Entries) != 1 || found.Entries[0].ID != "arch00000001" {
+		t.Fatalf("archive search: %+v", found)
+	}
+	var asum mcpserver.Summary
+	mustCall(t, b, "get_memory_archive_summary", nil, &asum)
+	if sum = asum; sum.Active != nil || sum.Archive.Entries != 1 || sum.Archive.Types["fix"] != 1 {
+		t.Fatalf("archive summary: %+v", sum)
+	}
+
+	// Restore: refused to the worker, done for an owner, seen by the other server.
+	if msg := call(t, worker, "restore_from_memory_archive", map[string]any{"key": "arch0000"}, nil); !strings.Contains(msg, "role worker may not restore") {
+		t.Fatalf("worker restore: %q", msg)
+	}
+	var restored mcpserver.RestoreOutput
+	mustCall(t, a, "restore_from_memory_archive", map[string]any{"key": "arch0000"}, &restored)
+	if len(restored.Restored) != 1 || restored.Restored[0].ID != "arch00000001" {
+		t.Fatalf("restore: %+v", restored)
+	}
+	mustCall(t, b, "get_memory_entry", map[string]any{"key": "arch00000001"}, &got)
+	if msg := call(t, a, "restore_from_memory_archive", map[string]any{"key": "arch00000001"}, nil); !strings.Contains(msg, "in the archive") {
+		t.Fatalf("restore twice: %q", msg)
+	}
+
+	if st := gitRun(t, env, repo, "status", "--porcelain"); st != "" {
+		t.Fatalf("git status not clean:\n%s", st)
+	}
+}
+
+// TestMCPOutsideRepo: the project tools say what to do; the global ones work.
+func TestMCPOutsideRepo(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir(), "GIT_CEILING_DIRECTORIES="+os.TempDir())
+	cs := startMCP(t, env, t.TempDir())
+	if msg := call(t, cs, "list_memory_entries", nil, nil); !strings.Contains(msg, "outside a git repository") || !strings.Contains(msg, "_global_") {
+		t.Fatalf("project tool outside a repo: %q", msg)
+	}
+	mustCall(t, cs, "save_to_global_memory", map[string]any{"content": "works anywhere"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+}

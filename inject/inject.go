@@ -1,0 +1,289 @@
+// Package inject chooses the memories that go into an agent's prompt under a
+// budget and lays them out as seed 004 §8.1 shows:
+//
+//	# Memories
+//
+//	## Pattern: Error Handling
+//	- Tags: pattern, error-handling
+//	- Date: 2026-01-26
+//	- Content: Always use try-catch blocks for async operations
+//
+//	---
+//
+//	# Task
+//
+//	[the prompt]
+//
+// Entries are chosen by a score that blends relevance to the query (BM25,
+// package recall, normalized to the best hit) with recency (rank by date,
+// then file position), with a bonus for corrections (types fix and
+// solution), so they are not the first to go. Entries are taken best first
+// while they fit; an entry is never cut, and the text is valid UTF-8 even
+// where the file is not. When entries are left out, the memory block ends
+// with a one-line note saying how many and how to see them.
+package inject
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/recall"
+)
+
+// Weights of the score of an entry.
+const (
+	relevanceWeight  = 0.7
+	recencyWeight    = 0.3
+	correctionWeight = 0.2
+)
+
+// maxQueryTerms bounds the terms of the query (a whole prompt, often): the
+// most specific ones are kept (see recall.Options.MaxTerms).
+const maxQueryTerms = 8
+
+// Header starts the memory block; TaskSeparator joins it to the prompt.
+const (
+	Header        = "# Memories\n\n"
+	TaskSeparator = "\n---\n\n# Task\n\n"
+)
+
+// Options of a selection.
+type Options struct {
+	// Budget is the most bytes the memory block plus TaskSeparator may take;
+	// 0 = no limit. (A budget of N tokens is N·config.BytesPerToken bytes.)
+	Budget int
+	// Query ranks entries by relevance; empty ranks by recency alone.
+	Query string
+	// Filter narrows the candidates.
+	Filter config.Filter
+	// Keep, if set, also narrows them (e.g. to a session's view); entries it
+	// refuses count as filtered.
+	Keep func(e *memfile.Entry) bool
+	// Now is the clock of Filter.RecentDays (zero: time.Now()).
+	Now time.Time
+}
+
+// Result is what was chosen.
+type Result struct {
+	Block    string // the memory block (Header, entries, note); "" when there is nothing to say
+	Chosen   []int  // indices of the entries in Block, in Block's order (best first)
+	Omitted  int    // candidates left out by the budget
+	Filtered int    // entries left out by the filter
+}
+
+// Prompt is the prompt with the memory block before it (inject: auto).
+func (r *Result) Prompt(prompt string) string {
+	if r.Block == "" {
+		return prompt
+	}
+	return r.Block + TaskSeparator + prompt
+}
+
+// Note is the one line that says what was left out, or "".
+func Note(omitted, filtered int) string {
+	switch {
+	case omitted > 0 && filtered > 0:
+		return fmt.Sprintf("(%d more memories left out by the budget and %d by the filter; see them with 'memsync search WORDS' or 'memsync list')", omitted, filtered)
+	case omitted > 0:
+		return fmt.Sprintf("(%d more memories left out by the budget; see them with 'memsync search WORDS' or 'memsync list')", omitted)
+	case filtered > 0:
+		return fmt.Sprintf("(%d more memories left out by the filter; see them with 'memsync list')", filtered)
+	}
+	return ""
+}
+
+// Select chooses the entries of f for a prompt.
+func Select(f *memfile.File, opts Options) Result {
+	var res Result
+	cands := candidates(f, opts, &res)
+	if len(cands) == 0 && res.Filtered == 0 {
+		return res
+	}
+	order := rank(f, cands, opts.Query)
+
+	// The note is reserved at its longest (every candidate left out).
+	reserve := len(Header) + len(TaskSeparator)
+	if n := Note(len(cands), res.Filtered); n != "" {
+		reserve += len(n) + 2
+	}
+	if opts.Budget > 0 && reserve > opts.Budget {
+		res.Omitted = len(cands)
+		return res // not even the frame fits: inject nothing
+	}
+	var b strings.Builder
+	b.WriteString(Header)
+	used := reserve
+	for _, i := range order {
+		if opts.Budget > 0 && (opts.Budget-used < minEntryBytes || minSize(&f.Entries[i]) > opts.Budget-used) {
+			res.Omitted++ // cannot fit: skip without rendering
+			continue
+		}
+		text := strings.ToValidUTF8(memfile.RenderEntry(&f.Entries[i], memfile.Orch), "\uFFFD")
+		size := len(text)
+		if len(res.Chosen) > 0 {
+			size++ // the blank line between entries
+		}
+		if opts.Budget > 0 && used+size > opts.Budget {
+			res.Omitted++
+			continue
+		}
+		if len(res.Chosen) > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(text)
+		used += size
+		res.Chosen = append(res.Chosen, i)
+	}
+	if n := Note(res.Omitted, res.Filtered); n != "" {
+		if len(res.Chosen) > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(n + "\n")
+	}
+	res.Block = b.String()
+	return res
+}
+
+// minEntryBytes is less than any rendered entry takes ("## x\n- ID: …\n").
+const minEntryBytes = 16
+
+// minSize is a lower bound of an entry's rendered size, cheap to compute:
+// the heading, the ID bullet, and the Date, Tags and Content bullets when
+// they have a value (then they are always rendered).
+func minSize(e *memfile.Entry) int {
+	n := len("## \n- ID: \n") + len(e.Title) + len(e.ID)
+	if e.Date != "" {
+		n += len("- Date: \n") + len(e.Date)
+	}
+	if len(e.Tags) > 0 {
+		n += len("- Tags: \n")
+		for _, t := range e.Tags {
+			n += len(t)
+		}
+	}
+	if e.Content != "" {
+		n += len("- Content: \n") + len(e.Content)
+	}
+	return n
+}
+
+// candidates are the entries that pass the filter.
+func candidates(f *memfile.File, opts Options, res *Result) []int {
+	flt := opts.Filter
+	var since string
+	if flt.RecentDays > 0 {
+		now := opts.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		since = now.AddDate(0, 0, -flt.RecentDays).Format("2006-01-02")
+	}
+	types := make([]string, len(flt.Types))
+	for i, t := range flt.Types {
+		types[i] = memfile.NormalizeType(t)
+	}
+	var out []int
+	for i := range f.Entries {
+		e := &f.Entries[i]
+		ok := (len(types) == 0 || slices.Contains(types, e.Type)) &&
+			(len(flt.Tags) == 0 || slices.ContainsFunc(e.Tags, func(t string) bool {
+				return slices.ContainsFunc(flt.Tags, func(w string) bool { return strings.EqualFold(t, w) })
+			})) &&
+			(since == "" || (len(e.Date) >= 10 && e.Date[:10] >= since)) &&
+			(opts.Keep == nil || opts.Keep(e))
+		if ok {
+			out = append(out, i)
+		} else {
+			res.Filtered++
+		}
+	}
+	return out
+}
+
+// IsCorrection reports whether an entry's type marks it as a correction.
+func IsCorrection(e *memfile.Entry) bool {
+	t := e.Type
+	return strings.HasPrefix(t, "fix") || t == "solution" || t == "correction" || t == "bug"
+}
+
+// rank orders the candidates best first; equal scores, newer first.
+func rank(f *memfile.File, cands []int, query string) []int {
+	n := len(cands)
+	type item struct {
+		i     int // entry index
+		date  int // YYYYMMDD
+		score float64
+	}
+	items := make([]item, n)
+	for k, i := range cands {
+		items[k] = item{i: i, date: dateKey(f.Entries[i].Date)}
+	}
+	// Recency: by date, then by position in the file (usually already in order).
+	byAge := func(a, b item) int {
+		if c := cmp.Compare(a.date, b.date); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
+	}
+	if !slices.IsSortedFunc(items, byAge) {
+		slices.SortFunc(items, byAge)
+	}
+	pos := make([]int, len(f.Entries)) // entry index -> place in items
+	for r := range items {
+		items[r].score = recencyWeight * float64(r+1) / float64(n)
+		pos[items[r].i] = r
+	}
+	// Relevance, normalized to the best hit.
+	docs := make([]recall.Doc, n)
+	for k, i := range cands {
+		e := &f.Entries[i]
+		docs[k] = recall.Doc{Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content}
+	}
+	if hits := recall.Search(docs, query, recall.Options{Keywords: true, MaxTerms: maxQueryTerms}); len(hits) > 0 && hits[0].Score > 0 {
+		top := hits[0].Score
+		for _, h := range hits {
+			items[pos[cands[h.Index]]].score += relevanceWeight * h.Score / top
+		}
+	}
+	for r := range items {
+		if IsCorrection(&f.Entries[items[r].i]) {
+			items[r].score += correctionWeight
+		}
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return -byAge(a, b)
+	})
+	order := make([]int, n)
+	for r := range items {
+		order[r] = items[r].i
+	}
+	return order
+}
+
+// dateKey is a date ("2026-01-26…") as a number (20260126) to sort by;
+// an undated entry is 0, the oldest.
+func dateKey(d string) int {
+	if len(d) < 10 || d[4] != '-' || d[7] != '-' {
+		return 0
+	}
+	n := 0
+	for i := range 10 {
+		if i == 4 || i == 7 {
+			continue
+		}
+		c := d[i]
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}

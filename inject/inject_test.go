@@ -1,0 +1,163 @@
+package inject
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/memfile"
+)
+
+// TestBudgetOnLargeMemory: on a 2 MB memory, for many budgets, the block
+// plus the task separator never exceeds the budget, every chosen entry is
+// there whole (the block parses back to exactly the chosen entries), and the
+// note counts exactly the candidates left out.
+func TestBudgetOnLargeMemory(t *testing.T) {
+	f := memfile.Parse(memfile.GenerateFile(2<<20, 7))
+	if len(f.Entries) < 1000 {
+		t.Fatalf("generated only %d entries", len(f.Entries))
+	}
+	noteRE := regexp.MustCompile(`^\((\d+) more memories left out by the budget; see them with 'memsync search WORDS' or 'memsync list'\)$`)
+	for _, budget := range []int{150, 200, 500, 1000, 2000, 8000, 8001, 20000, 100000} {
+		res := Select(f, Options{Budget: budget, Query: "retry timeout cache"})
+		if got := len(res.Block) + len(TaskSeparator); got > budget {
+			t.Fatalf("budget %d: block+separator is %d bytes", budget, got)
+		}
+		if res.Omitted+len(res.Chosen) != len(f.Entries) {
+			t.Fatalf("budget %d: chosen %d + omitted %d != %d entries", budget, len(res.Chosen), res.Omitted, len(f.Entries))
+		}
+		if res.Block == "" {
+			continue
+		}
+		lines := strings.Split(strings.TrimSuffix(res.Block, "\n"), "\n")
+		m := noteRE.FindStringSubmatch(lines[len(lines)-1])
+		if m == nil {
+			t.Fatalf("budget %d: last line is no note: %q", budget, lines[len(lines)-1])
+		}
+		if n, _ := strconv.Atoi(m[1]); n != res.Omitted {
+			t.Fatalf("budget %d: note says %d, omitted %d", budget, n, res.Omitted)
+		}
+		body := strings.Join(lines[:len(lines)-1], "\n") + "\n"
+		back := memfile.Parse([]byte(body))
+		if len(back.Problems) > 0 || len(back.Entries) != len(res.Chosen) {
+			t.Fatalf("budget %d: block parses to %d entries (%v), chose %d", budget, len(back.Entries), back.Problems, len(res.Chosen))
+		}
+		for k, i := range res.Chosen {
+			want := memfile.RenderEntry(&f.Entries[i], memfile.Orch)
+			if got := memfile.RenderEntry(&back.Entries[k], memfile.Orch); got != want {
+				t.Fatalf("budget %d: entry %d cut or changed:\n%s\nwant\n%s", budget, i, got, want)
+			}
+		}
+		if budget >= 2000 && len(res.Chosen) == 0 {
+			t.Fatalf("budget %d: nothing chosen", budget)
+		}
+	}
+}
+
+func entry(typ, title, content, date string, tags ...string) memfile.Entry {
+	return memfile.Entry{ID: memfile.NewID(), Type: typ, Title: title, Content: content, Date: date, Tags: tags}
+}
+
+func fileOf(es ...memfile.Entry) *memfile.File {
+	return memfile.Parse([]byte(memfile.Header + "\n" + render(es)))
+}
+
+func render(es []memfile.Entry) string {
+	var b strings.Builder
+	for i := range es {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(memfile.RenderEntry(&es[i], memfile.Orch))
+	}
+	return b.String()
+}
+
+// TestRelevanceBeatsRecency: an old entry about the query's topic is kept
+// over newer unrelated ones when only two fit.
+func TestRelevanceBeatsRecency(t *testing.T) {
+	es := []memfile.Entry{entry("pattern", "Postgres connection pool", "Set max_conns to 20 for the postgres pool; more starves the replicas", "2025-01-02", "database")}
+	for i := range 30 {
+		es = append(es, entry("pattern", fmt.Sprintf("Frontend note %d", i), fmt.Sprintf("Button colours follow the design tokens, variant %d", i), fmt.Sprintf("2026-03-%02d", i+1), "ui"))
+	}
+	f := fileOf(es...)
+	size := len(memfile.RenderEntry(&f.Entries[0], memfile.Orch))
+	budget := len(Header) + len(TaskSeparator) + len(Note(len(es), 0)) + 2 + 2*size + 1
+	res := Select(f, Options{Budget: budget, Query: "why is the postgres pool limited?"})
+	if len(res.Chosen) == 0 || res.Chosen[0] != 0 {
+		t.Fatalf("chosen %v, want the postgres entry (0) first", res.Chosen)
+	}
+	// Without a query the newest win.
+	res = Select(f, Options{Budget: budget})
+	if len(res.Chosen) == 0 || res.Chosen[0] != len(es)-1 {
+		t.Fatalf("no query: chosen %v, want the newest (%d) first", res.Chosen, len(es)-1)
+	}
+}
+
+// TestCorrectionsGoLast: with equal relevance, an older fix is kept over a
+// newer pattern.
+func TestCorrectionsGoLast(t *testing.T) {
+	f := fileOf(
+		entry("fix", "Flaky login test", "Wait for the session cookie before asserting", "2026-01-01"),
+		entry("pattern", "Naming", "Use verbs for commands and nouns for packages", "2026-02-01"),
+	)
+	size := len(memfile.RenderEntry(&f.Entries[0], memfile.Orch))
+	budget := len(Header) + len(TaskSeparator) + len(Note(2, 0)) + 2 + size
+	res := Select(f, Options{Budget: budget})
+	if len(res.Chosen) != 1 || f.Entries[res.Chosen[0]].Type != "fix" || res.Omitted != 1 {
+		t.Fatalf("chosen %v omitted %d, want the fix alone", res.Chosen, res.Omitted)
+	}
+}
+
+// TestFilterAndDamage: the filter's drops are counted apart, and a file with
+// invalid UTF-8 still gives valid UTF-8.
+func TestFilterAndDamage(t *testing.T) {
+	now := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)
+	f := fileOf(
+		entry("fix", "Old fix", "old", "2026-01-01", "api"),
+		entry("fix", "New fix", "new \xff\xfe bytes", "2026-03-09", "api"),
+		entry("pattern", "New pattern", "pat", "2026-03-09", "api"),
+		entry("fix", "Other tag", "x", "2026-03-09", "ui"),
+	)
+	res := Select(f, Options{Filter: config.Filter{Types: []string{"Fix"}, Tags: []string{"API"}, RecentDays: 7}, Now: now})
+	if len(res.Chosen) != 1 || f.Entries[res.Chosen[0]].Title != "New fix" || res.Filtered != 3 || res.Omitted != 0 {
+		t.Fatalf("chosen %v filtered %d omitted %d", res.Chosen, res.Filtered, res.Omitted)
+	}
+	if !utf8.ValidString(res.Block) {
+		t.Fatalf("block is not valid UTF-8: %q", res.Block)
+	}
+	if !strings.HasSuffix(res.Block, Note(0, 3)+"\n") {
+		t.Fatalf("block does not end with the filter note:\n%s", res.Block)
+	}
+	if empty := Select(&memfile.File{}, Options{Budget: 100}); empty.Block != "" || empty.Prompt("p\n") != "p\n" {
+		t.Fatalf("empty memory: %+v", empty)
+	}
+}
+
+// TestShape: the layout of seed 004 §8.1.
+func TestShape(t *testing.T) {
+	f := fileOf(entry("pattern", "Error Handling", "Always use try-catch blocks for async operations", "2026-01-26", "pattern", "error-handling"))
+	res := Select(f, Options{})
+	want := "# Memories\n\n## Pattern: Error Handling\n- Tags: pattern, error-handling\n- Date: 2026-01-26\n- ID: " + f.Entries[0].ID +
+		"\n- Content: Always use try-catch blocks for async operations\n\n---\n\n# Task\n\nDo it\n"
+	if got := res.Prompt("Do it\n"); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestMinSize: the cheap bound never exceeds the rendered size.
+func TestMinSize(t *testing.T) {
+	f := memfile.Parse(memfile.GenerateFile(256<<10, 3))
+	f.Entries = append(f.Entries, entry("", "t", "", ""), entry("fix", "multi", "a\nb\n\nc", "2026-01-01", "x", "y"))
+	for i := range f.Entries {
+		e := &f.Entries[i]
+		if got, want := minSize(e), len(memfile.RenderEntry(e, memfile.Orch)); got > want {
+			t.Fatalf("entry %d: bound %d > size %d:\n%s", i, got, want, memfile.RenderEntry(e, memfile.Orch))
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/policy"
+)
+
+// connect runs a server in process over the SDK's in-memory transports.
+func connect(t *testing.T, opts Options) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := New(opts).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
+	return cs
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, out any) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if res.IsError {
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	data, _ := json.Marshal(res.StructuredContent)
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ""
+}
+
+// TestGlobalAndPaging: the global layer's tools, list paging and filters,
+// the worker refused on a global delete, and a server without a repository.
+func TestGlobalAndPaging(t *testing.T) {
+	t.Setenv("MEMSYNC_GLOBAL_DIR", t.TempDir())
+	global := memfile.Open(t.TempDir())
+	open := func() (*memfile.Store, error) { return global, nil }
+	owner := connect(t, Options{Global: open, Role: policy.Owner})
+	worker := connect(t, Options{Global: open, Role: policy.Worker})
+
+	for i, typ := range []string{"pattern", "fix", "pattern", "fix", "pattern"} {
+		if msg := callTool(t, worker, "save_to_global_memory", map[string]any{"content": "note " + string(rune('a'+i)), "type": typ, "key": "k" + string(rune('a'+i))}, nil); msg != "" {
+			t.Fatal(msg)
+		}
+	}
+	var page Entries
+	callTool(t, owner, "list_global_memory_entries", map[string]any{"type": "pattern", "limit": 2, "offset": 1}, &page)
+	if page.Total != 3 || len(page.Entries) != 2 || page.Entries[0].Content != "note c" || page.Entries[1].Content != "note a" {
+		t.Fatalf("page: %+v", page)
+	}
+	if msg := callTool(t, worker, "delete_global_memory_entry", map[string]any{"key": "kb"}, nil); !strings.Contains(msg, "role worker may not delete") {
+		t.Fatalf("worker delete: %q", msg)
+	}
+	var del DeleteOutput
+	if msg := callTool(t, owner, "delete_global_memory_entry", map[string]any{"key": "kb"}, &del); msg != "" || del.Deleted.Content != "note b" {
+		t.Fatalf("owner delete: %q %+v", msg, del)
+	}
+	var sum Summary
+	callTool(t, worker, "get_global_memory_summary", nil, &sum)
+	if sum.Layer != "global" || sum.Active.Entries != 4 || sum.Active.Types["fix"] != 1 || sum.Active.Types["pattern"] != 3 || sum.Archive.Entries != 0 {
+		t.Fatalf("summary: %+v", sum)
+	}
+	if msg := callTool(t, owner, "retrieve_from_memory", map[string]any{"query": "x"}, nil); !strings.Contains(msg, "inside a git repository") {
+		t.Fatalf("no project: %q", msg)
+	}
+	if msg := callTool(t, owner, "save_to_global_memory", map[string]any{"content": "  "}, nil); !strings.Contains(msg, "content is empty") {
+		t.Fatalf("empty content: %q", msg)
+	}
+	if n := len(ToolNames()); n != 20 {
+		t.Fatalf("%d tools", n)
+	}
+}

@@ -1,0 +1,14 @@
+// Package memory is memsync's public Go API for programs that embed it (the
+// orch loop engine, a test, another agent framework).
+//
+// It follows seed 002's MemoryAgent: a Recorder turns items of
+// {Input, Output, Source} into memories, a Retriever returns memories for a
+// {Search, Limit} query, and a MemoryAgent orchestrates the two, optionally
+// recording every operation it runs (AutoUpdate) and everything published on
+// the topics it subscribes to. FileStore, over a repository's
+// .agent/memories.md, is the default implementation of both interfaces;
+// other backends (a database, a vector store) plug in by implementing them.
+//
+// The package also holds where the global memory layer lives (GlobalDir),
+// which the CLI and the MCP server share.
+package memory

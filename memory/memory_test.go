@@ -1,0 +1,99 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/memsync/memsync/memfile"
+)
+
+// TestFileStore: the default store through the Recorder and Retriever
+// interfaces: uuidv7 IDs, creation times, sources, and a second store on the
+// same home (another process, as far as the file is concerned) sees it all.
+func TestFileStore(t *testing.T) {
+	home := t.TempDir()
+	var rec Recorder = &FileStore{Store: memfile.Open(home), Type: "lesson"}
+	before := time.Now().Add(-time.Second)
+	ms, err := rec.Record(context.Background(), []Item{
+		{Input: "How do we cache tokens?", Output: "In Redis, for 10 minutes", Source: "loop-a"},
+		{Output: "Never log secrets"},
+	})
+	if err != nil || len(ms) != 2 {
+		t.Fatalf("record: %v %v", ms, err)
+	}
+	for _, m := range ms {
+		id, err := uuid.Parse(m.ID)
+		if err != nil || id.Version() != 7 {
+			t.Fatalf("ID %q is no uuidv7", m.ID)
+		}
+		if m.CreatedAt.Before(before) || m.CreatedAt.After(time.Now().Add(time.Second)) {
+			t.Fatalf("CreatedAt %v", m.CreatedAt)
+		}
+	}
+	if ms[0].Source != "loop-a" || ms[0].Type != "lesson" || ms[0].Title != "How do we cache tokens?" {
+		t.Fatalf("first: %+v", ms[0])
+	}
+	var ret Retriever = &FileStore{Store: memfile.Open(home)}
+	found, err := ret.Retrieve(context.Background(), Query{Search: "redis cache", Limit: 5})
+	if err != nil || len(found) != 1 || found[0].ID != ms[0].ID || !found[0].CreatedAt.Equal(ms[0].CreatedAt) || found[0].Score <= 0 {
+		t.Fatalf("retrieve: %+v %v", found, err)
+	}
+	all, _ := ret.Retrieve(context.Background(), Query{})
+	if len(all) != 2 || all[0].ID != ms[1].ID {
+		t.Fatalf("empty search must list newest first: %+v", all)
+	}
+	if _, err := rec.Record(context.Background(), []Item{{}}); !errors.Is(err, memfile.ErrInvalid) {
+		t.Fatalf("empty item: %v", err)
+	}
+	f, _ := memfile.Open(home).Load()
+	if len(f.Entries) != 2 || len(f.Problems) != 0 {
+		t.Fatalf("file: %d entries, %v", len(f.Entries), f.Problems)
+	}
+}
+
+type failing struct{ calls int }
+
+func (f *failing) Record(context.Context, []Item) ([]Memory, error) {
+	f.calls++
+	return nil, errors.New("disk full")
+}
+
+// TestAgent: AutoUpdate records successes only, recording errors go to
+// OnError and do not fail the operation, and a missing part is an error.
+func TestAgent(t *testing.T) {
+	ctx := context.Background()
+	rec := &failing{}
+	var reported []error
+	a := &MemoryAgent{Recorder: rec, AutoUpdate: true, OnError: func(err error) { reported = append(reported, err) }}
+	out, err := a.Invoke(ctx, "in", func(context.Context, string) (string, error) { return "out", nil })
+	if out != "out" || err != nil || rec.calls != 1 || len(reported) != 1 {
+		t.Fatalf("invoke: %q %v calls=%d reported=%v", out, err, rec.calls, reported)
+	}
+	boom := errors.New("boom")
+	if _, err := a.Invoke(ctx, "in", func(context.Context, string) (string, error) { return "", boom }); !errors.Is(err, boom) || rec.calls != 1 {
+		t.Fatalf("failed op: %v calls=%d", err, rec.calls)
+	}
+	if _, err := a.Retrieve(ctx, Query{}); !errors.Is(err, ErrNoRetriever) {
+		t.Fatalf("no retriever: %v", err)
+	}
+	if _, err := (&MemoryAgent{}).Record(ctx, Item{Output: "x"}); !errors.Is(err, ErrNoRecorder) {
+		t.Fatalf("no recorder: %v", err)
+	}
+}
+
+func TestGlobalDir(t *testing.T) {
+	t.Setenv("MEMSYNC_GLOBAL_DIR", "")
+	t.Setenv("XDG_DATA_HOME", "/x/data")
+	if d, _ := GlobalDir(); d != filepath.FromSlash("/x/data/memsync") {
+		t.Fatalf("XDG: %s", d)
+	}
+	t.Setenv("MEMSYNC_GLOBAL_DIR", "/g")
+	if d, _ := GlobalDir(); d != "/g" {
+		t.Fatalf("override: %s", d)
+	}
+}
