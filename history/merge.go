@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -52,11 +51,8 @@ type MergeResult struct {
 }
 
 // ConflictLog is where a repository's recorded conflicts are kept (see
-// merge.Record): <common dir>/memsync/conflicts.json, beside memsync's other
-// state, shared by all worktrees and never snapshotted or pushed.
-func ConflictLog(r *worktree.Repo) string {
-	return filepath.Join(r.CommonDir, "memsync", "conflicts.json")
-}
+// merge.Record and merge.LogPath).
+func ConflictLog(r *worktree.Repo) string { return merge.LogPath(r.CommonDir) }
 
 // MergeFrom merges the snapshot theirs (a full hash, e.g. a remote's fetched
 // snapshots; "" for none) into the memory, under the writers' lock:

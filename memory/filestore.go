@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/recall"
 	"github.com/memsync/memsync/worktree"
 )
@@ -28,7 +29,9 @@ func OpenRepo(dir string) (*FileStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FileStore{Store: memfile.Open(repo.Home)}, nil
+	st := memfile.Open(repo.Home)
+	st.Unmark = merge.Hook(merge.LogPath(repo.CommonDir), nil) // conflict markers merge by entry before a rewrite
+	return &FileStore{Store: st}, nil
 }
 
 // Bullets FileStore adds to an entry for provenance.

@@ -97,7 +97,7 @@ func (s *session) projectStore() (*memfile.Store, error) {
 		s.repo = repo
 	}
 	st := s.newStore(s.repo.Home, filepath.Join(s.repo.CommonDir, "memsync", "state"), 0)
-	st.Unmark = s.unmark(history.ConflictLog(s.repo))
+	st.Unmark = merge.Hook(history.ConflictLog(s.repo), s.warn)
 	return st, nil
 }
 
@@ -109,29 +109,8 @@ func (s *session) globalStore() (*memfile.Store, error) {
 		return nil, err
 	}
 	st := s.newStore(home, filepath.Join(home, "state"), 0o600)
-	st.Unmark = s.unmark(filepath.Join(home, "state", "conflicts.json"))
+	st.Unmark = merge.Hook(filepath.Join(home, "state", "conflicts.json"), s.warn)
 	return st, nil
-}
-
-// unmark is the stores' Unmark hook: a memory file with git conflict
-// markers is merged by entry before any rewrite (merge.Unmark); entries the
-// two sides hold differently keep ours and go to the conflict log at
-// logPath. When the log cannot be written, the file is left as it is.
-func (s *session) unmark(logPath string) func(path string, data []byte) (*memfile.File, bool) {
-	return func(path string, data []byte) (*memfile.File, bool) {
-		f, conflicts, ok := merge.Unmark(data)
-		if !ok {
-			return nil, false
-		}
-		if err := merge.Log(logPath, "conflict markers in "+path, conflicts); err != nil {
-			s.warn(fmt.Sprintf("%s holds conflict markers, left as they are: %v", path, err))
-			return nil, false
-		}
-		if n := len(conflicts); n > 0 {
-			s.warn(fmt.Sprintf("%s: %d entr%s between the two sides of the conflict; ours kept, theirs recorded (memsync conflicts)", path, n, plural(n, "y differs", "ies differ")))
-		}
-		return f, true
-	}
 }
 
 // plural picks the singular or plural ending for n.
