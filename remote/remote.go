@@ -186,6 +186,7 @@ func push(h *history.History, remote, head, expect string) (raced bool, err erro
 		}
 		return false, fmt.Errorf("%w: git push %s: %w: %s", ErrPush, remote, err, msg)
 	}
-	_, err = gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", TrackingRef(remote), head)
-	return false, err
+	// The tracking ref follows (best effort: the next fetch sets it anyway).
+	_, _ = gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", TrackingRef(remote), head)
+	return false, nil
 }

@@ -103,7 +103,7 @@ func runConflicts(c *cli.Context) error {
 			fmt.Fprintln(s.stdout)
 		}
 		fmt.Fprintf(s.stdout, "%s %s  %s\n", paint(color, "1", "conflict"), j.ID, j.Title)
-		fmt.Fprintf(s.stdout, "  found by %s at %s\n", j.Source, j.Time)
+		fmt.Fprintf(s.stdout, "  recorded %s (%s)\n", j.Time, j.Source)
 		fmt.Fprintln(s.stdout, paint(color, "31", "--- ours (in the memory now)"))
 		fmt.Fprintln(s.stdout, paint(color, "32", "+++ theirs"))
 		for l := range strings.Lines(j.Diff) {
