@@ -123,3 +123,22 @@ func TestMergeFromConflictLog(t *testing.T) {
 		t.Fatalf("ours is not live: %s", data)
 	}
 }
+
+// TestMergeFromMarkedLive: a live file with git conflict markers is merged
+// by entry before the merge (both sides kept), and backed up.
+func TestMergeFromMarkedLive(t *testing.T) {
+	h, dir := testRepo(t)
+	base := branch(t, h, dir, "", memText("a=1"))
+	theirs := branch(t, h, dir, base, memText("a=1", "t=theirs"))
+	git(t, dir, "update-ref", Ref, base)
+	write(t, h.Store.Path(), memfile.Header+"\n## a\n- ID: a\n- Content: 1\n\n<<<<<<< HEAD\n## x\n- ID: x\n- Content: x\n=======\n## y\n- ID: y\n- Content: y\n>>>>>>> b\n")
+	res, err := h.MergeFrom(theirs, MergeOptions{Source: "test"})
+	if err != nil || res.Kind != Merged || res.Backup == "" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	data, _ := os.ReadFile(h.Store.Path())
+	f := memfile.Parse(data)
+	if len(f.Problems) > 0 || len(f.Entries) != 4 {
+		t.Fatalf("%v\n%s", f.Problems, data)
+	}
+}

@@ -30,7 +30,8 @@ func memsyncIn(tb testing.TB, env []string, dir string, args ...string) string {
 }
 
 // TestSyncConvergence: a bare repository as the remote, 3 clones with two
-// worktrees each, rounds of adds, edits and deletes from random worktrees,
+// worktrees each, rounds of adds, edits, deletes and archive moves from
+// random worktrees,
 // then syncs in random order, some of them racing on the push (real
 // processes, also two worktrees of one clone at once). After every clone
 // syncs twice with no new writes, all clones hold identical memory, and
@@ -125,6 +126,11 @@ func TestSyncConvergence(t *testing.T) {
 				id := live[r.IntN(len(live))]
 				memsyncIn(t, env, pick(c), "delete", id)
 				deleted[id] = true
+			}
+			if len(live) > 6 && r.IntN(3) == 0 { // archive one
+				if id := live[r.IntN(len(live))]; !deleted[id] {
+					memsyncIn(t, env, pick(c), "archive", id)
+				}
 			}
 		}
 		order := r.Perm(clones)
