@@ -306,3 +306,14 @@ func (h *History) RefHash(name string) (string, error) {
 	}
 	return ref.Hash().String(), nil
 }
+
+// BranchRemote is the remote of a branch as the repository's own config
+// (<common dir>/config) sets it, branch.<name>.remote; "" when unset or
+// unreadable. It reads the file; no git is spawned.
+func (h *History) BranchRemote(branch string) string {
+	cfg, err := h.st.Config()
+	if err != nil || cfg.Branches[branch] == nil {
+		return ""
+	}
+	return cfg.Branches[branch].Remote
+}

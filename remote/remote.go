@@ -72,11 +72,10 @@ func TrackingRef(remote string) string { return "refs/memsync/remotes/" + remote
 var remoteName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
 
 // DefaultRemote is the remote of the worktree's current branch
-// (branch.<name>.remote), else "origin".
+// (branch.<name>.remote in the repository's config), else "origin".
 func DefaultRemote(h *history.History) string {
 	if b := h.CurrentProvenance("").Branch; b != "" {
-		out, err := gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "config", "--get", "branch."+b+".remote")
-		if r := strings.TrimSpace(out); err == nil && r != "" && r != "." && remoteName.MatchString(r) {
+		if r := h.BranchRemote(b); r != "" && r != "." && remoteName.MatchString(r) {
 			return r
 		}
 	}
