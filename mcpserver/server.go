@@ -166,19 +166,7 @@ type Entry struct {
 }
 
 func toEntry(e *memfile.Entry, number int) Entry {
-	j := Entry{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.Tags, Date: e.Date, Content: e.Content}
-	if j.Tags == nil {
-		j.Tags = []string{}
-	}
-	for _, f := range e.Extra {
-		if f.Key != "" {
-			if j.Fields == nil {
-				j.Fields = map[string]string{}
-			}
-			j.Fields[f.Key] = f.Value
-		}
-	}
-	return j
+	return Entry{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content, Fields: e.Fields()}
 }
 
 // keyField is the bullet that keeps save_to_memory's key.

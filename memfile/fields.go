@@ -21,3 +21,26 @@ func (e *Entry) SetField(key, value string) {
 	}
 	e.Extra = append(e.Extra, Field{key, value})
 }
+
+// Fields returns the entry's other bullets by key (nil when it has none),
+// for output: what JSON shows as "fields".
+func (e *Entry) Fields() map[string]string {
+	var m map[string]string
+	for _, f := range e.Extra {
+		if f.Key != "" {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[f.Key] = f.Value
+		}
+	}
+	return m
+}
+
+// TagList is Tags, never nil (JSON shows [] rather than null).
+func (e *Entry) TagList() []string {
+	if e.Tags == nil {
+		return []string{}
+	}
+	return e.Tags
+}

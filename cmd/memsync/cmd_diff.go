@@ -85,19 +85,7 @@ func runDiff(c *cli.Context) error {
 	}
 	pa, pb := memfile.Parse(fa.Memory), memfile.Parse(fb.Memory)
 	changes := history.Compare(pa, pb)
-	res := diffResult{From: from, To: to, Changes: []changeJSON{}}
-	for _, ch := range changes {
-		j := changeJSON{Kind: ch.Kind, ID: ch.ID}
-		if ch.Before != nil {
-			e := toJSON(ch.Before, 0)
-			j.Before = &e
-		}
-		if ch.After != nil {
-			e := toJSON(ch.After, 0)
-			j.After = &e
-		}
-		res.Changes = append(res.Changes, j)
-	}
+	res := diffResult{From: from, To: to, Changes: changesJSON(changes)}
 	if c.Bool("text") {
 		text := history.TextDiff(string(fa.Memory), string(fb.Memory))
 		if d := history.TextDiff(string(fa.Archive), string(fb.Archive)); d != "" {

@@ -233,19 +233,7 @@ type entryJSON struct {
 }
 
 func toJSON(e *memfile.Entry, number int) entryJSON {
-	j := entryJSON{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.Tags, Date: e.Date, Content: e.Content}
-	if j.Tags == nil {
-		j.Tags = []string{}
-	}
-	for _, f := range e.Extra {
-		if f.Key != "" {
-			if j.Fields == nil {
-				j.Fields = map[string]string{}
-			}
-			j.Fields[f.Key] = f.Value
-		}
-	}
-	return j
+	return entryJSON{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content, Fields: e.Fields()}
 }
 
 func (s *session) printJSON(v any) error {
