@@ -242,7 +242,7 @@ func rank(f *memfile.File, cands []int, query string) []int {
 	docs := make([]recall.Doc, n)
 	for k, i := range cands {
 		e := &f.Entries[i]
-		docs[k] = recall.Doc{Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content}
+		docs[k] = e.Doc()
 	}
 	if hits := recall.Search(docs, query, recall.Options{Keywords: true, MaxTerms: maxQueryTerms}); len(hits) > 0 && hits[0].Score > 0 {
 		top := hits[0].Score

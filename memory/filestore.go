@@ -106,7 +106,7 @@ func Docs(f *memfile.File) []recall.Doc {
 	docs := make([]recall.Doc, len(f.Entries))
 	for i := range f.Entries {
 		e := &f.Entries[i]
-		docs[i] = recall.Doc{Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content}
+		docs[i] = e.Doc()
 	}
 	return docs
 }

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/memsync/memsync/memfile"
 )
 
 func indexes(hits []Hit) []int {
@@ -526,12 +524,7 @@ func FuzzSearch(f *testing.F) {
 // TestParallelCountSameScores: counting in parts on several cores gives
 // exactly the scores of counting on one.
 func TestParallelCountSameScores(t *testing.T) {
-	f := memfile.Parse(memfile.GenerateFile(3<<20, 5))
-	docs := make([]Doc, len(f.Entries))
-	for i := range f.Entries {
-		e := &f.Entries[i]
-		docs[i] = Doc{Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content}
-	}
+	docs := benchDocs(4 * minPart)
 	if len(docs) < 2*minPart {
 		t.Fatalf("only %d docs", len(docs))
 	}

@@ -92,7 +92,7 @@ func runSearch(c *cli.Context) error {
 	for k, src := range sources {
 		for _, i := range s.scoped(src.f) {
 			e := &src.f.Entries[i]
-			docs = append(docs, recall.Doc{Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content})
+			docs = append(docs, e.Doc())
 			at = append(at, origin{k, i})
 		}
 	}
