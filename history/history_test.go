@@ -2,8 +2,8 @@ package history
 
 import (
 	"bytes"
+	"github.com/memsync/memsync/internal/testgit"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,34 +16,14 @@ import (
 // isolated from the machine's configuration.
 func testRepo(t *testing.T) (*History, string) {
 	t.Helper()
-	home := t.TempDir()
-	for k, v := range map[string]string{"HOME": home, "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@memsync.invalid",
-		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@memsync.invalid"} {
-		t.Setenv(k, v)
-	}
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	git(t, dir, "init", "-q", ".")
-	git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	dir := testgit.Isolate(t)
+	testgit.Git(t, dir, "init", "-q", ".")
+	testgit.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
 	r, err := worktree.Discover(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return Open(r, memfile.Open(r.Home)), dir
-}
-
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
 }
 
 func write(t *testing.T, path, text string) {
@@ -91,7 +71,7 @@ func TestTakeChainAndTrees(t *testing.T) {
 	if !first.Created || first.Snapshot.Parent != "" {
 		t.Fatalf("first snapshot: %+v", first)
 	}
-	if got := git(t, dir, "show", Ref+":memories.md"); got != v1 {
+	if got := testgit.Show(t, dir, Ref+":memories.md"); got != v1 {
 		t.Fatalf("tree holds %q, want %q", got, v1)
 	}
 	s := first.Snapshot
@@ -114,13 +94,13 @@ func TestTakeChainAndTrees(t *testing.T) {
 	if !second.Created || second.Snapshot.Parent != s.Commit || second.Snapshot.Subject != "with archive" {
 		t.Fatalf("second snapshot: %+v", second.Snapshot)
 	}
-	if got := git(t, dir, "show", Ref+":archive/memories.md"); got != arch {
+	if got := testgit.Show(t, dir, Ref+":archive/memories.md"); got != arch {
 		t.Fatalf("archive in tree %q", got)
 	}
-	if got := git(t, dir, "ls-tree", "-r", "--name-only", Ref); got != "archive/memories.md\nmemories.md\n" {
+	if got := testgit.Git(t, dir, "ls-tree", "-r", "--name-only", Ref); got != "archive/memories.md\nmemories.md" {
 		t.Fatalf("tree names %q", got)
 	}
-	if got := git(t, dir, "rev-list", "--count", Ref); got != "2\n" {
+	if got := testgit.Git(t, dir, "rev-list", "--count", Ref); got != "2" {
 		t.Fatalf("%s snapshots", got)
 	}
 
@@ -131,17 +111,17 @@ func TestTakeChainAndTrees(t *testing.T) {
 	if !third.Created || len(third.Problems) != 1 {
 		t.Fatalf("damaged: created %v, problems %v", third.Created, third.Problems)
 	}
-	if got := git(t, dir, "show", Ref+":memories.md"); got != damaged {
+	if got := testgit.Show(t, dir, Ref+":memories.md"); got != damaged {
 		t.Fatalf("damaged file not kept exactly: %q", got)
 	}
 	f, err := h.Files(third.Snapshot.Commit)
 	if err != nil || string(f.Memory) != damaged || string(f.Archive) != arch {
 		t.Fatalf("Files: %q %q %v", f.Memory, f.Archive, err)
 	}
-	if out := git(t, dir, "fsck", "--strict", "--no-dangling"); strings.TrimSpace(out) != "" {
+	if out := testgit.Git(t, dir, "fsck", "--strict", "--no-dangling"); strings.TrimSpace(out) != "" {
 		t.Fatalf("fsck: %s", out)
 	}
-	if out := git(t, dir, "status", "--porcelain"); strings.Contains(out, "memories.md.lock") && !strings.Contains(out, ".agent/") {
+	if out := testgit.Git(t, dir, "status", "--porcelain"); strings.Contains(out, "memories.md.lock") && !strings.Contains(out, ".agent/") {
 		t.Fatalf("status: %s", out)
 	}
 }
@@ -264,7 +244,7 @@ func TestRollback(t *testing.T) {
 	if _, err := h.Rollback(at, []string{"zzzzzzzz"}, p); err == nil {
 		t.Fatal("rollback of an unknown entry succeeded")
 	}
-	if out := git(t, dir, "fsck", "--strict", "--no-dangling"); strings.TrimSpace(out) != "" {
+	if out := testgit.Git(t, dir, "fsck", "--strict", "--no-dangling"); strings.TrimSpace(out) != "" {
 		t.Fatalf("fsck: %s", out)
 	}
 }

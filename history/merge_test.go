@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"github.com/memsync/memsync/internal/testgit"
 	"os"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ func memText(entries ...string) string {
 func branch(t *testing.T, h *History, dir, parent, text string) string {
 	t.Helper()
 	if parent != "" {
-		git(t, dir, "update-ref", Ref, parent)
+		testgit.Git(t, dir, "update-ref", Ref, parent)
 	}
 	write(t, h.Store.Path(), text)
 	return take(t, h, "").Snapshot.Commit
@@ -47,7 +48,7 @@ func TestMergeFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(h.Store.Path())
-	if res.Kind != Merged || string(before) != string(after) || strings.TrimSpace(git(t, dir, "rev-parse", Ref)) != ours {
+	if res.Kind != Merged || string(before) != string(after) || strings.TrimSpace(testgit.Git(t, dir, "rev-parse", Ref)) != ours {
 		t.Fatalf("dry run: %+v, file or ref changed", res)
 	}
 	if len(res.Changes) != 2 { // b changed, t added
@@ -61,7 +62,7 @@ func TestMergeFrom(t *testing.T) {
 	if res.Kind != Merged || res.Base != base {
 		t.Fatalf("%+v", res)
 	}
-	parents := strings.Fields(git(t, dir, "rev-list", "--parents", "-n1", Ref))
+	parents := strings.Fields(testgit.Git(t, dir, "rev-list", "--parents", "-n1", Ref))
 	if len(parents) != 3 || parents[1] != ours || parents[2] != theirs {
 		t.Fatalf("merge snapshot's parents: %v", parents)
 	}
@@ -93,7 +94,7 @@ func TestMergeFromFastForwardAndGuard(t *testing.T) {
 	if _, err := h.MergeFrom(theirs, MergeOptions{}); !errors.Is(err, merge.ErrMassDeletion) {
 		t.Fatalf("removing 3 of 4 entries: %v", err)
 	}
-	if got := strings.TrimSpace(git(t, dir, "rev-parse", Ref)); got != base {
+	if got := strings.TrimSpace(testgit.Git(t, dir, "rev-parse", Ref)); got != base {
 		t.Fatalf("a refused merge moved the ref to %s", got)
 	}
 	res, err := h.MergeFrom(theirs, MergeOptions{Force: true})
@@ -130,7 +131,7 @@ func TestMergeFromMarkedLive(t *testing.T) {
 	h, dir := testRepo(t)
 	base := branch(t, h, dir, "", memText("a=1"))
 	theirs := branch(t, h, dir, base, memText("a=1", "t=theirs"))
-	git(t, dir, "update-ref", Ref, base)
+	testgit.Git(t, dir, "update-ref", Ref, base)
 	write(t, h.Store.Path(), memfile.Header+"\n## a\n- ID: a\n- Content: 1\n\n<<<<<<< HEAD\n## x\n- ID: x\n- Content: x\n=======\n## y\n- ID: y\n- Content: y\n>>>>>>> b\n")
 	res, err := h.MergeFrom(theirs, MergeOptions{Source: "test"})
 	if err != nil || res.Kind != Merged || res.Backup == "" {

@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"errors"
+	"github.com/memsync/memsync/internal/testgit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,15 +17,8 @@ import (
 
 func testRepo(t *testing.T) *worktree.Repo {
 	t.Helper()
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
+	dir := testgit.Isolate(t)
+	testgit.Git(t, dir, "init", "-q", ".")
 	r, err := worktree.Discover(dir)
 	if err != nil {
 		t.Fatal(err)

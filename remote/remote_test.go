@@ -2,8 +2,8 @@ package remote
 
 import (
 	"errors"
+	"github.com/memsync/memsync/internal/testgit"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,35 +13,16 @@ import (
 	"github.com/memsync/memsync/worktree"
 )
 
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // clones makes a bare remote and n clones of it, each with a memory.
 func clones(t *testing.T, n int) []*history.History {
 	t.Helper()
-	for k, v := range map[string]string{"HOME": t.TempDir(), "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@memsync.invalid",
-		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@memsync.invalid"} {
-		t.Setenv(k, v)
-	}
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	git(t, root, "init", "-q", "--bare", "remote.git")
+	root := testgit.Isolate(t)
+	testgit.Git(t, root, "init", "-q", "--bare", "remote.git")
 	var out []*history.History
 	for i := range n {
 		dir := filepath.Join(root, "c"+string(rune('a'+i)))
-		git(t, root, "clone", "-q", "remote.git", dir)
-		git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+		testgit.Git(t, root, "clone", "-q", "remote.git", dir)
+		testgit.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
 		r, err := worktree.Discover(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -82,7 +63,7 @@ func TestSync(t *testing.T) {
 		}
 	}
 	// The remote holds the ref and nothing else of memsync's.
-	refs := git(t, a.Repo.WorkTree, "ls-remote", "origin")
+	refs := testgit.Git(t, a.Repo.WorkTree, "ls-remote", "origin")
 	if !strings.Contains(refs, "\t"+history.Ref) || strings.Count(refs, "memsync") != 1 {
 		t.Fatalf("remote refs:\n%s", refs)
 	}
@@ -97,17 +78,17 @@ func TestPushLease(t *testing.T) {
 	if _, err := Sync(a, "origin", Options{}); err != nil {
 		t.Fatal(err)
 	}
-	remoteHead := git(t, a.Repo.WorkTree, "rev-parse", history.Ref)
+	remoteHead := testgit.Git(t, a.Repo.WorkTree, "rev-parse", history.Ref)
 	add(t, b, "from b")
 	if _, err := b.Take("", history.Provenance{}); err != nil {
 		t.Fatal(err)
 	}
-	head := git(t, b.Repo.WorkTree, "rev-parse", history.Ref)
+	head := testgit.Git(t, b.Repo.WorkTree, "rev-parse", history.Ref)
 	raced, err := push(b, "origin", head, "") // b believes the remote has none
 	if err != nil || !raced {
 		t.Fatalf("raced %v, err %v", raced, err)
 	}
-	if got := git(t, a.Repo.WorkTree, "ls-remote", "origin", history.Ref); !strings.HasPrefix(got, remoteHead) {
+	if got := testgit.Git(t, a.Repo.WorkTree, "ls-remote", "origin", history.Ref); !strings.HasPrefix(got, remoteHead) {
 		t.Fatalf("the remote moved: %s", got)
 	}
 	// Sync itself fetches, merges and pushes.
@@ -130,7 +111,7 @@ func TestSyncErrors(t *testing.T) {
 		}
 	}
 	// A push that fails for another reason than a race: the remote is gone.
-	git(t, a.Repo.WorkTree, "remote", "add", "gone", filepath.Join(t.TempDir(), "missing.git"))
+	testgit.Git(t, a.Repo.WorkTree, "remote", "add", "gone", filepath.Join(t.TempDir(), "missing.git"))
 	if _, err := Sync(a, "gone", Options{}); !errors.Is(err, ErrFetch) {
 		t.Fatalf("gone remote: %v", err)
 	}
@@ -147,7 +128,7 @@ func TestDefaultRemote(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 	branch := a.CurrentProvenance("").Branch
-	git(t, a.Repo.WorkTree, "config", "branch."+branch+".remote", "upstream")
+	testgit.Git(t, a.Repo.WorkTree, "config", "branch."+branch+".remote", "upstream")
 	if got := DefaultRemote(a); got != "upstream" {
 		t.Fatalf("got %q", got)
 	}

@@ -2,62 +2,12 @@ package worktree
 
 import (
 	"errors"
+	"github.com/memsync/memsync/internal/testgit"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// discEnv skips when git is missing and isolates git from the machine:
-// no system or user config, fixed identity, and none of the variables git
-// sets in hooks. It returns a fresh temp dir with symlinks resolved.
-func discEnv(tb testing.TB) string {
-	tb.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		tb.Skip("git not on PATH")
-	}
-	for _, k := range []string{
-		"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
-		"GIT_CEILING_DIRECTORIES", "GIT_OBJECT_DIRECTORY", "GIT_PREFIX",
-		"GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
-		"GIT_DISCOVERY_ACROSS_FILESYSTEM",
-	} {
-		tb.Setenv(k, "") // restores the old value afterwards
-		os.Unsetenv(k)
-	}
-	home := tb.TempDir()
-	tb.Setenv("HOME", home)
-	tb.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	tb.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	tb.Setenv("GIT_AUTHOR_NAME", "Memsync Test")
-	tb.Setenv("GIT_AUTHOR_EMAIL", "test@memsync.invalid")
-	tb.Setenv("GIT_COMMITTER_NAME", "Memsync Test")
-	tb.Setenv("GIT_COMMITTER_EMAIL", "test@memsync.invalid")
-	tb.Setenv("GIT_TERMINAL_PROMPT", "0")
-	root, err := filepath.EvalSymlinks(tb.TempDir())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return root
-}
-
-// discGit runs git in dir and returns its trimmed output.
-func discGit(tb testing.TB, dir string, args ...string) string {
-	tb.Helper()
-	out, err := discGitErr(dir, args...)
-	if err != nil {
-		tb.Fatalf("git %s (in %s): %v\n%s", strings.Join(args, " "), dir, err, out)
-	}
-	return out
-}
-
-func discGitErr(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	return strings.TrimSpace(string(out)), err
-}
 
 // discRepo creates a repository with one commit at path.
 func discRepo(tb testing.TB, path string) string {
@@ -65,12 +15,12 @@ func discRepo(tb testing.TB, path string) string {
 	if err := os.MkdirAll(path, 0o777); err != nil {
 		tb.Fatal(err)
 	}
-	discGit(tb, path, "init", "-q", "-b", "main")
+	testgit.Git(tb, path, "init", "-q", "-b", "main")
 	if err := os.WriteFile(filepath.Join(path, "README"), []byte("hi\n"), 0o666); err != nil {
 		tb.Fatal(err)
 	}
-	discGit(tb, path, "add", "README")
-	discGit(tb, path, "commit", "-q", "-m", "init")
+	testgit.Git(tb, path, "add", "README")
+	testgit.Git(tb, path, "commit", "-q", "-m", "init")
 	return path
 }
 
@@ -100,16 +50,16 @@ type gitView struct {
 
 func discAskGit(tb testing.TB, dir string) gitView {
 	tb.Helper()
-	lines := strings.Split(discGit(tb, dir, "rev-parse", "--path-format=absolute",
+	lines := strings.Split(testgit.Git(tb, dir, "rev-parse", "--path-format=absolute",
 		"--git-dir", "--git-common-dir", "--is-inside-work-tree"), "\n")
 	if len(lines) != 3 {
 		tb.Fatalf("unexpected rev-parse output %q", lines)
 	}
 	v := gitView{gitDir: discResolve(tb, lines[0]), commonDir: discResolve(tb, lines[1])}
 	if lines[2] == "true" {
-		v.top = discResolve(tb, discGit(tb, dir, "rev-parse", "--show-toplevel"))
+		v.top = discResolve(tb, testgit.Git(tb, dir, "rev-parse", "--show-toplevel"))
 	}
-	list := discGit(tb, dir, "worktree", "list", "--porcelain")
+	list := testgit.Git(tb, dir, "worktree", "list", "--porcelain")
 	first, _, _ := strings.Cut(list, "\n\n")
 	for _, l := range strings.Split(first, "\n") {
 		if p, ok := strings.CutPrefix(l, "worktree "); ok {
@@ -183,12 +133,12 @@ type discFixture struct {
 
 func newDiscFixture(tb testing.TB) discFixture {
 	tb.Helper()
-	root := discEnv(tb)
+	root := testgit.Isolate(tb)
 	f := discFixture{root: root, primary: discRepo(tb, filepath.Join(root, "proj")), linked: map[string]string{}}
 	discMkdir(tb, filepath.Join(f.primary, "a", "b"))
 	add := func(name, path string) {
 		discMkdir(tb, filepath.Dir(path))
-		discGit(tb, f.primary, "worktree", "add", "-q", "-b", "br-"+name, path)
+		testgit.Git(tb, f.primary, "worktree", "add", "-q", "-b", "br-"+name, path)
 		f.linked[name] = path
 	}
 	add("wt1", filepath.Join(root, "wt1"))
@@ -342,12 +292,12 @@ func TestDiscoverGitDirEnv(t *testing.T) {
 }
 
 func TestDiscoverBare(t *testing.T) {
-	root := discEnv(t)
+	root := testgit.Isolate(t)
 	src := discRepo(t, filepath.Join(root, "src"))
 	bare := filepath.Join(root, "repo.git")
-	discGit(t, root, "clone", "-q", "--bare", src, bare)
-	discGit(t, bare, "worktree", "add", "-q", "../wt1")
-	discGit(t, bare, "worktree", "add", "-q", "-b", "other", "../wt2")
+	testgit.Git(t, root, "clone", "-q", "--bare", src, bare)
+	testgit.Git(t, bare, "worktree", "add", "-q", "../wt1")
+	testgit.Git(t, bare, "worktree", "add", "-q", "-b", "other", "../wt2")
 	wt1 := filepath.Join(root, "wt1")
 	discMkdir(t, filepath.Join(wt1, "sub"))
 
@@ -377,10 +327,10 @@ func TestDiscoverBare(t *testing.T) {
 	t.Run("worktreeConfig", func(t *testing.T) {
 		// git-worktree(1): with extensions.worktreeConfig, core.bare belongs
 		// in the bare repository's config.worktree.
-		discGit(t, bare, "config", "extensions.worktreeConfig", "true")
-		discGit(t, bare, "config", "--unset", "core.bare")
-		discGit(t, bare, "config", "--worktree", "core.bare", "true")
-		discGit(t, wt1, "config", "--worktree", "some.key", "x")
+		testgit.Git(t, bare, "config", "extensions.worktreeConfig", "true")
+		testgit.Git(t, bare, "config", "--unset", "core.bare")
+		testgit.Git(t, bare, "config", "--worktree", "core.bare", "true")
+		testgit.Git(t, wt1, "config", "--worktree", "some.key", "x")
 		// From wt1, git worktree list now calls the bare repository a
 		// non-bare main worktree (it looks for core.bare in wt1's own
 		// config.worktree), so only rev-parse is compared.
@@ -390,14 +340,14 @@ func TestDiscoverBare(t *testing.T) {
 
 // The popular "bare repo in .bare, .git file next to the worktrees" layout.
 func TestDiscoverDotBareLayout(t *testing.T) {
-	root := discEnv(t)
+	root := testgit.Isolate(t)
 	src := discRepo(t, filepath.Join(root, "src"))
 	proj := discMkdir(t, filepath.Join(root, "proj"))
-	discGit(t, proj, "clone", "-q", "--bare", src, ".bare")
+	testgit.Git(t, proj, "clone", "-q", "--bare", src, ".bare")
 	if err := os.WriteFile(filepath.Join(proj, ".git"), []byte("gitdir: ./.bare\n"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	discGit(t, proj, "worktree", "add", "-q", "main")
+	testgit.Git(t, proj, "worktree", "add", "-q", "main")
 	bare := filepath.Join(proj, ".bare")
 	home := filepath.Join(bare, "memsync")
 
@@ -413,9 +363,9 @@ func TestDiscoverDotBareLayout(t *testing.T) {
 
 func TestDiscoverWorktreeConfig(t *testing.T) {
 	f := newDiscFixture(t)
-	discGit(t, f.primary, "config", "extensions.worktreeConfig", "true")
-	discGit(t, f.primary, "config", "--worktree", "some.key", "x")
-	discGit(t, f.wt(t, "wt1"), "config", "--worktree", "some.key", "y")
+	testgit.Git(t, f.primary, "config", "extensions.worktreeConfig", "true")
+	testgit.Git(t, f.primary, "config", "--worktree", "some.key", "x")
+	testgit.Git(t, f.wt(t, "wt1"), "config", "--worktree", "some.key", "y")
 	// The primary's per-worktree config lives in the common dir.
 	if _, err := os.Stat(filepath.Join(f.primary, ".git", "config.worktree")); err != nil {
 		t.Fatal(err)
@@ -436,18 +386,18 @@ func TestDiscoverWorktreeConfig(t *testing.T) {
 
 	// core.bare=false moved to the primary's config.worktree still reads
 	// as a non-bare repository.
-	discGit(t, f.primary, "config", "--unset", "core.bare")
-	discGit(t, f.primary, "config", "--worktree", "core.bare", "false")
+	testgit.Git(t, f.primary, "config", "--unset", "core.bare")
+	testgit.Git(t, f.primary, "config", "--worktree", "core.bare", "false")
 	discCheck(t, discMust(t, f.wt(t, "wt1")), f.linkedRepo("wt1"))
 }
 
 func TestDiscoverOutsideRepo(t *testing.T) {
-	root := discEnv(t)
+	root := testgit.Isolate(t)
 	dir := discMkdir(t, filepath.Join(root, "plain", "sub"))
 	// Keep both git and Discover from looking above root, in case the
 	// temp dir itself lies inside some repository.
 	t.Setenv("GIT_CEILING_DIRECTORIES", root)
-	if _, err := discGitErr(dir, "rev-parse", "--git-dir"); err == nil {
+	if _, err := testgit.GitErr(dir, "rev-parse", "--git-dir"); err == nil {
 		t.Fatal("git finds a repository in a fresh temp dir")
 	}
 	_, err := Discover(dir)
@@ -461,7 +411,7 @@ func TestDiscoverOutsideRepo(t *testing.T) {
 	// The ceiling itself is not searched, so a repository at root is
 	// invisible from below it, exactly as for git.
 	discRepo(t, root)
-	if _, err := discGitErr(dir, "rev-parse", "--git-dir"); err == nil {
+	if _, err := testgit.GitErr(dir, "rev-parse", "--git-dir"); err == nil {
 		t.Error("git looked past GIT_CEILING_DIRECTORIES")
 	}
 	if _, err := Discover(dir); !errors.Is(err, ErrNotRepo) {
@@ -498,11 +448,11 @@ func TestDiscoverBrokenGitFile(t *testing.T) {
 }
 
 func TestDiscoverThroughSymlink(t *testing.T) {
-	root := discEnv(t)
+	root := testgit.Isolate(t)
 	real := discMkdir(t, filepath.Join(root, "real"))
 	proj := discRepo(t, filepath.Join(real, "proj"))
 	discMkdir(t, filepath.Join(proj, "sub"))
-	discGit(t, proj, "worktree", "add", "-q", "../wt1")
+	testgit.Git(t, proj, "worktree", "add", "-q", "../wt1")
 	link := filepath.Join(root, "link")
 	if err := os.Symlink(real, link); err != nil {
 		t.Skip("symlinks unsupported:", err)
@@ -530,10 +480,10 @@ func TestDiscoverThroughSymlink(t *testing.T) {
 }
 
 func TestDiscoverSubmodule(t *testing.T) {
-	root := discEnv(t)
+	root := testgit.Isolate(t)
 	lib := discRepo(t, filepath.Join(root, "lib"))
 	super := discRepo(t, filepath.Join(root, "super"))
-	discGit(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib")
+	testgit.Git(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib")
 	sub := filepath.Join(super, "lib")
 	gitDir := filepath.Join(super, ".git", "modules", "lib")
 	r := discMust(t, sub)
@@ -547,12 +497,12 @@ func TestDiscoverSubmodule(t *testing.T) {
 // is, so a linked worktree cannot tell; every worktree must agree on the
 // memory home anyway, so the repository counts as bare.
 func TestDiscoverSeparateGitDir(t *testing.T) {
-	root := discEnv(t)
+	root := testgit.Isolate(t)
 	gitDir := filepath.Join(root, "store.git")
 	wt := discMkdir(t, filepath.Join(root, "wt"))
-	discGit(t, wt, "init", "-q", "-b", "main", "--separate-git-dir", gitDir)
-	discGit(t, wt, "commit", "-q", "--allow-empty", "-m", "init")
-	discGit(t, wt, "worktree", "add", "-q", "../wt2")
+	testgit.Git(t, wt, "init", "-q", "-b", "main", "--separate-git-dir", gitDir)
+	testgit.Git(t, wt, "commit", "-q", "--allow-empty", "-m", "init")
+	testgit.Git(t, wt, "worktree", "add", "-q", "../wt2")
 	home := filepath.Join(gitDir, "memsync")
 
 	r := discMust(t, wt)
@@ -563,7 +513,7 @@ func TestDiscoverSeparateGitDir(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	root := discEnv(t)
+	root := testgit.Isolate(t)
 	real := discMkdir(t, filepath.Join(root, "real", "x", "y"))
 	if err := os.Symlink(filepath.Join(root, "real", "x"), filepath.Join(root, "link")); err != nil {
 		t.Skip("symlinks unsupported:", err)
@@ -629,9 +579,9 @@ func TestGitConfigParse(t *testing.T) {
 }
 
 func BenchmarkDiscover(b *testing.B) {
-	root := discEnv(b)
+	root := testgit.Isolate(b)
 	proj := discRepo(b, filepath.Join(root, "proj"))
-	discGit(b, proj, "worktree", "add", "-q", "../wt1")
+	testgit.Git(b, proj, "worktree", "add", "-q", "../wt1")
 	dir := discMkdir(b, filepath.Join(root, "wt1", "a", "b", "c"))
 	b.ReportAllocs()
 	for b.Loop() {

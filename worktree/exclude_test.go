@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"github.com/memsync/memsync/internal/testgit"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,7 +124,7 @@ func TestEnsureExcludeHidesMemoryFile(t *testing.T) {
 	}
 	for _, dir := range []string{f.primary, wt1, wt2} {
 		for _, mode := range []string{"-unormal", "-uall"} {
-			if out := discGit(t, dir, "status", "--porcelain", mode); strings.Contains(out, ".agent") {
+			if out := testgit.Git(t, dir, "status", "--porcelain", mode); strings.Contains(out, ".agent") {
 				t.Errorf("git status %s in %s shows the memory file:\n%s", mode, dir, out)
 			}
 		}
@@ -132,7 +133,7 @@ func TestEnsureExcludeHidesMemoryFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(r.CommonDir, "info", "exclude"), nil, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	if out := discGit(t, wt1, "status", "--porcelain"); !strings.Contains(out, ".agent") {
+	if out := testgit.Git(t, wt1, "status", "--porcelain"); !strings.Contains(out, ".agent") {
 		t.Errorf("memory file not visible without the exclude:\n%s", out)
 	}
 }

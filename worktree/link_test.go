@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"github.com/memsync/memsync/internal/testgit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,7 +66,7 @@ func TestLink(t *testing.T) {
 		t.Errorf("primary: %+v", res)
 	}
 	for _, dir := range []string{f.primary, f.wt(t, "wt1"), f.wt(t, "wt-two"), f.wt(t, "inner")} {
-		if out := discGit(t, dir, "status", "--porcelain", "-uall"); strings.Contains(out, ".agent") {
+		if out := testgit.Git(t, dir, "status", "--porcelain", "-uall"); strings.Contains(out, ".agent") {
 			t.Errorf("git status in %s:\n%s", dir, out)
 		}
 	}
@@ -132,14 +133,14 @@ func TestLinkRepairs(t *testing.T) {
 	if len(mf.Entries) != 2 || mf.Entries[1].Content != "learned in wt1" {
 		t.Errorf("home after fold: %+v", mf.Entries)
 	}
-	if out := discGit(t, wt, "status", "--porcelain"); out != "" {
+	if out := testgit.Git(t, wt, "status", "--porcelain"); out != "" {
 		t.Errorf("git status:\n%s", out)
 	}
 }
 
 func TestLinkCopyFallback(t *testing.T) {
 	f := newDiscFixture(t)
-	discGit(t, f.primary, "config", "core.symlinks", "false")
+	testgit.Git(t, f.primary, "config", "core.symlinks", "false")
 	r := discMust(t, f.primary)
 	wt := f.wt(t, "wt1")
 	res := linkMust(t, r, wt)
@@ -159,8 +160,8 @@ func TestLinkRefusesTracked(t *testing.T) {
 	f := newDiscFixture(t)
 	wt := f.wt(t, "wt1")
 	writeFile(t, filepath.Join(wt, ".agent", "memories.md"), "# Memories\n\n## Tracked\n- Content: x\n")
-	discGit(t, wt, "add", ".agent/memories.md")
-	discGit(t, wt, "commit", "-q", "-m", "track it")
+	testgit.Git(t, wt, "add", ".agent/memories.md")
+	testgit.Git(t, wt, "commit", "-q", "-m", "track it")
 	r := discMust(t, f.primary)
 	st, err := Inspect(r, wt)
 	if err != nil || !st.Tracked || !strings.Contains(st.Detail, "git rm --cached") {
@@ -169,7 +170,7 @@ func TestLinkRefusesTracked(t *testing.T) {
 	if _, err := Link(r, wt); err == nil || !strings.Contains(err.Error(), "tracked") {
 		t.Fatalf("Link of a tracked file: %v", err)
 	}
-	if out := discGit(t, wt, "status", "--porcelain"); out != "" {
+	if out := testgit.Git(t, wt, "status", "--porcelain"); out != "" {
 		t.Errorf("git status:\n%s", out)
 	}
 }

@@ -104,17 +104,6 @@ func runDiff(c *cli.Context) error {
 	if len(changes) == 0 {
 		fmt.Fprintln(s.stdout, "no entry changed")
 	}
-	mark := map[string]string{history.Added: "+", history.Removed: "-", history.Changed: "~"}
-	for _, ch := range changes {
-		e := ch.After
-		if e == nil {
-			e = ch.Before
-		}
-		heading := e.Heading()
-		if heading == "" {
-			heading = e.Preview(60)
-		}
-		fmt.Fprintf(s.stdout, "%s %s  %s\n", mark[ch.Kind], ch.ID, heading)
-	}
+	printChanges(s, changes, "")
 	return nil
 }

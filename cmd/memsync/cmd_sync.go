@@ -93,8 +93,8 @@ func runSync(c *cli.Context) error {
 		fmt.Fprintf(s.stdout, "memory is up to date with %s\n", name)
 	default:
 		fmt.Fprintf(s.stdout, "%s from %s (%s): %s\n", verb, name, res.Kind, countChanges(res.Changes, res.ArchiveChanges))
-		printChanges(s, res.Changes, "")
-		printChanges(s, res.ArchiveChanges, "archive ")
+		printChanges(s, res.Changes, "  ")
+		printChanges(s, res.ArchiveChanges, "  archive ")
 	}
 	if res.Refused != "" {
 		fmt.Fprintf(s.stdout, "without --force, sync would stop here: %s\n", res.Refused)
@@ -140,6 +140,7 @@ func countChanges(active, archive []history.Change) string {
 	return s
 }
 
+// printChanges prints one line per changed entry: prefix, +/-/~, ID, heading.
 func printChanges(s *session, changes []history.Change, prefix string) {
 	mark := map[string]string{history.Added: "+", history.Removed: "-", history.Changed: "~"}
 	for _, ch := range changes {
@@ -151,7 +152,7 @@ func printChanges(s *session, changes []history.Change, prefix string) {
 		if heading == "" {
 			heading = e.Preview(60)
 		}
-		fmt.Fprintf(s.stdout, "  %s%s %s  %s\n", prefix, mark[ch.Kind], ch.ID, heading)
+		fmt.Fprintf(s.stdout, "%s%s %s  %s\n", prefix, mark[ch.Kind], ch.ID, heading)
 	}
 }
 
