@@ -86,11 +86,17 @@ func runSearch(c *cli.Context) error {
 		sources = append(sources, searchSource{name, st, f})
 	}
 	// One ranking over every entry in view; at[k] is where docs[k] came from.
-	var docs []recall.Doc
 	type origin struct{ src, i int }
-	var at []origin
+	scoped := make([][]int, len(sources))
+	n := 0
 	for k, src := range sources {
-		for _, i := range s.scoped(src.f) {
+		scoped[k] = s.scoped(src.f)
+		n += len(scoped[k])
+	}
+	docs := make([]recall.Doc, 0, n)
+	at := make([]origin, 0, n)
+	for k, src := range sources {
+		for _, i := range scoped[k] {
 			e := &src.f.Entries[i]
 			docs = append(docs, e.Doc())
 			at = append(at, origin{k, i})
