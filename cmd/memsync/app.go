@@ -70,7 +70,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.BoolFlag{Name: "global", Usage: "use the global memory layer (MEMSYNC_GLOBAL_DIR, else the XDG data dir)"},
 			&cli.DurationFlag{Name: "lock-timeout", Value: lock.DefaultTimeout, EnvVars: []string{"MEMSYNC_LOCK_TIMEOUT"}, Usage: "how long to wait for the memory lock"},
 			&cli.Int64Flag{Name: "max-bytes", Value: memfile.DefaultMaxBytes, EnvVars: []string{"MEMSYNC_MAX_BYTES"}, Usage: "size cap of memories.md; past it the oldest entries are archived"},
-			&cli.StringFlag{Name: "role", Value: string(policy.Default), EnvVars: []string{"MEMSYNC_ROLE"}, Usage: "owner, admin or worker; workers cannot delete, restore, archive, gc, promote or import"},
+			&cli.StringFlag{Name: "role", Value: string(policy.Default), EnvVars: []string{"MEMSYNC_ROLE"}, Usage: "owner, admin or worker; workers cannot delete, restore, archive, gc, promote, import or roll back; the configuration may set it too"},
 			&cli.StringFlag{Name: "session", EnvVars: []string{"MEMSYNC_SESSION"}, Usage: "session `ID`: add tags entries with it; list/search/summary see it and the entries of no session"},
 			&cli.IntFlag{Name: "max-entries", Value: memfile.DefaultLimits.MaxEntries, EnvVars: []string{"MCP_MEMORY_MAX_ENTRIES"}, Usage: "most active entries; past it gc archives the least recently used"},
 			&cli.IntFlag{Name: "ttl-days", Value: int(memfile.DefaultLimits.TTL / (24 * time.Hour)), EnvVars: []string{"MCP_MEMORY_TTL_DAYS"}, Usage: "gc archives entries not accessed for this many days"},
