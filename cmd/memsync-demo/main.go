@@ -124,6 +124,9 @@ func demo(keep bool, adds int) error {
 	if err := ms(repo, "worktree", "list"); err != nil {
 		return err
 	}
+	if err := ms(repo, "worktree", "doctor"); err != nil { // exits non-zero while a worktree does not share it
+		return err
+	}
 
 	step("git status is clean in every worktree")
 	for _, d := range dirs {
@@ -131,7 +134,10 @@ func demo(keep bool, adds int) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-40s %s\n", strings.TrimPrefix(d, tmp+"/"), map[bool]string{true: "clean", false: "DIRTY:\n" + string(st)}[len(st) == 0])
+		if len(st) > 0 {
+			return fmt.Errorf("git status in %s is not clean:\n%s", d, st)
+		}
+		fmt.Printf("%-40s clean\n", strings.TrimPrefix(d, tmp+"/"))
 	}
 	if keep {
 		fmt.Println("\nkept:", repo)
