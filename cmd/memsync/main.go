@@ -9,12 +9,8 @@ package main
 
 import (
 	"os"
-	"runtime/debug"
 )
 
 func main() {
-	// memsync runs briefly over at most a few 10 MB files: trade a little
-	// memory for fewer garbage collections.
-	debug.SetGCPercent(400)
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
