@@ -48,7 +48,7 @@ type File struct {
 	Entries  []Entry
 	Problems []Problem // damage found while parsing; Render keeps the damaged text where it can
 
-	sections []string // ralph: section headings in file order
+	sections []string // ralph: "## " section headings and stray lines, in file order
 }
 
 // Known bullet keys, as orch writes them.

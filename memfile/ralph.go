@@ -77,7 +77,7 @@ func parseRalph(f *File, lines []string) {
 		switch {
 		case strings.HasPrefix(l, "## "):
 			section = l[3:]
-			f.sections = append(f.sections, section)
+			f.sections = append(f.sections, l)
 			cur = nil
 		case strings.HasPrefix(l, "### "):
 			typ := ralphType(section)
@@ -89,7 +89,7 @@ func parseRalph(f *File, lines []string) {
 		case cur == nil:
 			if l != "" {
 				f.Problems = append(f.Problems, Problem{i + 1, "text outside any entry"})
-				f.sections = append(f.sections, "\x00"+l) // kept verbatim
+				f.sections = append(f.sections, l) // kept verbatim: it never starts with "## "
 			}
 		case l == ">" || strings.HasPrefix(l, "> "):
 			text := strings.TrimPrefix(strings.TrimPrefix(l, ">"), " ")
@@ -135,8 +135,8 @@ func renderRalph(b *strings.Builder, f *File) {
 	for i := range f.Entries {
 		e := &f.Entries[i]
 		s := e.section(sections)
-		if !contains(sections, s) {
-			sections = append(sections, s)
+		if !contains(sections, "## "+s) {
+			sections = append(sections, "## "+s)
 		}
 		bySection[s] = append(bySection[s], e)
 	}
@@ -147,14 +147,13 @@ func renderRalph(b *strings.Builder, f *File) {
 		}
 		first = false
 	}
-	for _, s := range sections {
-		if strings.HasPrefix(s, "\x00") {
-			block()
-			b.WriteString(s[1:] + "\n")
+	for _, l := range sections {
+		block()
+		b.WriteString(l + "\n")
+		s, heading := strings.CutPrefix(l, "## ")
+		if !heading {
 			continue
 		}
-		block()
-		b.WriteString("## " + s + "\n")
 		for _, e := range bySection[s] {
 			block()
 			e.renderRalph(b)
@@ -164,10 +163,12 @@ func renderRalph(b *strings.Builder, f *File) {
 }
 
 // section is the ralph section an entry belongs in: the one whose type it
-// has, if the file has one, else the standard one for its type.
+// has, if the file has one, else the standard one for its type. sections
+// holds the file's "## " headings and its verbatim lines, in file order.
 func (e *Entry) section(sections []string) string {
-	for _, s := range sections {
-		if ralphType(s) == e.Type || (ralphType(s) == "" && NormalizeType(s) == e.Type) {
+	for _, l := range sections {
+		s, heading := strings.CutPrefix(l, "## ")
+		if heading && (ralphType(s) == e.Type || (ralphType(s) == "" && NormalizeType(s) == e.Type)) {
 			return s
 		}
 	}
