@@ -26,6 +26,7 @@ package inject
 import (
 	"cmp"
 	"fmt"
+	"github.com/memsync/memsync/internal/hugepage"
 	"slices"
 	"strings"
 	"time"
@@ -239,7 +240,7 @@ func rank(f *memfile.File, cands []int, query string) []int {
 		pos[items[r].i] = r
 	}
 	// Relevance, normalized to the best hit.
-	docs := make([]recall.Doc, n)
+	docs := hugepage.Make[recall.Doc](n)
 	for k, i := range cands {
 		e := &f.Entries[i]
 		docs[k] = e.Doc()

@@ -2,6 +2,7 @@ package memfile
 
 import (
 	"fmt"
+	"github.com/memsync/memsync/internal/hugepage"
 	"hash/maphash"
 	"runtime"
 	"slices"
@@ -210,7 +211,7 @@ func parseOrch(f *File, s string) {
 		}
 		return s[starts[k]:]
 	}
-	f.Entries = make([]Entry, len(starts))
+	f.Entries = hugepage.Make[Entry](len(starts))
 	// Entries parse independently: a large file is parsed in chunks on all
 	// cores (a 10 MB memory is read on every search).
 	parse := func(lo, hi int) {

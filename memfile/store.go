@@ -3,6 +3,7 @@ package memfile
 import (
 	"errors"
 	"fmt"
+	"github.com/memsync/memsync/internal/hugepage"
 	"io"
 	"os"
 	"path/filepath"
@@ -180,7 +181,7 @@ func (s *Store) load(path string, locked bool) (*File, error) {
 			}
 		}
 	}
-	data, err := os.ReadFile(target)
+	data, err := hugepage.ReadFile(target)
 	if errors.Is(err, os.ErrNotExist) {
 		return &File{Preamble: Header + "\n"}, nil
 	}
@@ -364,7 +365,7 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(target)
+	data, err := hugepage.ReadFile(target)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}

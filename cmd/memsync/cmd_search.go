@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/memsync/memsync/internal/hugepage"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -93,7 +94,7 @@ func runSearch(c *cli.Context) error {
 		scoped[k] = s.scoped(src.f)
 		n += len(scoped[k])
 	}
-	docs := make([]recall.Doc, 0, n)
+	docs := hugepage.Make[recall.Doc](n)[:0]
 	at := make([]origin, 0, n)
 	for k, src := range sources {
 		for _, i := range scoped[k] {
