@@ -61,8 +61,11 @@ func SplitConflictSides(data []byte) (ours, theirs []byte, ok bool) {
 }
 
 // HasConflictMarkers tells whether data holds a git conflict marker line.
-func HasConflictMarkers(data []byte) bool {
-	for _, p := range scanDamage(string(data)) {
+func HasConflictMarkers(data []byte) bool { return conflictMarked(scanDamage(view(data))) }
+
+// conflictMarked tells whether the problems include a git conflict marker.
+func conflictMarked(ps []Problem) bool {
+	for _, p := range ps {
 		if strings.HasPrefix(p.Msg, "git conflict marker") {
 			return true
 		}
@@ -70,14 +73,17 @@ func HasConflictMarkers(data []byte) bool {
 	return false
 }
 
-// ParseFile reads the bytes of the memory file at path as every rewrite
-// does: a file with git conflict markers goes through the Unmark hook, when
-// the store has one; unmarked reports that the hook merged the markers.
+// ParseFile parses the bytes of the memory file at path, just read, as every
+// rewrite does: a file with git conflict markers goes through the Unmark
+// hook, when the store has one; unmarked reports that the hook merged the
+// markers. The entries share data's memory, so data must not change
+// afterwards.
 func (s *Store) ParseFile(path string, data []byte) (f *File, unmarked bool) {
-	if s.Unmark != nil && HasConflictMarkers(data) {
-		if f, ok := s.Unmark(path, data); ok {
-			return f, true
+	f = parseOwned(data)
+	if s.Unmark != nil && conflictMarked(f.Problems) {
+		if u, ok := s.Unmark(path, data); ok {
+			return u, true
 		}
 	}
-	return Parse(data), false
+	return f, false
 }

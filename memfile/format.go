@@ -1,6 +1,7 @@
 package memfile
 
 import (
+	"bytes"
 	"fmt"
 	"github.com/memsync/memsync/internal/hugepage"
 	"hash/maphash"
@@ -71,9 +72,11 @@ func Parse(data []byte) *File {
 // parseOwned is Parse without the copy, for data that is never changed
 // afterwards (a file Store just read): the entries' strings share its memory.
 // A 10 MB copy costs more than the memmove: its pages are new to the process.
-func parseOwned(data []byte) *File {
-	return parse(unsafe.String(unsafe.SliceData(data), len(data)))
-}
+func parseOwned(data []byte) *File { return parse(view(data)) }
+
+// view is data as a string without a copy, for data that does not change
+// while the string is in use.
+func view(data []byte) string { return unsafe.String(unsafe.SliceData(data), len(data)) }
 
 func parse(s string) *File {
 	f := &File{Problems: scanDamage(s)}
@@ -120,7 +123,7 @@ func scanDamage(s string) []Problem {
 // markers, NUL bytes, invalid UTF-8, with line numbers) without parsing it:
 // a fast check for callers that keep the bytes as they are, such as
 // snapshots. Duplicate IDs are not checked.
-func Damage(data []byte) []Problem { return scanDamage(string(data)) }
+func Damage(data []byte) []Problem { return scanDamage(view(data)) }
 
 // mayBeDamaged is a fast whole-file check: false means scanDamage finds nothing.
 func mayBeDamaged(s string) bool {
@@ -404,20 +407,19 @@ func joinLines(ls []string) string {
 // equals b; other files come back with blank lines normalized and nothing
 // else changed.
 func (f *File) Render() []byte {
-	var b strings.Builder
-	b.Grow(f.sizeHint())
+	b := bytes.NewBuffer(hugepage.Make[byte](f.sizeHint())[:0])
 	b.WriteString(f.Preamble)
 	if f.Dialect == Ralph {
-		renderRalph(&b, f)
-		return []byte(b.String())
+		renderRalph(b, f)
+		return b.Bytes()
 	}
 	for i := range f.Entries {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		f.Entries[i].renderOrch(&b)
+		f.Entries[i].renderOrch(b)
 	}
-	return []byte(b.String())
+	return b.Bytes()
 }
 
 // sizeHint estimates the rendered size, so Render allocates once.
@@ -438,7 +440,7 @@ func (f *File) sizeHint() int {
 
 // RenderEntry renders one entry the way it is appended to a file of dialect d.
 func RenderEntry(e *Entry, d Dialect) string {
-	var b strings.Builder
+	var b bytes.Buffer
 	if d == Ralph {
 		e.renderRalph(&b)
 	} else {
@@ -450,7 +452,7 @@ func RenderEntry(e *Entry, d Dialect) string {
 // defaultOrder is the bullet order of entries memsync creates.
 var defaultOrder = []string{keyTags, keyDate, keyID, keyContent}
 
-func (e *Entry) renderOrch(b *strings.Builder) {
+func (e *Entry) renderOrch(b *bytes.Buffer) {
 	b.WriteString("## " + e.Heading() + "\n")
 	order := e.order
 	if order == nil {
@@ -488,7 +490,7 @@ func (e *Entry) renderOrch(b *strings.Builder) {
 	}
 }
 
-func writeBullet(b *strings.Builder, key, val string) {
+func writeBullet(b *bytes.Buffer, key, val string) {
 	first, rest, multi := strings.Cut(val, "\n")
 	b.WriteString("- " + key + ":")
 	if first != "" {

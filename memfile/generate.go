@@ -1,6 +1,7 @@
 package memfile
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -55,7 +56,7 @@ func GenerateFile(size int, seed uint64) []byte {
 		}
 		return strings.Join(w, " ")
 	}
-	var b strings.Builder
+	var b bytes.Buffer
 	b.WriteString(Header + "\n")
 	for n := 0; b.Len() < size; n++ {
 		e := Entry{
@@ -71,5 +72,5 @@ func GenerateFile(size int, seed uint64) []byte {
 		}
 		e.renderOrch(&b)
 	}
-	return []byte(b.String())
+	return b.Bytes()
 }

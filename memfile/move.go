@@ -59,6 +59,7 @@ func (s *Store) moveLocked(dir Direction, pick func(f *File) ([]int, error)) ([]
 		if len(picked) == 0 {
 			return errNothing
 		}
+		moved = make([]Entry, 0, len(picked))
 		for _, i := range picked {
 			moved = append(moved, f.Entries[i])
 		}

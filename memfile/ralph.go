@@ -1,6 +1,7 @@
 package memfile
 
 import (
+	"bytes"
 	"crypto/rand"
 	"fmt"
 	"strings"
@@ -129,7 +130,7 @@ func parseRalphMeta(e *Entry, meta string) bool {
 	return true
 }
 
-func renderRalph(b *strings.Builder, f *File) {
+func renderRalph(b *bytes.Buffer, f *File) {
 	bySection := map[string][]*Entry{}
 	sections := append([]string(nil), f.sections...)
 	for i := range f.Entries {
@@ -177,7 +178,7 @@ func (e *Entry) section(sections []string) string {
 
 // renderRalph writes an entry as ralph does: content lines, then the
 // tags/created line; stray lines and other bullets follow as plain lines.
-func (e *Entry) renderRalph(b *strings.Builder) {
+func (e *Entry) renderRalph(b *bytes.Buffer) {
 	b.WriteString("### " + e.ID + "\n")
 	for _, l := range strings.Split(e.Content, "\n") {
 		if l == "" {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -369,7 +370,6 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	damage := Damage(data)
 	f, unmarked := s.ParseFile(path, data)
 	if len(data) == 0 {
 		f.Preamble = Header + "\n"
@@ -380,7 +380,7 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	if err := os.MkdirAll(filepath.Dir(target), s.dirMode()); err != nil {
 		return err
 	}
-	if len(damage) > 0 || len(f.Problems) > 0 {
+	if unmarked || len(f.Problems) > 0 {
 		backup, err := s.Backup(target, data)
 		if err != nil {
 			return err
@@ -388,7 +388,7 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 		if unmarked {
 			s.warn("%s held git conflict markers: merged its two sides by entry; its old content is kept in %s", path, backup)
 		} else {
-			s.warn("%s had %d problem(s); its old content is kept in %s", path, max(len(damage), len(f.Problems)), backup)
+			s.warn("%s had %d problem(s); its old content is kept in %s", path, len(f.Problems), backup)
 		}
 	}
 	return fsutil.WriteFile(target, f.Render(), s.fileMode())
@@ -432,11 +432,13 @@ func (s *Store) archiveLocked(entries []Entry) (map[string]bool, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
-	have := map[string]bool{}
+	var have map[string]bool
 	err := s.rewritePathLocked(s.ArchivePath(), func(a *File) error {
+		have = make(map[string]bool, len(a.Entries)+len(entries))
 		for _, e := range a.Entries {
 			have[e.ID] = true
 		}
+		a.Entries = slices.Grow(a.Entries, len(entries))
 		for _, e := range entries {
 			if !have[e.ID] {
 				have[e.ID] = true
