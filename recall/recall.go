@@ -245,7 +245,7 @@ func rarest(docs []Doc, idx []int, terms []string, n int) []string {
 // each place it is found (see chunkAt): no other text can hold the term.
 type counter struct {
 	terms  []string
-	needle [][]byte             // terms as bytes
+	needle []*needle            // the terms to look for
 	scored []bool               // terms to count; the others are only looked for
 	tf     [][numFields]float64 // per term, its count in each field of the doc
 	lens   [numFields]float64   // length in bytes of each field of the doc
@@ -259,7 +259,7 @@ type counter struct {
 func newCounter(terms, scored []string) *counter {
 	c := &counter{terms: terms, tf: make([][numFields]float64, len(terms))}
 	for _, t := range terms {
-		c.needle = append(c.needle, []byte(t))
+		c.needle = append(c.needle, newNeedle(t))
 		c.scored = append(c.scored, slices.Contains(scored, t))
 	}
 	c.count = func(tok []byte) {

@@ -126,3 +126,17 @@ func FuzzTokens(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNeedleIndex: the rarest-byte search finds what bytes.Index finds.
+func FuzzNeedleIndex(f *testing.F) {
+	f.Add("retry the request", "retri")
+	f.Add("timeout timeout", "meo")
+	f.Add("aaaa", "")
+	f.Add("zz", "zzz")
+	f.Add("x\xffq", "\xffq")
+	f.Fuzz(func(t *testing.T, s, term string) {
+		if got, want := newNeedle(term).index([]byte(s)), strings.Index(s, term); got != want {
+			t.Fatalf("index(%q, %q) = %d, want %d", s, term, got, want)
+		}
+	})
+}
