@@ -25,6 +25,7 @@ package inject
 
 import (
 	"cmp"
+	"container/heap"
 	"fmt"
 	"github.com/memsync/memsync/internal/hugepage"
 	"slices"
@@ -116,11 +117,23 @@ func Select(f *memfile.File, opts Options) Result {
 		res.Omitted = len(cands)
 		return res // not even the frame fits: inject nothing
 	}
+	smallest := minEntryBytes // no candidate takes less
+	if opts.Budget > 0 && len(cands) > 0 {
+		smallest = minSize(&f.Entries[cands[0]])
+		for _, i := range cands[1:] {
+			smallest = min(smallest, minSize(&f.Entries[i]))
+		}
+	}
 	var b strings.Builder
 	b.WriteString(Header)
 	used := reserve
-	for _, i := range order {
-		if opts.Budget > 0 && (opts.Budget-used < minEntryBytes || minSize(&f.Entries[i]) > opts.Budget-used) {
+	for order.Len() > 0 {
+		if opts.Budget > 0 && opts.Budget-used < smallest {
+			res.Omitted += order.Len() // nothing else can fit
+			break
+		}
+		i := order.next()
+		if opts.Budget > 0 && minSize(&f.Entries[i]) > opts.Budget-used {
 			res.Omitted++ // cannot fit: skip without rendering
 			continue
 		}
@@ -212,25 +225,50 @@ func IsCorrection(e *memfile.Entry) bool {
 	return strings.HasPrefix(t, "fix") || t == "solution" || t == "correction" || t == "bug"
 }
 
-// rank orders the candidates best first; equal scores, newer first.
-func rank(f *memfile.File, cands []int, query string) []int {
-	n := len(cands)
-	type item struct {
-		i     int // entry index
-		date  int // YYYYMMDD
-		score float64
+// item is a candidate with its score.
+type item struct {
+	i     int // entry index
+	date  int // YYYYMMDD
+	score float64
+}
+
+// byAge orders items by date, then by position in the file.
+func byAge(a, b item) int {
+	if c := cmp.Compare(a.date, b.date); c != 0 {
+		return c
 	}
-	items := make([]item, n)
+	return cmp.Compare(a.i, b.i)
+}
+
+// ranking hands out candidates best first; equal scores, newer first. It is
+// a heap, so that a small budget, which takes a few entries, does not pay
+// for sorting them all.
+type ranking []item
+
+func (r ranking) Len() int { return len(r) }
+func (r ranking) Less(x, y int) bool {
+	return r[x].score > r[y].score || r[x].score == r[y].score && byAge(r[x], r[y]) > 0
+}
+func (r ranking) Swap(x, y int) { r[x], r[y] = r[y], r[x] }
+func (r *ranking) Push(x any)   { *r = append(*r, x.(item)) }
+func (r *ranking) Pop() any {
+	old := *r
+	it := old[len(old)-1]
+	*r = old[:len(old)-1]
+	return it
+}
+
+// next removes and returns the best candidate's entry index.
+func (r *ranking) next() int { return heap.Pop(r).(item).i }
+
+// rank scores the candidates: relevance to the query, recency, corrections.
+func rank(f *memfile.File, cands []int, query string) *ranking {
+	n := len(cands)
+	items := make(ranking, n)
 	for k, i := range cands {
 		items[k] = item{i: i, date: dateKey(f.Entries[i].Date)}
 	}
 	// Recency: by date, then by position in the file (usually already in order).
-	byAge := func(a, b item) int {
-		if c := cmp.Compare(a.date, b.date); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.i, b.i)
-	}
 	if !slices.IsSortedFunc(items, byAge) {
 		slices.SortFunc(items, byAge)
 	}
@@ -256,17 +294,8 @@ func rank(f *memfile.File, cands []int, query string) []int {
 			items[r].score += correctionWeight
 		}
 	}
-	slices.SortFunc(items, func(a, b item) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return -byAge(a, b)
-	})
-	order := make([]int, n)
-	for r := range items {
-		order[r] = items[r].i
-	}
-	return order
+	heap.Init(&items)
+	return &items
 }
 
 // dateKey is a date ("2026-01-26…") as a number (20260126) to sort by;

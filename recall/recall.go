@@ -25,6 +25,7 @@ package recall
 
 import (
 	"cmp"
+	"github.com/memsync/memsync/internal/hugepage"
 	"math"
 	"math/bits"
 	"runtime"
@@ -328,6 +329,10 @@ type countPart struct {
 func (pt *countPart) count(docs []Doc, idx []int, terms, scored []string) {
 	c := newCounter(terms, scored)
 	pt.df = make([]float64, len(terms))
+	// At their largest (every doc a candidate): pages never written to are
+	// never touched, while growing would copy, onto fresh pages, every time.
+	pt.cands = hugepage.Make[cand](len(idx))[:0]
+	pt.tfs = hugepage.Make[[numFields]float64](len(idx) * len(terms))[:0]
 	for _, i := range idx {
 		found := c.doc(&docs[i])
 		for f, n := range c.lens {
