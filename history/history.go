@@ -9,9 +9,10 @@
 // Objects are written with go-git straight into the common git dir's object
 // storage (go-git's PlainOpen refuses repositories with
 // extensions.worktreeConfig; the storage itself does not care). The ref is
-// never written by go-git: under the memory's writers' lock, memsync runs
-// `git update-ref REF NEW OLD`, git's own lock-and-rename, so a reader never
-// finds the ref missing or half-written.
+// never written by go-git: under the memory's writers' lock, memsync follows
+// git's own lock-and-rename for loose refs (what `git update-ref REF NEW OLD`
+// does, and git update-ref itself for reftable repositories), so a reader
+// never finds the ref missing or half-written.
 package history
 
 import (

@@ -11,7 +11,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	gitsync "github.com/go-git/go-git/v5/utils/sync"
 
-	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -134,19 +133,6 @@ func (h *History) writeTree(files Files) (plumbing.Hash, error) {
 		root = append(root, treeEntry{"100644", MemoryName, blob})
 	}
 	return h.writeObject(newObject(plumbing.TreeObject, encodeTree(root)))
-}
-
-// updateRef moves Ref from old (zero: the ref must not exist yet) to commit
-// with git's own lock-and-rename; the caller holds the writers' lock.
-func (h *History) updateRef(commit, old plumbing.Hash) error {
-	oldArg := old.String()
-	if old.IsZero() {
-		oldArg = strings.Repeat("0", len(oldArg))
-	}
-	if _, err := gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", Ref, commit.String(), oldArg); err != nil {
-		return fmt.Errorf("update %s: %w", Ref, err)
-	}
-	return nil
 }
 
 // bestSpeed hands go-git's pool of zlib writers one that compresses as

@@ -59,8 +59,10 @@ func Run(name string, args []string, o Options) {
 			fmt.Fprintf(o.Stderr, "memsync: warning: %s hook: %s\n", name, msg)
 		}
 	case <-time.After(o.Timeout):
-		// Every write memsync makes is atomic (temp file and rename, git
-		// update-ref), so leaving one unfinished is safe.
+		// Every write memsync makes is atomic (temp file and rename), so
+		// leaving one unfinished is safe; a ref update under way is let
+		// finish, so that it leaves no lock file behind.
+		history.Settle()
 		fmt.Fprintf(o.Stderr, "memsync: warning: %s hook: gave up after %s; the memory is unchanged by it\n", name, o.Timeout)
 	}
 }

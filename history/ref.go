@@ -1,0 +1,104 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memsync/memsync/internal/gitcmd"
+)
+
+// updateRef moves Ref from old (zero: the ref must not exist yet) to commit;
+// the caller holds the writers' lock. It follows git's own protocol for a
+// loose ref, as `git update-ref REF NEW OLD` does, without the cost of a git
+// process on every commit: create REF.lock exclusively (git and memsync
+// exclude each other through it), check that the ref still holds old, write
+// the new value into the lock file and rename it over the ref. A reader
+// sees the old value or the new one, never a missing or partial ref. A
+// repository whose refs are not files (the reftable format) is left to git
+// itself.
+func (h *History) updateRef(commit, old plumbing.Hash) error {
+	refGate.Lock()
+	defer refGate.Unlock()
+	if refGate.closed {
+		return fmt.Errorf("update %s: memsync is exiting", Ref)
+	}
+	common := h.Repo.CommonDir
+	if _, err := os.Stat(filepath.Join(common, "reftable")); err == nil {
+		return h.gitUpdateRef(commit, old)
+	}
+	path := filepath.Join(common, filepath.FromSlash(Ref))
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return fmt.Errorf("update %s: %w", Ref, err)
+	}
+	lockPath := path + ".lock"
+	f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("update %s: %s exists: another git process is updating the ref (if none is running, a crashed one left it: remove it)", Ref, lockPath)
+	}
+	if err != nil {
+		return fmt.Errorf("update %s: %w", Ref, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = f.Close()
+			_ = os.Remove(lockPath)
+		}
+	}()
+	cur, err := h.head()
+	if err != nil {
+		return err
+	}
+	if cur != old {
+		return fmt.Errorf("update %s: it moved to %s while memsync expected %s", Ref, cur, old)
+	}
+	if _, err := f.WriteString(commit.String() + "\n"); err != nil {
+		return fmt.Errorf("update %s: %w", Ref, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("update %s: %w", Ref, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("update %s: %w", Ref, err)
+	}
+	if err := os.Rename(lockPath, path); err != nil {
+		return fmt.Errorf("update %s: %w", Ref, err)
+	}
+	done = true
+	return nil
+}
+
+// refGate is held while this process updates the ref, so that it does not
+// exit halfway and leave the ref's lock file behind (see Settle).
+var refGate struct {
+	sync.Mutex
+	closed bool
+}
+
+// Settle waits for a ref update under way in this process, if any, to
+// finish, and refuses those that would start afterwards: for a process about
+// to exit while a snapshot may still be running (a hook out of time).
+func Settle() {
+	refGate.Lock()
+	refGate.closed = true
+	refGate.Unlock()
+}
+
+// gitUpdateRef is updateRef done by `git update-ref REF NEW OLD`.
+func (h *History) gitUpdateRef(commit, old plumbing.Hash) error {
+	oldArg := old.String()
+	if old.IsZero() {
+		oldArg = strings.Repeat("0", len(oldArg))
+	}
+	if _, err := gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", Ref, commit.String(), oldArg); err != nil {
+		return fmt.Errorf("update %s: %w", Ref, err)
+	}
+	return nil
+}
