@@ -59,7 +59,11 @@ func TypeLabel(t string) string {
 	words := strings.FieldsFunc(t, func(r rune) bool { return r == '-' || r == '_' || unicode.IsSpace(r) })
 	for i, w := range words {
 		r := []rune(w)
-		r[0] = unicode.ToUpper(r[0])
+		// Only where lower-casing gives the letter back ("ϖ" upper-cases
+		// to "Π", which lower-cases to "π"): the label must parse as t.
+		if u := unicode.ToUpper(r[0]); unicode.ToLower(u) == r[0] {
+			r[0] = u
+		}
 		words[i] = string(r)
 	}
 	return strings.Join(words, " ")
