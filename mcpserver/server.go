@@ -17,6 +17,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -57,6 +58,12 @@ type layer struct {
 	store       func() (*memfile.Store, error)
 	beforeWrite func() error
 	opts        *Options
+
+	// The files read last (active, archive) and their search documents:
+	// reused while the files hold the same bytes (see memfile.Store.Reload).
+	mu   sync.Mutex
+	last [2]*memfile.File
+	docs [2][]recall.Doc
 }
 
 // inScope tells whether an entry is in the session's view.
@@ -210,16 +217,40 @@ func (l *layer) load(archive bool) (*memfile.Store, *memfile.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var f *memfile.File
+	k := 0
+	reload := st.Reload
 	if archive {
-		f, err = st.LoadArchive()
-	} else {
-		f, err = st.Load()
+		k, reload = 1, st.ReloadArchive
 	}
+	l.mu.Lock()
+	prev := l.last[k]
+	l.mu.Unlock()
+	f, err := reload(prev)
 	if err != nil {
 		return nil, nil, err
 	}
+	l.mu.Lock()
+	if f != l.last[k] {
+		l.last[k], l.docs[k] = f, nil
+	}
+	l.mu.Unlock()
 	return st, f, nil
+}
+
+// searchDocs are the search documents of f, a file load returned; the files
+// and documents are shared by concurrent calls and never changed.
+func (l *layer) searchDocs(f *memfile.File) []recall.Doc {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k := range l.last {
+		if l.last[k] == f {
+			if l.docs[k] == nil {
+				l.docs[k] = memory.Docs(f)
+			}
+			return l.docs[k]
+		}
+	}
+	return memory.Docs(f)
 }
 
 // handler wraps a tool body: errors become tool errors with advice.
@@ -237,7 +268,7 @@ func handler[In, Out any](l *layer, body func(ctx context.Context, in In) (Out, 
 // search ranks the entries of f in the layer's view for a query, with the filters.
 func (l *layer) search(f *memfile.File, query string, tags []string, typ string, limit int) []Entry {
 	var idx []int
-	docs := memory.Docs(f)
+	docs := l.searchDocs(f)
 	if l.opts.Session != "" {
 		var view []recall.Doc
 		for i := range f.Entries {

@@ -51,6 +51,7 @@ type File struct {
 	Problems []Problem // damage found while parsing; Render keeps the damaged text where it can
 
 	sections []string // ralph: "## " section headings and stray lines, in file order
+	src      []byte   // the bytes the entries' strings share, when a Store read them (see Reload)
 }
 
 // Known bullet keys, as orch writes them.
@@ -72,7 +73,11 @@ func Parse(data []byte) *File {
 // parseOwned is Parse without the copy, for data that is never changed
 // afterwards (a file Store just read): the entries' strings share its memory.
 // A 10 MB copy costs more than the memmove: its pages are new to the process.
-func parseOwned(data []byte) *File { return parse(view(data)) }
+func parseOwned(data []byte) *File {
+	f := parse(view(data))
+	f.src = data
+	return f
+}
 
 // view is data as a string without a copy, for data that does not change
 // while the string is in use.

@@ -1,6 +1,7 @@
 package memfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"github.com/memsync/memsync/internal/hugepage"
@@ -159,7 +160,27 @@ func (s *Store) LoadArchive() (*File, error) {
 	return s.load(s.ArchivePath(), true)
 }
 
+// Reload is Load for a caller that keeps the file it loaded last, prev, and
+// never changes it (a server answering reads): when the memory file still
+// holds the bytes prev was parsed from, it returns prev itself rather than
+// parsing them again. The file is read and compared on every call, so every
+// change is seen at once.
+func (s *Store) Reload(prev *File) (*File, error) {
+	return s.loadReusing(s.Path(), true, prev)
+}
+
+// ReloadArchive is Reload for the archive.
+func (s *Store) ReloadArchive(prev *File) (*File, error) {
+	return s.loadReusing(s.ArchivePath(), true, prev)
+}
+
 func (s *Store) load(path string, locked bool) (*File, error) {
+	return s.loadReusing(path, locked, nil)
+}
+
+// loadReusing is load that returns prev when the file holds the bytes prev
+// was parsed from.
+func (s *Store) loadReusing(path string, locked bool, prev *File) (*File, error) {
 	target, err := s.Resolve(path)
 	if err != nil {
 		return nil, err
@@ -188,6 +209,9 @@ func (s *Store) load(path string, locked bool) (*File, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if prev != nil && prev.src != nil && bytes.Equal(prev.src, data) {
+		return prev, nil
 	}
 	return parseOwned(data), nil
 }

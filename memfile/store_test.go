@@ -1,6 +1,7 @@
 package memfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -219,5 +220,40 @@ func TestLoadReadOnlyHome(t *testing.T) {
 	f, err := s.Load()
 	if err != nil || len(f.Entries) != 1 {
 		t.Fatalf("%v %v", err, f)
+	}
+}
+
+// Reload hands back the file it was given while the bytes are the same, and
+// sees every change at once: an append, a rewrite, an outside edit of the
+// same size.
+func TestReloadReusesOnlyTheSameBytes(t *testing.T) {
+	s := newStore(t)
+	mustAppend(t, s, "first")
+	f, err := s.Reload(nil)
+	if err != nil || len(f.Entries) != 1 {
+		t.Fatalf("reload: %v %v", f, err)
+	}
+	if again, err := s.Reload(f); err != nil || again != f {
+		t.Fatalf("unchanged file parsed again: %p vs %p, %v", again, f, err)
+	}
+	mustAppend(t, s, "second")
+	g, err := s.Reload(f)
+	if err != nil || g == f || len(g.Entries) != 2 {
+		t.Fatalf("append not seen: %d entries, %v", len(g.Entries), err)
+	}
+	data, err := os.ReadFile(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.ReplaceAll(data, []byte("second"), []byte("SECOND"))
+	if err := os.WriteFile(s.Path(), edited, 0o644); err != nil { // in place, same size
+		t.Fatal(err)
+	}
+	h, err := s.Reload(g)
+	if err != nil || h == g || h.Entries[1].Content != "SECOND" {
+		t.Fatalf("same-size edit not seen: %q, %v", h.Entries[1].Content, err)
+	}
+	if a, err := s.ReloadArchive(nil); err != nil || len(a.Entries) != 0 {
+		t.Fatalf("archive: %v %v", a, err)
 	}
 }
