@@ -308,6 +308,9 @@ func (c *counter) doc(d *Doc) (found uint64) {
 	return found
 }
 
+// maxPrealloc bounds the term counts countPart sets room for at once.
+const maxPrealloc = 1 << 20
+
 // minPart is the fewest docs a goroutine of rank counts.
 const minPart = 2048
 
@@ -329,10 +332,11 @@ type countPart struct {
 func (pt *countPart) count(docs []Doc, idx []int, terms, scored []string) {
 	c := newCounter(terms, scored)
 	pt.df = make([]float64, len(terms))
-	// At their largest (every doc a candidate): pages never written to are
-	// never touched, while growing would copy, onto fresh pages, every time.
+	// At their largest (every doc a candidate; the counts up to 32 MB):
+	// pages never written to are never touched, while growing would copy,
+	// onto fresh pages, every time.
 	pt.cands = hugepage.Make[cand](len(idx))[:0]
-	pt.tfs = hugepage.Make[[numFields]float64](len(idx) * len(terms))[:0]
+	pt.tfs = hugepage.Make[[numFields]float64](min(len(idx)*len(terms), maxPrealloc))[:0]
 	for _, i := range idx {
 		found := c.doc(&docs[i])
 		for f, n := range c.lens {
