@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -82,13 +83,21 @@ var refGate struct {
 	closed bool
 }
 
-// Settle waits for a ref update under way in this process, if any, to
-// finish, and refuses those that would start afterwards: for a process about
-// to exit while a snapshot may still be running (a hook out of time).
-func Settle() {
-	refGate.Lock()
+// Settle waits, at most for wait, for a ref update under way in this
+// process to finish, and refuses those that would start afterwards: for a
+// process about to exit while a snapshot may still be running (a hook out of
+// time). It reports whether no update is under way any more.
+func Settle(wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for !refGate.TryLock() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
 	refGate.closed = true
 	refGate.Unlock()
+	return true
 }
 
 // gitUpdateRef is updateRef done by `git update-ref REF NEW OLD`.

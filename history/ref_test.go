@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -61,5 +62,27 @@ func TestUpdateRefFollowsGitsProtocol(t *testing.T) {
 	}
 	if third := take(t, h, "").Snapshot.Commit; third == second {
 		t.Fatal("no snapshot after the lock was released")
+	}
+}
+
+// Settle waits for an update under way, within its bound, and refuses later
+// ones, so a process that exits leaves no lock file behind.
+func TestSettle(t *testing.T) {
+	defer func() { refGate.Lock(); refGate.closed = false; refGate.Unlock() }()
+	refGate.Lock() // an update under way
+	if Settle(20 * time.Millisecond) {
+		t.Fatal("settled while an update was under way")
+	}
+	refGate.Unlock()
+	if !Settle(time.Second) {
+		t.Fatal("did not settle with no update under way")
+	}
+	h, dir := testRepo(t)
+	write(t, filepath.Join(dir, ".agent", "memories.md"), "# Memories\n\n"+entry(idA, "a", "first"))
+	if _, err := h.Take("", h.CurrentProvenance("post-commit")); err == nil || !strings.Contains(err.Error(), "exiting") {
+		t.Fatalf("an update after Settle: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "refs", "memsync", "snapshots.lock")); !os.IsNotExist(err) {
+		t.Fatalf("lock file after a refused update: %v", err)
 	}
 }

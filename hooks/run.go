@@ -61,8 +61,9 @@ func Run(name string, args []string, o Options) {
 	case <-time.After(o.Timeout):
 		// Every write memsync makes is atomic (temp file and rename), so
 		// leaving one unfinished is safe; a ref update under way is let
-		// finish, so that it leaves no lock file behind.
-		history.Settle()
+		// finish (briefly: the hook stays bounded), so that it leaves no
+		// lock file behind.
+		history.Settle(time.Second)
 		fmt.Fprintf(o.Stderr, "memsync: warning: %s hook: gave up after %s; the memory is unchanged by it\n", name, o.Timeout)
 	}
 }
