@@ -3,7 +3,9 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,5 +88,34 @@ func TestGlobalAndPaging(t *testing.T) {
 	}
 	if n := len(ToolNames()); n != 20 {
 		t.Fatalf("%d tools", n)
+	}
+}
+
+// TestConcurrentReadsSeeEveryWrite: retrieve calls running at once share
+// the parsed memory, and each write is seen by the next call (run with -race).
+func TestConcurrentReadsSeeEveryWrite(t *testing.T) {
+	st := memfile.Open(t.TempDir())
+	cs := connect(t, Options{Project: st, Role: policy.Owner})
+	for i := range 5 {
+		if msg := callTool(t, cs, "save_to_memory", map[string]any{"content": fmt.Sprintf("retry number %d", i), "type": "fix"}, nil); msg != "" {
+			t.Fatal(msg)
+		}
+		var wg sync.WaitGroup
+		totals := make([]int, 4)
+		for k := range totals {
+			wg.Go(func() {
+				var got Entries
+				if msg := callTool(t, cs, "retrieve_from_memory", map[string]any{"query": "retry"}, &got); msg != "" {
+					t.Error(msg)
+				}
+				totals[k] = got.Total
+			})
+		}
+		wg.Wait()
+		for _, n := range totals {
+			if n != i+1 {
+				t.Fatalf("after %d saves a retrieve found %d (%v)", i+1, n, totals)
+			}
+		}
 	}
 }
