@@ -2,12 +2,12 @@ package history
 
 import (
 	"bytes"
-	"github.com/memsync/memsync/internal/testgit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
 )

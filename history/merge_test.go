@@ -2,11 +2,11 @@ package history
 
 import (
 	"errors"
-	"github.com/memsync/memsync/internal/testgit"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
 )

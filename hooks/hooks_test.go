@@ -3,7 +3,6 @@ package hooks
 import (
 	"bytes"
 	"errors"
-	"github.com/memsync/memsync/internal/testgit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/worktree"
 )

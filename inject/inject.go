@@ -27,12 +27,12 @@ import (
 	"cmp"
 	"container/heap"
 	"fmt"
-	"github.com/memsync/memsync/internal/hugepage"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/recall"
 )

@@ -3,7 +3,6 @@ package memfile
 import (
 	"bytes"
 	"fmt"
-	"github.com/memsync/memsync/internal/hugepage"
 	"hash/maphash"
 	"runtime"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/memsync/memsync/internal/hugepage"
 )
 
 // Dialect is the layout of a memories.md file.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/memsync/memsync/internal/hugepage"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/lock"
 )
 

@@ -25,13 +25,14 @@ package recall
 
 import (
 	"cmp"
-	"github.com/memsync/memsync/internal/hugepage"
 	"math"
 	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/memsync/memsync/internal/hugepage"
 )
 
 // Doc is one searchable memory entry.

@@ -2,13 +2,13 @@ package remote
 
 import (
 	"errors"
-	"github.com/memsync/memsync/internal/testgit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
 )

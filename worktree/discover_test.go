@@ -2,11 +2,12 @@ package worktree
 
 import (
 	"errors"
-	"github.com/memsync/memsync/internal/testgit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memsync/memsync/internal/testgit"
 )
 
 // discRepo creates a repository with one commit at path.

@@ -1,12 +1,13 @@
 package worktree
 
 import (
-	"github.com/memsync/memsync/internal/testgit"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/memsync/memsync/internal/testgit"
 )
 
 func exclReadFile(tb testing.TB, path string) string {

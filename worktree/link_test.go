@@ -1,12 +1,12 @@
 package worktree
 
 import (
-	"github.com/memsync/memsync/internal/testgit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 )
 

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/memsync/memsync/internal/hugepage"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/recall"
 )
