@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -42,10 +41,7 @@ func TestUnmark(t *testing.T) {
 func TestRenderMarkedUnmark(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := range 500 {
-		var base State
-		for i := range 1 + r.IntN(8) {
-			base.Active = append(base.Active, entry(fmt.Sprintf("e%d", i), fmt.Sprintf("content %d", i)))
-		}
+		base := randomBase(r)
 		a, b := randomState(r, base, "a"), randomState(r, base, "b")
 		a.Archive, b.Archive, base.Archive = nil, nil, nil
 		m := Merge(base, a, b)

@@ -64,6 +64,15 @@ func TestGuard(t *testing.T) {
 
 // randomState derives a version from base by random adds, edits, deletes
 // and archive moves.
+// randomBase is a base state of 1 to 8 active entries.
+func randomBase(r *rand.Rand) State {
+	var base State
+	for i := range 1 + r.IntN(8) {
+		base.Active = append(base.Active, entry(fmt.Sprintf("e%d", i), fmt.Sprintf("content %d", i)))
+	}
+	return base
+}
+
 func randomState(r *rand.Rand, base State, side string) State {
 	var s State
 	for i, e := range append(slices.Clone(base.Active), base.Archive...) {
@@ -101,10 +110,7 @@ func all(s State) map[string]memfile.Entry {
 func TestProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 2000 {
-		var base State
-		for i := range 1 + r.IntN(8) {
-			base.Active = append(base.Active, entry(fmt.Sprintf("e%d", i), fmt.Sprintf("content %d", i)))
-		}
+		base := randomBase(r)
 		a, b := randomState(r, base, "a"), randomState(r, base, "b")
 
 		// merge(base, x, x) == x
