@@ -3,10 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync/mcpserver"
@@ -59,9 +57,6 @@ func runMCP(c *cli.Context) error {
 		opts.ProjectBeforeWrite = project.beforeWrite
 	}
 	server := mcpserver.New(opts)
-	return server.Run(c.Context, &mcp.IOTransport{Reader: io.NopCloser(c.App.Reader), Writer: nopWriteCloser{c.App.Writer}})
+	// A bad input line gets a JSON-RPC error answer; the session goes on.
+	return server.Run(c.Context, &mcpserver.LineTransport{Reader: c.App.Reader, Writer: c.App.Writer, Log: c.App.ErrWriter})
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,5 +245,134 @@ func TestMCPOutsideRepo(t *testing.T) {
 	defer cancel()
 	if err := cs.Ping(ctx, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// rawMCP is a `memsync mcp` process driven over its raw stdio pipes, line by
+// line, for what an SDK client would never send.
+type rawMCP struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+}
+
+func startRawMCP(t *testing.T, env []string, dir string) *rawMCP {
+	t.Helper()
+	cmd := exec.Command(memsyncBinary(t), "mcp")
+	cmd.Dir, cmd.Env = dir, env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := &rawMCP{t: t, cmd: cmd, in: in, lines: make(chan string, 16)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+		close(r.lines)
+	}()
+	t.Cleanup(func() {
+		_ = in.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr.String())
+		}
+	})
+	return r
+}
+
+func (r *rawMCP) send(line string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.in, line+"\n"); err != nil {
+		r.t.Fatalf("write to the server: %v", err)
+	}
+}
+
+// reply is one JSON-RPC message the server wrote.
+type reply struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// next is the server's next message; a server that exits or stays silent
+// for a minute fails the test.
+func (r *rawMCP) next() reply {
+	r.t.Helper()
+	select {
+	case l, ok := <-r.lines:
+		if !ok {
+			r.t.Fatal("the server closed its output (exited)")
+		}
+		var m reply
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			r.t.Fatalf("server wrote %q: %v", l, err)
+		}
+		return m
+	case <-time.After(time.Minute):
+		r.t.Fatal("no answer from the server")
+	}
+	return reply{}
+}
+
+// TestMCPBadFrames: a line that is no JSON, a 30 MB line and JSON that is no
+// JSON-RPC message each get an error answer, and the server goes on serving
+// (issue 10, defect 10).
+func TestMCPBadFrames(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	r := startRawMCP(t, env, repo)
+
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if m := r.next(); string(m.ID) != "1" || m.Error != nil || len(m.Result) == 0 {
+		t.Fatalf("initialize: %+v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	r.send(`{not json`)
+	if m := r.next(); m.Error == nil || m.Error.Code != -32700 || string(m.ID) != "null" {
+		t.Fatalf("malformed line: want a parse error with id null, got %+v", m)
+	}
+
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", 30<<20) + `"}}`)
+	if m := r.next(); m.Error == nil || !strings.Contains(m.Error.Message, "longer than") || string(m.ID) != "null" {
+		t.Fatalf("30 MB line: want an error, got %+v", m)
+	}
+
+	r.send(`{"id":3,"params":{}}`)
+	if m := r.next(); m.Error == nil || m.Error.Code != -32600 || string(m.ID) != "3" {
+		t.Fatalf("JSON that is no JSON-RPC message: want invalid request for id 3, got %+v", m)
+	}
+
+	r.send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	m := r.next()
+	if string(m.ID) != "4" || m.Error != nil || !strings.Contains(string(m.Result), "save_to_memory") {
+		t.Fatalf("tools/list after the bad lines: %+v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"save_to_memory","arguments":{"content":"the server survived bad frames"}}}`)
+	if m := r.next(); string(m.ID) != "5" || m.Error != nil || strings.Contains(string(m.Result), `"isError":true`) {
+		t.Fatalf("save after the bad lines: %+v %s", m, m.Result)
+	}
+	if err := r.in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Wait(); err != nil {
+		t.Fatalf("server exit after stdin closed: %v", err)
 	}
 }
