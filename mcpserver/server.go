@@ -176,23 +176,6 @@ func toEntry(e *memfile.Entry, number int) Entry {
 	return Entry{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content, Fields: e.Fields()}
 }
 
-// keyField is the bullet that keeps save_to_memory's key.
-const keyField = "Key"
-
-// find resolves a reference: a key given to save_to_memory, else what
-// memfile.Find takes (ID, unique ID prefix, list number).
-func find(f *memfile.File, ref string) (int, error) {
-	ref = strings.TrimSpace(ref)
-	for i := range f.Entries {
-		for _, fl := range f.Entries[i].Extra {
-			if fl.Key == keyField && fl.Value == ref {
-				return i, nil
-			}
-		}
-	}
-	return f.Find(ref)
-}
-
 // toolError turns an error into text an agent can act on.
 func toolError(err error, l *layer) error {
 	listTool := tool{base: "list_memory_entries"}.name(l.global)
@@ -200,7 +183,7 @@ func toolError(err error, l *layer) error {
 	case errors.Is(err, memfile.ErrTooLarge):
 		return fmt.Errorf("%w; split the content into several smaller entries and save each", err)
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
-		return fmt.Errorf("%w; %s shows each entry's number and ID (an ID may be shortened to a unique prefix of 4+ characters)", err, listTool)
+		return fmt.Errorf("%w; %s shows each entry's number and ID (an entry is named by its full ID, its number, the key it was saved with, or a unique ID prefix of 4+ characters, first match wins)", err, listTool)
 	case errors.Is(err, lock.ErrTimeout):
 		return fmt.Errorf("%w; another process is writing the memory, retry in a moment", err)
 	case errors.Is(err, policy.ErrRefused):

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -16,7 +17,7 @@ import (
 // SaveInput are save_to_memory's arguments (seed 001, plus type and title).
 type SaveInput struct {
 	Content       string   `json:"content" jsonschema:"what to remember; any text, several lines are fine"`
-	Key           string   `json:"key,omitempty" jsonschema:"a name to get the entry back by, e.g. api-auth-decision"`
+	Key           string   `json:"key,omitempty" jsonschema:"a name to get the entry back by, e.g. api-auth-decision (one line, not a number)"`
 	Title         string   `json:"title,omitempty" jsonschema:"heading of the entry (default: the content's first line)"`
 	Type          string   `json:"type,omitempty" jsonschema:"kind of memory, e.g. pattern, decision, fix, solution"`
 	Tags          []string `json:"tags,omitempty" jsonschema:"words to find the entry by"`
@@ -42,7 +43,7 @@ type RetrieveInput struct {
 
 // RefInput names one entry.
 type RefInput struct {
-	Key string `json:"key" jsonschema:"the entry: the key it was saved with, its ID (or a unique prefix of 4+ characters), or its number in the list"`
+	Key string `json:"key" jsonschema:"the entry, first match wins: its full ID, its number in the list, the key it was saved with, or a unique prefix of its ID (4+ characters)"`
 }
 
 // ListInput are the list tools' arguments.
@@ -95,27 +96,37 @@ var tools = []tool{
 			if strings.TrimSpace(in.Content) == "" {
 				return SaveOutput{}, errors.New("the content is empty; give the text to remember in 'content'")
 			}
+			// What the entry carries besides its text; refused, never
+			// dropped, when it could not be given back.
+			var extra []memfile.Field
+			if in.Key != "" {
+				if err := memfile.CheckKey(in.Key); err != nil {
+					return SaveOutput{}, err
+				}
+				extra = append(extra, memfile.Field{Key: memfile.KeyField, Value: strings.TrimSpace(in.Key)})
+			}
+			if err := oneLine("caller_agent_id", in.CallerAgentID); err != nil {
+				return SaveOutput{}, err
+			}
+			if a := strings.TrimSpace(in.CallerAgentID); a != "" {
+				extra = append(extra, memfile.Field{Key: memory.SourceKey, Value: a})
+			}
+			if l.opts.Session != "" {
+				extra = append(extra, memfile.Field{Key: "Session", Value: l.opts.Session})
+			}
 			st, err := l.store()
 			if err != nil {
+				return SaveOutput{}, err
+			}
+			e := st.NewEntry(in.Type, in.Title, in.Content, in.Tags)
+			e.Extra = extra
+			if err := st.CheckDialect(&e, strings.TrimSpace(in.Title) != ""); err != nil {
 				return SaveOutput{}, err
 			}
 			if l.beforeWrite != nil {
 				if err := l.beforeWrite(); err != nil {
 					return SaveOutput{}, err
 				}
-			}
-			e := st.NewEntry(in.Type, in.Title, in.Content, in.Tags)
-			if k := strings.TrimSpace(in.Key); k != "" {
-				if strings.ContainsAny(k, "\n\r") {
-					return SaveOutput{}, fmt.Errorf("%w: the key must be one line", memfile.ErrInvalid)
-				}
-				e.Extra = append(e.Extra, memfile.Field{Key: keyField, Value: k})
-			}
-			if a := strings.TrimSpace(in.CallerAgentID); a != "" && !strings.ContainsAny(a, "\n\r") {
-				e.Extra = append(e.Extra, memfile.Field{Key: memory.SourceKey, Value: a})
-			}
-			if l.opts.Session != "" {
-				e.SetField("Session", l.opts.Session)
 			}
 			e, dup, err := st.Add(e)
 			if err != nil {
@@ -155,7 +166,7 @@ var tools = []tool{
 			if err != nil {
 				return Entry{}, err
 			}
-			i, err := find(f, in.Key)
+			i, err := f.Find(in.Key)
 			if err != nil {
 				return Entry{}, err
 			}
@@ -191,7 +202,7 @@ var tools = []tool{
 			}
 			var out DeleteOutput
 			err = st.Update(func(f *memfile.File) error {
-				i, err := find(f, in.Key)
+				i, err := f.Find(in.Key)
 				if err != nil {
 					return err
 				}
@@ -257,7 +268,7 @@ var tools = []tool{
 				return RestoreOutput{}, err
 			}
 			moved, err := st.Move(memfile.ToActive, func(f *memfile.File) ([]int, error) {
-				i, err := find(f, in.Key)
+				i, err := f.Find(in.Key)
 				if err != nil {
 					return nil, fmt.Errorf("%w in the archive", err)
 				}
@@ -273,6 +284,18 @@ var tools = []tool{
 			return out, nil
 		}))
 	}},
+}
+
+// oneLine refuses a value that is not one line of printable text: it
+// would break the entry's bullet, or hide in it.
+func oneLine(name, v string) error {
+	switch {
+	case strings.ContainsAny(v, "\n\r"):
+		return fmt.Errorf("%w: the %s must be one line", memfile.ErrInvalid, name)
+	case strings.IndexFunc(v, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: the %s has a control character: %q", memfile.ErrInvalid, name, v)
+	}
+	return nil
 }
 
 func limitOr(n, def int) int {

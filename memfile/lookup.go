@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // ErrNotFound and ErrAmbiguous are returned by Find.
@@ -16,9 +17,18 @@ var (
 // MinPrefix is the shortest ID prefix Find accepts.
 const MinPrefix = 4
 
-// Find returns the index of the entry a reference names: a full ID, the
-// number N that list prints (the N-th entry, 1-based), or a unique ID prefix
-// of at least MinPrefix characters.
+// KeyField is the bullet that names an entry by a key of its writer's
+// choosing ("- Key: api-auth"): what the MCP tools' key argument writes.
+const KeyField = "Key"
+
+// Find returns the index of the entry a reference names. It is the one
+// resolver of every command and MCP tool, and tries, in this order:
+//
+//  1. a full ID (an ID stored in the file is never read as anything else);
+//  2. a number N, as list prints it: the N-th entry, 1-based (a number out
+//     of range is not found, never taken as a key or an ID prefix);
+//  3. a key (a KeyField bullet); a key two entries share is ambiguous;
+//  4. a unique ID prefix of at least MinPrefix characters.
 func (f *File) Find(ref string) (int, error) {
 	ref = strings.TrimSpace(ref)
 	for i := range f.Entries {
@@ -32,8 +42,11 @@ func (f *File) Find(ref string) (int, error) {
 		}
 		return -1, fmt.Errorf("%w: %d (there are %d entries)", ErrNotFound, n, len(f.Entries))
 	}
+	if i, err := f.findKey(ref); i >= 0 || err != nil {
+		return i, err
+	}
 	if len(ref) < MinPrefix {
-		return -1, fmt.Errorf("%w: %q (an ID prefix needs at least %d characters)", ErrNotFound, ref, MinPrefix)
+		return -1, fmt.Errorf("%w: %q (no entry has this key, and an ID prefix needs at least %d characters)", ErrNotFound, ref, MinPrefix)
 	}
 	found := -1
 	var ids []string
@@ -50,6 +63,43 @@ func (f *File) Find(ref string) (int, error) {
 		return found, nil
 	}
 	return -1, fmt.Errorf("%w: %q matches %s", ErrAmbiguous, ref, strings.Join(ids, ", "))
+}
+
+// findKey is the entry whose key is ref: -1 when none has it, an error when
+// several have.
+func (f *File) findKey(ref string) (int, error) {
+	found := -1
+	var ids []string
+	for i := range f.Entries {
+		for _, fl := range f.Entries[i].Extra {
+			if fl.Key == KeyField && strings.TrimSpace(fl.Value) == ref {
+				found = i
+				ids = append(ids, f.Entries[i].ID)
+				break
+			}
+		}
+	}
+	if len(ids) > 1 {
+		return -1, fmt.Errorf("%w: %q is the key of %s", ErrAmbiguous, ref, strings.Join(ids, ", "))
+	}
+	return found, nil
+}
+
+// CheckKey refuses a key Find could not give back: one that is empty, not
+// one line of printable text, or a number (numbers name list positions).
+func CheckKey(key string) error {
+	switch {
+	case strings.TrimSpace(key) == "":
+		return fmt.Errorf("%w: the key is empty", ErrInvalid)
+	case strings.ContainsAny(key, "\n\r"):
+		return fmt.Errorf("%w: the key must be one line", ErrInvalid)
+	case strings.IndexFunc(key, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: the key has a control character: %q", ErrInvalid, key)
+	}
+	if _, err := strconv.Atoi(strings.TrimSpace(key)); err == nil {
+		return fmt.Errorf("%w: a key cannot be a number (%s): numbers name entries by their place in the list", ErrInvalid, key)
+	}
+	return nil
 }
 
 // FindAll resolves several references; it fails, naming the first bad one,

@@ -3,7 +3,11 @@ package memfile
 import (
 	"bytes"
 	"crypto/rand"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 )
@@ -202,4 +206,60 @@ func NewRalphID(now time.Time) string {
 	var b [2]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("mem-%d-%x", now.Unix(), b)
+}
+
+// ralphRefuses tells why an entry cannot go into a ralph-dialect file, or
+// nil. Ralph keeps an entry's content, tags and date and nothing else (its
+// parser reads no other line, its rewrites drop them), so a key, a session
+// or a title would be lost: a key and a session at once to memsync's reader,
+// which would no longer find the entry by its key or keep it out of other
+// sessions. titled tells that the title is the caller's, not the content's
+// first line (which is all a ralph entry shows).
+func ralphRefuses(e *Entry, titled bool) error {
+	what := ""
+	switch {
+	case e.Field(KeyField) != "":
+		what = "a key"
+	case e.Field("Session") != "":
+		what = "a session"
+	case titled && strings.TrimSpace(e.Title) != TitleFrom(e.Content):
+		what = "a title"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: the ralph dialect has no place for %s (ralph-orchestrator's memories.md keeps only an entry's content, tags and date)", ErrInvalid, what)
+}
+
+// CheckDialect refuses, before a write, an entry the active file's dialect
+// cannot keep (an ErrInvalid): in the ralph dialect, one with a key, a
+// session, or a title of the caller's (titled) other than its content's
+// first line. Append checks the key and session again under the lock.
+func (s *Store) CheckDialect(e *Entry, titled bool) error {
+	d, err := s.Dialect()
+	if err != nil || d != Ralph {
+		return err
+	}
+	return ralphRefuses(e, titled)
+}
+
+// Dialect is the dialect of the active file as Append sees it, from the
+// file's head; Orch for a file not yet written.
+func (s *Store) Dialect() (Dialect, error) {
+	target, err := s.Resolve(s.Path())
+	if err != nil {
+		return Orch, err
+	}
+	f, err := os.Open(target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Orch, nil
+	} else if err != nil {
+		return Orch, err
+	}
+	defer func() { _ = f.Close() }()
+	head := make([]byte, sniffBytes)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return Orch, err
+	}
+	return SniffDialect(head[:n]), nil
 }

@@ -325,6 +325,9 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 	}
 	dialect := SniffDialect(head)
 	if dialect == Ralph {
+		if err := ralphRefuses(&e, false); err != nil {
+			return e, false, err
+		}
 		e.ID = NewRalphID(s.now())
 	}
 	rec := RenderEntry(&e, dialect)

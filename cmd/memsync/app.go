@@ -186,7 +186,7 @@ func defaultHint(err error) string {
 	case errors.Is(err, history.ErrNotSnapshot):
 		return "'memsync log' lists the snapshots; '~1' is the one before the newest, 'live' the memory as it is now"
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
-		return "'memsync list' prints each entry's number and ID; IDs may be shortened to a unique prefix"
+		return "'memsync list' prints each entry's number and ID; an entry is named by its ID, its number, its key, or a unique ID prefix"
 	case errors.As(err, new(usageError)):
 		return "see 'memsync --help' or 'memsync COMMAND --help'"
 	}

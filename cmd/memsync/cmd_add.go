@@ -23,7 +23,9 @@ func addCommand() *cli.Command {
 			"Content identical to a stored entry (ignoring case and whitespace) is not added\n" +
 			"again: add prints the existing ID (and offers 'memsync restore' if it is archived).\n" +
 			"Past --max-entries (and once a day for --ttl-days) add runs 'memsync gc'.\n" +
-			"With --session (MEMSYNC_SESSION) the entry gets a '- Session:' bullet.",
+			"With --session (MEMSYNC_SESSION) the entry gets a '- Session:' bullet. A memory\n" +
+			"in ralph-orchestrator's format keeps only content, tags and date: there a session\n" +
+			"or a title other than the content's first line is refused (exit 5).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "type", Aliases: []string{"t"}, Usage: "entry type, e.g. pattern, decision, fix, solution"},
 			&cli.StringFlag{Name: "tags", Usage: "comma-separated tags"},
@@ -59,6 +61,9 @@ func runAdd(c *cli.Context) error {
 	e := s.store.NewEntry(c.String("type"), c.String("title"), content, splitList(c.String("tags")))
 	if s.scope != "" {
 		e.SetField("Session", s.scope)
+	}
+	if err := s.store.CheckDialect(&e, strings.TrimSpace(c.String("title")) != ""); err != nil {
+		return withHint(err, "this memory is in ralph-orchestrator's format, which has no place for a session or a title: add without --session (MEMSYNC_SESSION) and --title")
 	}
 	e, dup, err := s.store.Add(e)
 	if err != nil {

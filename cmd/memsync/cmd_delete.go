@@ -15,7 +15,8 @@ func deleteCommand() *cli.Command {
 		Usage:     "delete memories",
 		ArgsUsage: "ID...",
 		Description: "Removes the entries from memories.md with one atomic rewrite under the lock.\n" +
-			"Every ID is resolved before anything changes: one bad ID deletes nothing.\n" +
+			"ID is named as in show (full ID, number, key, unique ID prefix). Every ID\n" +
+			"is resolved before anything changes: one bad ID deletes nothing.\n" +
 			"Deleted entries are gone (seed 001: delete does not archive; use 'memsync\n" +
 			"archive' to keep them). Owner and admin only.",
 		Action: runDelete,

@@ -13,7 +13,8 @@ func showCommand() *cli.Command {
 		Name:      "show",
 		Usage:     "show memories in full",
 		ArgsUsage: "ID...",
-		Description: "ID is a full ID, a unique prefix of 4+ characters, or the number list prints.\n" +
+		Description: "ID is, first match wins: a full ID, the number list prints, a key (an MCP\n" +
+			"save's '- Key:' bullet), or a unique ID prefix of 4+ characters.\n" +
 			"Prints each entry as it stands in memories.md (--json: an array of entries).\n" +
 			"--archive shows archived entries. Showing an entry counts as an access (gc's TTL).",
 		Flags: []cli.Flag{

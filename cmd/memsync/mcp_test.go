@@ -376,3 +376,121 @@ func TestMCPBadFrames(t *testing.T) {
 		t.Fatalf("server exit after stdin closed: %v", err)
 	}
 }
+
+// TestMCPReferences: the MCP tools resolve a reference as show and delete
+// do — a list number, then a full ID, then a key, then a unique ID prefix —
+// so a key saved over MCP works on the command line too; numeric keys and
+// control characters are refused, not dropped (issue 10, defect 19).
+func TestMCPReferences(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	cs := startMCP(t, env, repo)
+
+	var first, keyed mcpserver.SaveOutput
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "the first entry"}, &first)
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "Auth uses JWT", "key": "api-auth"}, &keyed)
+	// An entry keyed "1" by hand (or by an older memsync).
+	f, err := os.OpenFile(filepath.Join(repo, ".agent", "memories.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("\n## Note: keyed one\n- Date: 2026-01-01\n- ID: kkkk00000001\n- Key: 1\n- Content: keyed one\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var got mcpserver.Entry
+	mustCall(t, cs, "get_memory_entry", map[string]any{"key": "1"}, &got)
+	if got.ID != first.Entry.ID {
+		t.Fatalf(`get "1": want entry 1 (%s), got %s %q`, first.Entry.ID, got.ID, got.Title)
+	}
+	mustCall(t, cs, "get_memory_entry", map[string]any{"key": "api-auth"}, &got)
+	if got.ID != keyed.Entry.ID || got.Fields["Key"] != "api-auth" {
+		t.Fatalf("get by key: %+v", got)
+	}
+
+	// The key saved over MCP resolves on the command line.
+	show := exec.Command(memsyncBinary(t), "show", "--json", "api-auth")
+	show.Dir, show.Env = repo, env
+	out, err := show.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"id": "`+keyed.Entry.ID+`"`) {
+		t.Fatalf("memsync show api-auth: %v\n%s", err, out)
+	}
+
+	// Refused rather than dropped or shadowed.
+	if msg := call(t, cs, "save_to_memory", map[string]any{"content": "numeric key", "key": "7"}, nil); !strings.Contains(msg, "a key cannot be a number") {
+		t.Fatalf("numeric key: %q", msg)
+	}
+	if msg := call(t, cs, "save_to_memory", map[string]any{"content": "agent with a newline", "caller_agent_id": "agent\nx"}, nil); !strings.Contains(msg, "caller_agent_id must be one line") {
+		t.Fatalf("caller_agent_id with a newline: %q", msg)
+	}
+	if msg := call(t, cs, "save_to_memory", map[string]any{"content": "agent with a tab", "caller_agent_id": "agent\tx"}, nil); !strings.Contains(msg, "control character") {
+		t.Fatalf("caller_agent_id with a control character: %q", msg)
+	}
+	if msg := call(t, cs, "save_to_memory", map[string]any{"content": "key with an escape", "key": "k\x1b[2J"}, nil); !strings.Contains(msg, "control character") {
+		t.Fatalf("key with a control character: %q", msg)
+	}
+	var listed mcpserver.Entries
+	mustCall(t, cs, "list_memory_entries", nil, &listed)
+	if listed.Total != 3 {
+		t.Fatalf("refused saves must add nothing: %+v", listed)
+	}
+
+	// delete on the command line by the MCP key.
+	del := exec.Command(memsyncBinary(t), "delete", "api-auth")
+	del.Dir, del.Env = repo, env
+	if out, err := del.CombinedOutput(); err != nil || !strings.Contains(string(out), "deleted "+keyed.Entry.ID) {
+		t.Fatalf("memsync delete api-auth: %v\n%s", err, out)
+	}
+	if msg := call(t, cs, "get_memory_entry", map[string]any{"key": "api-auth"}, nil); !strings.Contains(msg, "no such entry") {
+		t.Fatalf("after delete: %q", msg)
+	}
+}
+
+// TestMCPRalphDialect: into a ralph-format memory, a key, a session and a
+// title are refused with the reason (ralph keeps only content, tags and
+// date); a plain save still works (issue 10, defect 12).
+func TestMCPRalphDialect(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	path := filepath.Join(repo, ".agent", "memories.md")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ralph := "# Memories\n\n## Patterns\n\n### mem-1770245557-134c\n> Kiro image support.\n<!-- tags: kiro | created: 2026-02-04 -->\n\n## Decisions\n\n## Fixes\n\n## Context\n"
+	if err := os.WriteFile(path, []byte(ralph), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := startMCP(t, env, repo)
+	s9 := startMCP(t, env, repo, "--session", "s9")
+
+	for _, c := range []struct {
+		cs   *mcp.ClientSession
+		args map[string]any
+		want string
+	}{
+		{cs, map[string]any{"content": "keyed in ralph", "key": "k1"}, "ralph dialect has no place for a key"},
+		{cs, map[string]any{"content": "titled in ralph", "title": "A title of its own"}, "ralph dialect has no place for a title"},
+		{s9, map[string]any{"content": "in session s9"}, "ralph dialect has no place for a session"},
+	} {
+		if msg := call(t, c.cs, "save_to_memory", c.args, nil); !strings.Contains(msg, c.want) {
+			t.Errorf("save %v: want %q, got %q", c.args, c.want, msg)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != ralph {
+		t.Fatalf("refused saves changed the file:\n%s", data)
+	}
+	var saved mcpserver.SaveOutput
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "plain save in ralph", "tags": []string{"r"}}, &saved)
+	var got mcpserver.Entry
+	mustCall(t, cs, "get_memory_entry", map[string]any{"key": saved.Entry.ID}, &got)
+	if got.Content != "plain save in ralph" || !strings.HasPrefix(got.ID, "mem-") {
+		t.Fatalf("plain save: %+v", got)
+	}
+}
