@@ -21,7 +21,7 @@ func TestFindPrecedence(t *testing.T) {
 		"bbbb":         2, // a key wins over an ID prefix
 		"bbbb00000002": 1,
 		"dddd0":        3,
-		" eeee ":       4,
+		"eeee":         4,
 	} {
 		if got, err := f.Find(ref); err != nil || got != want {
 			t.Errorf("Find(%q) = %d, %v; want %d", ref, got, err, want)
