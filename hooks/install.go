@@ -2,7 +2,12 @@
 //
 // The scripts are thin: they run the hook that was there before (kept beside
 // them as "<name>.memsync-orig", with its exit status kept), then
-// `memsync hook NAME ARGS...`. They go into the folder git really uses for the
+// `memsync hook NAME ARGS...`. The kept hook runs as git would have run it:
+// a shell script (sh, bash, dash, ksh, or no "#!" line) is read by its own
+// shell with "$0" still the hook's path, so hook managers that dispatch on
+// their name or folder (husky v9's .husky/_/h runs .husky/$(basename "$0"),
+// pre-commit's script finds its folder from "$0") work unchanged; any other
+// program is executed as NAME.memsync-orig. They go into the folder git really uses for the
 // repository: core.hooksPath when set (relative to the worktree's top, as git
 // takes it), else the common git dir's hooks/. Uninstalling puts back exactly
 // what was there.
@@ -59,8 +64,10 @@ func Dir(r *worktree.Repo) (string, error) {
 
 // Script is the hook script for hook name that runs the memsync binary bin
 // (an absolute path; when it is gone, memsync is looked up on PATH, and when
-// that fails too the script says so in one line and exits 0).
-func Script(name, bin string) string {
+// that fails too the script says so in one line and exits 0). orig is the
+// content of the hook it chains (nil: none), which tells how to run it (see
+// chainCommand).
+func Script(name, bin string, orig []byte) string {
 	return `#!/bin/sh
 ` + Marker + `
 bin=` + shellQuote(bin) + `
@@ -71,7 +78,7 @@ if [ ! -x "$0` + OrigSuffix + `" ] && [ -n "$memsync" ]; then
 fi
 status=0
 if [ -x "$0` + OrigSuffix + `" ]; then
-	"$0` + OrigSuffix + `" "$@" || status=$?
+	` + chainCommand(orig) + ` || status=$?
 fi
 if [ -n "$memsync" ]; then
 	"$memsync" hook ` + name + ` "$@" </dev/null
@@ -80,6 +87,53 @@ else
 fi
 exit $status
 `
+}
+
+// shells are the interpreters whose scripts chainCommand runs by reading
+// them with ". FILE", which keeps "$0" and the arguments.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "ksh": true, "mksh": true, "ash": true}
+
+// chainCommand is the command line in the hook script that runs the kept
+// hook (at "$0.memsync-orig") with git's arguments. A shell script is read
+// by its own interpreter (with the "#!" line's argument) through
+// `SHELL [ARG] -c '. "$0.memsync-orig"' "$0" "$@"`: "$0" in the script is
+// the hook's own path, as when git ran it, and "exit" ends only that shell.
+// A file without a "#!" line that is text is a sh script, as git and sh
+// take it. Anything else (python, node, a binary) is executed directly.
+func chainCommand(orig []byte) string {
+	direct := `"$0` + OrigSuffix + `" "$@"`
+	if orig == nil {
+		return direct
+	}
+	var argv []string
+	first, _, _ := bytes.Cut(orig, []byte("\n"))
+	switch {
+	case bytes.HasPrefix(first, []byte("#!")):
+		line := strings.TrimSpace(strings.TrimSuffix(string(first[2:]), "\r"))
+		interp, arg, _ := strings.Cut(line, " ")
+		arg = strings.TrimSpace(arg)
+		base := filepath.Base(interp)
+		switch {
+		case base == "env" && shells[arg]:
+			argv = []string{interp, arg} // #!/usr/bin/env bash
+		case shells[base] && !strings.ContainsAny(arg, " \t"):
+			argv = []string{interp} // #!/bin/sh, #!/bin/sh -e
+			if arg != "" {
+				argv = append(argv, arg)
+			}
+		default:
+			return direct
+		}
+	case bytes.IndexByte(orig, 0) >= 0 || len(orig) == 0:
+		return direct // a binary
+	default:
+		argv = []string{"/bin/sh"}
+	}
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = shellQuote(a)
+	}
+	return strings.Join(quoted, " ") + ` -c '. "$0` + OrigSuffix + `"' "$0" "$@"`
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -115,7 +169,14 @@ func Install(r *worktree.Repo, bin string) (string, []Hook, error) {
 	var out []Hook
 	for _, name := range Names {
 		h := inspect(dir, name)
-		script := []byte(Script(name, bin))
+		orig, err := os.ReadFile(h.Path + OrigSuffix) // a hook chained already
+		if h.State == StateForeign {
+			orig, err = os.ReadFile(h.Path) // the hook install will chain
+		}
+		if err != nil {
+			orig = nil
+		}
+		script := []byte(Script(name, bin, orig))
 		switch h.State {
 		case StateInstalled, StateChained:
 			if cur, err := os.ReadFile(h.Path); err == nil && bytes.Equal(cur, script) {
