@@ -154,19 +154,42 @@ type Hook struct {
 	Action string `json:"action,omitempty"` // installed, updated, unchanged, restored, removed, kept
 }
 
+// ErrInWorktree: the hooks folder (core.hooksPath) is inside the worktree,
+// and installing would change what git status shows: a tracked hook
+// modified, or scripts holding this machine's path to memsync added where
+// git does not ignore them.
+var ErrInWorktree = errors.New("the hooks folder is inside the worktree")
+
 // Install writes memsync's script for every hook in Names into the hooks
 // folder, running bin. A hook already there is moved aside (a hard link,
 // then the script renamed over the name, so the name never goes missing)
 // and chained. Installing again changes nothing, unless bin changed.
+//
+// When the hooks folder is inside the worktree, Install writes nothing and
+// returns an error wrapping ErrInWorktree if a file it would write is
+// tracked by git or not ignored (it would show in git status); a folder git
+// ignores (husky's .husky/_) is fine. InstallForce installs anyway.
 func Install(r *worktree.Repo, bin string) (string, []Hook, error) {
+	return install(r, bin, false)
+}
+
+// InstallForce is Install, also into a hooks folder whose files git status
+// shows.
+func InstallForce(r *worktree.Repo, bin string) (string, []Hook, error) {
+	return install(r, bin, true)
+}
+
+func install(r *worktree.Repo, bin string, force bool) (string, []Hook, error) {
 	dir, err := Dir(r)
 	if err != nil {
 		return "", nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return dir, nil, err
+	type step struct {
+		h      Hook
+		script []byte
 	}
-	var out []Hook
+	var plan []step
+	var writes []string // the files the plan writes
 	for _, name := range Names {
 		h := inspect(dir, name)
 		orig, err := os.ReadFile(h.Path + OrigSuffix) // a hook chained already
@@ -179,34 +202,124 @@ func Install(r *worktree.Repo, bin string) (string, []Hook, error) {
 		script := []byte(Script(name, bin, orig))
 		switch h.State {
 		case StateInstalled, StateChained:
+			h.Action = "updated"
 			if cur, err := os.ReadFile(h.Path); err == nil && bytes.Equal(cur, script) {
 				h.Action = "unchanged"
-				out = append(out, h)
-				continue
 			}
-			h.Action = "updated"
 		case StateForeign:
 			if _, err := os.Lstat(h.Path + OrigSuffix); err == nil {
-				return dir, out, fmt.Errorf("hooks: %s exists, and so does %s: move one of them away first", h.Path, h.Path+OrigSuffix)
-			}
-			if err := os.Link(h.Path, h.Path+OrigSuffix); err != nil {
-				if err := os.Rename(h.Path, h.Path+OrigSuffix); err != nil {
-					return dir, out, fmt.Errorf("hooks: keep %s: %w", h.Path, err)
-				}
+				return dir, nil, fmt.Errorf("hooks: %s exists, and so does %s: move one of them away first", h.Path, h.Path+OrigSuffix)
 			}
 			h.Action = "installed"
+			writes = append(writes, h.Path+OrigSuffix)
 		default:
 			h.Action = "installed"
 		}
-		if err := fsutil.WriteFile(h.Path, script, 0o755); err != nil {
+		if h.Action != "unchanged" {
+			writes = append(writes, h.Path)
+		}
+		plan = append(plan, step{h, script})
+	}
+	if !force {
+		if err := checkUnseen(r, dir, writes); err != nil {
+			return dir, nil, err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return dir, nil, err
+	}
+	var out []Hook
+	for _, st := range plan {
+		h := st.h
+		switch h.Action {
+		case "unchanged":
+			out = append(out, h)
+			continue
+		case "installed":
+			if h.State == StateForeign {
+				if err := os.Link(h.Path, h.Path+OrigSuffix); err != nil {
+					if err := os.Rename(h.Path, h.Path+OrigSuffix); err != nil {
+						return dir, out, fmt.Errorf("hooks: keep %s: %w", h.Path, err)
+					}
+				}
+			}
+		}
+		if err := fsutil.WriteFile(h.Path, st.script, 0o755); err != nil {
 			return dir, out, fmt.Errorf("hooks: write %s: %w", h.Path, err)
 		}
 		if err := os.Chmod(h.Path, 0o755); err != nil { // whatever the umask
 			return dir, out, err
 		}
-		out = append(out, inspectAction(dir, name, h.Action))
+		out = append(out, inspectAction(dir, h.Name, h.Action))
 	}
 	return dir, out, nil
+}
+
+// checkUnseen returns an error wrapping ErrInWorktree when one of paths
+// (files in the hooks folder dir) is inside the worktree and tracked by git,
+// or not ignored: writing it would show in git status.
+func checkUnseen(r *worktree.Repo, dir string, paths []string) error {
+	if r.WorkTree == "" || len(paths) == 0 {
+		return nil
+	}
+	inside := func(base string) bool {
+		rel, err := filepath.Rel(base, dir)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	if !inside(r.WorkTree) || inside(r.GitDir) || inside(r.CommonDir) {
+		return nil // outside the worktree, or in the git dir git status never shows
+	}
+	var rels []string
+	for _, p := range paths {
+		rel, err := filepath.Rel(r.WorkTree, p)
+		if err != nil {
+			return err
+		}
+		rels = append(rels, filepath.ToSlash(rel))
+	}
+	tracked, err := gitList(r.WorkTree, nil, append([]string{"--literal-pathspecs", "ls-files", "-z", "--"}, rels...)...)
+	if err != nil {
+		return err
+	}
+	ignored, err := gitList(r.WorkTree, rels, "check-ignore", "--no-index", "-z", "--stdin")
+	if err != nil {
+		return err
+	}
+	var why []string
+	for _, p := range rels {
+		switch {
+		case tracked[p]:
+			why = append(why, p+" is tracked")
+		case !ignored[p]:
+			why = append(why, p+" would be untracked")
+		}
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w (%s), and git status would show memsync's scripts there: %s", ErrInWorktree, dir, strings.Join(why, ", "))
+}
+
+// gitList runs git in dir with paths NUL-separated on its stdin, and
+// returns the NUL-separated paths it prints; an exit status of 1
+// (check-ignore: none ignored) is an empty list.
+func gitList(dir string, paths []string, args ...string) (map[string]bool, error) {
+	cmd := gitcmd.Command(dir, args...)
+	cmd.Stdin = strings.NewReader(strings.Join(paths, "\x00"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var ee interface{ ExitCode() int }
+	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) {
+		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	set := map[string]bool{}
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			set[p] = true
+		}
+	}
+	return set, nil
 }
 
 // Uninstall removes memsync's scripts and puts back the hooks they chained,
