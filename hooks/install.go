@@ -154,7 +154,7 @@ type Hook struct {
 	Action string `json:"action,omitempty"` // installed, updated, unchanged, restored, removed, kept
 }
 
-// ErrInWorktree: the hooks folder (core.hooksPath) is inside the worktree,
+// ErrInWorktree is returned when the hooks folder (core.hooksPath) is inside the worktree,
 // and installing would change what git status shows: a tracked hook
 // modified, or scripts holding this machine's path to memsync added where
 // git does not ignore them.
