@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/lock"
 )
 
 // updateRef moves Ref from old (zero: the ref must not exist yet) to commit;
@@ -41,7 +42,7 @@ func (h *History) updateRef(commit, old plumbing.Hash) error {
 	lockPath := path + ".lock"
 	f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("update %s: %s exists: another git process is updating the ref (if none is running, a crashed one left it: remove it)", Ref, lockPath)
+		return fmt.Errorf("update %s: %s exists: another git process is updating the ref (if none is running, a killed one left it: 'memsync doctor --fix' removes it)", Ref, lockPath)
 	}
 	if err != nil {
 		return fmt.Errorf("update %s: %w", Ref, err)
@@ -74,6 +75,43 @@ func (h *History) updateRef(commit, old plumbing.Hash) error {
 	}
 	done = true
 	return nil
+}
+
+// StaleRefLockAge is the age past which the ref's lock file, found while
+// memsync's writers' lock is held, is one a killed process left: memsync
+// updates the ref only under that lock, and git holds a ref's lock for the
+// moment of one update.
+const StaleRefLockAge = time.Minute
+
+// StaleRefLock returns the path of the ref's lock file when a killed process
+// left it ("" when there is none, or it may be in use), and removes it when
+// remove is set. It takes the writers' lock (waiting at most the store's
+// LockTimeout; a busy memory is reported as no stale lock) and creates
+// nothing when there is no lock file.
+func (h *History) StaleRefLock(remove bool) (string, error) {
+	path := filepath.Join(h.Repo.CommonDir, filepath.FromSlash(Ref)) + ".lock"
+	if _, err := os.Lstat(path); err != nil {
+		return "", nil
+	}
+	if _, err := os.Stat(h.Store.Home); err != nil {
+		return "", nil // no memory here, so no memsync snapshot is under way
+	}
+	stale := ""
+	err := h.Store.WithLock(func() error {
+		fi, err := os.Lstat(path)
+		if err != nil || time.Since(fi.ModTime()) < StaleRefLockAge {
+			return nil
+		}
+		stale = path
+		if remove {
+			return os.Remove(path)
+		}
+		return nil
+	})
+	if errors.Is(err, lock.ErrTimeout) {
+		return "", nil // a writer is at work; its snapshot may hold the lock
+	}
+	return stale, err
 }
 
 // refGate is held while this process updates the ref, so that it does not

@@ -2,7 +2,12 @@
 //
 // The scripts are thin: they run the hook that was there before (kept beside
 // them as "<name>.memsync-orig", with its exit status kept), then
-// `memsync hook NAME ARGS...`. They go into the folder git really uses for the
+// `memsync hook NAME ARGS...`. The kept hook runs as git would have run it:
+// a shell script (sh, bash, dash, ksh, or no "#!" line) is read by its own
+// shell with "$0" still the hook's path, so hook managers that dispatch on
+// their name or folder (husky v9's .husky/_/h runs .husky/$(basename "$0"),
+// pre-commit's script finds its folder from "$0") work unchanged; any other
+// program is executed as NAME.memsync-orig. They go into the folder git really uses for the
 // repository: core.hooksPath when set (relative to the worktree's top, as git
 // takes it), else the common git dir's hooks/. Uninstalling puts back exactly
 // what was there.
@@ -59,8 +64,10 @@ func Dir(r *worktree.Repo) (string, error) {
 
 // Script is the hook script for hook name that runs the memsync binary bin
 // (an absolute path; when it is gone, memsync is looked up on PATH, and when
-// that fails too the script says so in one line and exits 0).
-func Script(name, bin string) string {
+// that fails too the script says so in one line and exits 0). orig is the
+// content of the hook it chains (nil: none), which tells how to run it (see
+// chainCommand).
+func Script(name, bin string, orig []byte) string {
 	return `#!/bin/sh
 ` + Marker + `
 bin=` + shellQuote(bin) + `
@@ -71,7 +78,7 @@ if [ ! -x "$0` + OrigSuffix + `" ] && [ -n "$memsync" ]; then
 fi
 status=0
 if [ -x "$0` + OrigSuffix + `" ]; then
-	"$0` + OrigSuffix + `" "$@" || status=$?
+	` + chainCommand(orig) + ` || status=$?
 fi
 if [ -n "$memsync" ]; then
 	"$memsync" hook ` + name + ` "$@" </dev/null
@@ -80,6 +87,53 @@ else
 fi
 exit $status
 `
+}
+
+// shells are the interpreters whose scripts chainCommand runs by reading
+// them with ". FILE", which keeps "$0" and the arguments.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "ksh": true, "mksh": true, "ash": true}
+
+// chainCommand is the command line in the hook script that runs the kept
+// hook (at "$0.memsync-orig") with git's arguments. A shell script is read
+// by its own interpreter (with the "#!" line's argument) through
+// `SHELL [ARG] -c '. "$0.memsync-orig"' "$0" "$@"`: "$0" in the script is
+// the hook's own path, as when git ran it, and "exit" ends only that shell.
+// A file without a "#!" line that is text is a sh script, as git and sh
+// take it. Anything else (python, node, a binary) is executed directly.
+func chainCommand(orig []byte) string {
+	direct := `"$0` + OrigSuffix + `" "$@"`
+	if orig == nil {
+		return direct
+	}
+	var argv []string
+	first, _, _ := bytes.Cut(orig, []byte("\n"))
+	switch {
+	case bytes.HasPrefix(first, []byte("#!")):
+		line := strings.TrimSpace(strings.TrimSuffix(string(first[2:]), "\r"))
+		interp, arg, _ := strings.Cut(line, " ")
+		arg = strings.TrimSpace(arg)
+		base := filepath.Base(interp)
+		switch {
+		case base == "env" && shells[arg]:
+			argv = []string{interp, arg} // #!/usr/bin/env bash
+		case shells[base] && !strings.ContainsAny(arg, " \t"):
+			argv = []string{interp} // #!/bin/sh, #!/bin/sh -e
+			if arg != "" {
+				argv = append(argv, arg)
+			}
+		default:
+			return direct
+		}
+	case bytes.IndexByte(orig, 0) >= 0 || len(orig) == 0:
+		return direct // a binary
+	default:
+		argv = []string{"/bin/sh"}
+	}
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = shellQuote(a)
+	}
+	return strings.Join(quoted, " ") + ` -c '. "$0` + OrigSuffix + `"' "$0" "$@"`
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -100,52 +154,172 @@ type Hook struct {
 	Action string `json:"action,omitempty"` // installed, updated, unchanged, restored, removed, kept
 }
 
+// ErrInWorktree is returned when the hooks folder (core.hooksPath) is inside the worktree,
+// and installing would change what git status shows: a tracked hook
+// modified, or scripts holding this machine's path to memsync added where
+// git does not ignore them.
+var ErrInWorktree = errors.New("the hooks folder is inside the worktree")
+
 // Install writes memsync's script for every hook in Names into the hooks
 // folder, running bin. A hook already there is moved aside (a hard link,
 // then the script renamed over the name, so the name never goes missing)
 // and chained. Installing again changes nothing, unless bin changed.
+//
+// When the hooks folder is inside the worktree, Install writes nothing and
+// returns an error wrapping ErrInWorktree if a file it would write is
+// tracked by git or not ignored (it would show in git status); a folder git
+// ignores (husky's .husky/_) is fine. InstallForce installs anyway.
 func Install(r *worktree.Repo, bin string) (string, []Hook, error) {
+	return install(r, bin, false)
+}
+
+// InstallForce is Install, also into a hooks folder whose files git status
+// shows.
+func InstallForce(r *worktree.Repo, bin string) (string, []Hook, error) {
+	return install(r, bin, true)
+}
+
+func install(r *worktree.Repo, bin string, force bool) (string, []Hook, error) {
 	dir, err := Dir(r)
 	if err != nil {
 		return "", nil, err
+	}
+	type step struct {
+		h      Hook
+		script []byte
+	}
+	var plan []step
+	var writes []string // the files the plan writes
+	for _, name := range Names {
+		h := inspect(dir, name)
+		orig, err := os.ReadFile(h.Path + OrigSuffix) // a hook chained already
+		if h.State == StateForeign {
+			orig, err = os.ReadFile(h.Path) // the hook install will chain
+		}
+		if err != nil {
+			orig = nil
+		}
+		script := []byte(Script(name, bin, orig))
+		switch h.State {
+		case StateInstalled, StateChained:
+			h.Action = "updated"
+			if cur, err := os.ReadFile(h.Path); err == nil && bytes.Equal(cur, script) {
+				h.Action = "unchanged"
+			}
+		case StateForeign:
+			if _, err := os.Lstat(h.Path + OrigSuffix); err == nil {
+				return dir, nil, fmt.Errorf("hooks: %s exists, and so does %s: move one of them away first", h.Path, h.Path+OrigSuffix)
+			}
+			h.Action = "installed"
+			writes = append(writes, h.Path+OrigSuffix)
+		default:
+			h.Action = "installed"
+		}
+		if h.Action != "unchanged" {
+			writes = append(writes, h.Path)
+		}
+		plan = append(plan, step{h, script})
+	}
+	if !force {
+		if err := checkUnseen(r, dir, writes); err != nil {
+			return dir, nil, err
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return dir, nil, err
 	}
 	var out []Hook
-	for _, name := range Names {
-		h := inspect(dir, name)
-		script := []byte(Script(name, bin))
-		switch h.State {
-		case StateInstalled, StateChained:
-			if cur, err := os.ReadFile(h.Path); err == nil && bytes.Equal(cur, script) {
-				h.Action = "unchanged"
-				out = append(out, h)
-				continue
-			}
-			h.Action = "updated"
-		case StateForeign:
-			if _, err := os.Lstat(h.Path + OrigSuffix); err == nil {
-				return dir, out, fmt.Errorf("hooks: %s exists, and so does %s: move one of them away first", h.Path, h.Path+OrigSuffix)
-			}
-			if err := os.Link(h.Path, h.Path+OrigSuffix); err != nil {
-				if err := os.Rename(h.Path, h.Path+OrigSuffix); err != nil {
-					return dir, out, fmt.Errorf("hooks: keep %s: %w", h.Path, err)
+	for _, st := range plan {
+		h := st.h
+		switch h.Action {
+		case "unchanged":
+			out = append(out, h)
+			continue
+		case "installed":
+			if h.State == StateForeign {
+				if err := os.Link(h.Path, h.Path+OrigSuffix); err != nil {
+					if err := os.Rename(h.Path, h.Path+OrigSuffix); err != nil {
+						return dir, out, fmt.Errorf("hooks: keep %s: %w", h.Path, err)
+					}
 				}
 			}
-			h.Action = "installed"
-		default:
-			h.Action = "installed"
 		}
-		if err := fsutil.WriteFile(h.Path, script, 0o755); err != nil {
+		if err := fsutil.WriteFile(h.Path, st.script, 0o755); err != nil {
 			return dir, out, fmt.Errorf("hooks: write %s: %w", h.Path, err)
 		}
 		if err := os.Chmod(h.Path, 0o755); err != nil { // whatever the umask
 			return dir, out, err
 		}
-		out = append(out, inspectAction(dir, name, h.Action))
+		out = append(out, inspectAction(dir, h.Name, h.Action))
 	}
 	return dir, out, nil
+}
+
+// checkUnseen returns an error wrapping ErrInWorktree when one of paths
+// (files in the hooks folder dir) is inside the worktree and tracked by git,
+// or not ignored: writing it would show in git status.
+func checkUnseen(r *worktree.Repo, dir string, paths []string) error {
+	if r.WorkTree == "" || len(paths) == 0 {
+		return nil
+	}
+	inside := func(base string) bool {
+		rel, err := filepath.Rel(base, dir)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	if !inside(r.WorkTree) || inside(r.GitDir) || inside(r.CommonDir) {
+		return nil // outside the worktree, or in the git dir git status never shows
+	}
+	var rels []string
+	for _, p := range paths {
+		rel, err := filepath.Rel(r.WorkTree, p)
+		if err != nil {
+			return err
+		}
+		rels = append(rels, filepath.ToSlash(rel))
+	}
+	tracked, err := gitList(r.WorkTree, nil, append([]string{"--literal-pathspecs", "ls-files", "-z", "--"}, rels...)...)
+	if err != nil {
+		return err
+	}
+	ignored, err := gitList(r.WorkTree, rels, "check-ignore", "--no-index", "-z", "--stdin")
+	if err != nil {
+		return err
+	}
+	var why []string
+	for _, p := range rels {
+		switch {
+		case tracked[p]:
+			why = append(why, p+" is tracked")
+		case !ignored[p]:
+			why = append(why, p+" would be untracked")
+		}
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w (%s), and git status would show memsync's scripts there: %s", ErrInWorktree, dir, strings.Join(why, ", "))
+}
+
+// gitList runs git in dir with paths NUL-separated on its stdin, and
+// returns the NUL-separated paths it prints; an exit status of 1
+// (check-ignore: none ignored) is an empty list.
+func gitList(dir string, paths []string, args ...string) (map[string]bool, error) {
+	cmd := gitcmd.Command(dir, args...)
+	cmd.Stdin = strings.NewReader(strings.Join(paths, "\x00"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var ee interface{ ExitCode() int }
+	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) {
+		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	set := map[string]bool{}
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			set[p] = true
+		}
+	}
+	return set, nil
 }
 
 // Uninstall removes memsync's scripts and puts back the hooks they chained,

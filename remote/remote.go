@@ -170,22 +170,67 @@ func fetch(h *history.History, remote string) (string, error) {
 }
 
 // push sends our snapshots to the remote if its ref still is expect ("":
-// it must not exist). raced reports a rejection because it moved.
+// it must not exist). raced reports a rejection because the remote's ref
+// moved: the lease or the fast-forward check failed here (git's
+// "[rejected] (stale info | fetch first | non-fast-forward)"), or the
+// remote found its ref changed under the update. Any other refusal (a hook
+// that declines, a read-only remote, no access) is an ErrPush with git's own
+// words; retrying would not change it.
 func push(h *history.History, remote, head, expect string) (raced bool, err error) {
-	cmd := gitcmd.Command(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "push", "--quiet", "--no-verify",
+	cmd := gitcmd.Command(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "push", "--quiet", "--porcelain", "--no-verify",
 		"--force-with-lease="+history.Ref+":"+expect, remote, head+":"+history.Ref)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		for _, s := range []string{"stale info", "rejected", "fetch first", "non-fast-forward", "failed to update ref", "cannot lock ref"} {
-			if strings.Contains(msg, s) {
-				return true, nil
-			}
+		status := rejection(stdout.String())
+		msg := gitMessage(stderr.String())
+		if isRace(status, msg) {
+			return true, nil
+		}
+		if status != "" {
+			msg = strings.TrimSpace(status + "\n" + msg)
 		}
 		return false, fmt.Errorf("%w: git push %s: %w: %s", ErrPush, remote, err, msg)
 	}
 	// The tracking ref follows (best effort: the next fetch sets it anyway).
 	_, _ = gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", TrackingRef(remote), head)
 	return false, nil
+}
+
+// rejection is the status of the rejected ref in git push --porcelain's
+// output ("!<TAB>from:to<TAB>summary (reason)"), e.g. "[remote rejected]
+// (pre-receive hook declined)"; "" when no ref was rejected.
+func rejection(porcelain string) string {
+	for _, line := range strings.Split(porcelain, "\n") {
+		if f := strings.SplitN(line, "\t", 3); len(f) == 3 && f[0] == "!" {
+			return strings.TrimSpace(f[2])
+		}
+	}
+	return ""
+}
+
+// isRace tells whether a rejection means the remote's ref moved.
+func isRace(status, stderr string) bool {
+	switch status {
+	case "[rejected] (stale info)", "[rejected] (fetch first)", "[rejected] (non-fast-forward)":
+		return true // decided here, from the ref the remote advertised
+	}
+	if !strings.HasPrefix(status, "[remote rejected]") {
+		return false
+	}
+	// The remote's ref changed between our lease check and its update
+	// ("cannot lock ref 'R': is at X but expected Y"), or another push holds
+	// its lock (".lock': File exists").
+	return strings.Contains(stderr, "but expected") || strings.Contains(stderr, "reference already exists") ||
+		strings.Contains(stderr, ".lock': File exists")
+}
+
+// gitMessage is git's stderr with the padding it puts after "remote:" lines
+// removed.
+func gitMessage(stderr string) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \r")
+	}
+	return strings.Join(lines, "\n")
 }

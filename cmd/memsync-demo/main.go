@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/memsync/memsync/internal/gitcmd"
 )
 
 func main() {
@@ -130,7 +132,7 @@ func demo(keep bool, adds int) error {
 
 	step("git status is clean in every worktree")
 	for _, d := range dirs {
-		st, err := exec.Command("git", "-C", d, "status", "--porcelain").Output()
+		st, err := gitcmd.Command(d, "status", "--porcelain").Output()
 		if err != nil {
 			return err
 		}
@@ -149,6 +151,9 @@ func step(s string) { fmt.Printf("\n== %s\n", s) }
 
 func run(dir, name string, args ...string) error {
 	cmd := exec.Command(name, args...)
+	if name == "git" {
+		cmd = gitcmd.Command(dir, args...) // git runs as memsync runs it
+	}
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stdout, os.Stderr
 	return cmd.Run()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/memsync/memsync/config"
 	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/hooks"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
@@ -158,7 +159,7 @@ func exitCode(err error) int {
 		return exitLocked
 	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
 		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, worktree.ErrTracked), errors.Is(err, policy.ErrRefused),
-		errors.Is(err, merge.ErrMassDeletion):
+		errors.Is(err, merge.ErrMassDeletion), errors.Is(err, hooks.ErrInWorktree):
 		return exitRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return exitNoRepo

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
@@ -21,7 +22,8 @@ func doctorCommand() *cli.Command {
 		Usage: "one health report for the whole setup; --fix repairs what it can",
 		Description: "Checks the memory file and the archive (git conflict markers, NUL bytes, bad\n" +
 			"UTF-8, duplicate IDs), every worktree's link to the memory, the git hooks, the\n" +
-			"recorded conflicts, and whether git tracks .agent/memories.md. With --fix, a file\n" +
+			"recorded conflicts, a lock on refs/memsync/snapshots left by a killed snapshot\n" +
+			"(--fix removes it), and whether git tracks .agent/memories.md. With --fix, a file\n" +
 			"with git conflict markers is merged by entry: its two sides are parsed, an entry\n" +
 			"on either side is kept, the same entry on both sides is one entry, and an entry\n" +
 			"that differs keeps ours and records theirs for 'memsync conflicts'; the damaged\n" +
@@ -41,7 +43,7 @@ const (
 )
 
 type checkJSON struct {
-	Check  string `json:"check"`  // memory, archive, worktree, hooks, conflicts, tracked
+	Check  string `json:"check"`  // memory, archive, worktree, hooks, history, conflicts, tracked
 	Status string `json:"status"` // ok, problem, fixed, info
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`
@@ -228,9 +230,37 @@ func (s *session) checkRepo(fix bool) ([]checkJSON, error) {
 			out = append(out, checkJSON{Check: "hooks", Status: checkInfo, Detail: m.Name + " manages hooks here (" + m.Config + "); see memsync hooks status"})
 		}
 	}
+	if ch, err := s.checkRefLock(fix); err != nil {
+		return nil, err
+	} else if ch != nil {
+		out = append(out, *ch)
+	}
 	if !trackedSeen && !driver && tracked(s.repo.Primary) {
 		out = append(out, checkJSON{Check: "tracked", Status: checkProblem, Detail: ".agent/memories.md is tracked by git on this branch",
 			Fix: "git rm --cached .agent/memories.md && git commit (memsync keeps history on refs/memsync/snapshots; or keep it tracked with the merge driver: memsync init --merge-driver)"})
 	}
 	return out, nil
+}
+
+// checkRefLock reports the snapshot ref's lock file left by a killed
+// snapshot (it blocks every later one) and, with fix, removes it; nil when
+// there is none.
+func (s *session) checkRefLock(fix bool) (*checkJSON, error) {
+	h := history.Open(s.repo, s.store)
+	path, err := h.StaleRefLock(false)
+	if err != nil || path == "" {
+		return nil, err
+	}
+	ch := &checkJSON{Check: "history", Status: checkProblem,
+		Detail: fmt.Sprintf("%s is older than %s and no process holds it: every snapshot fails on it", path, history.StaleRefLockAge),
+		Fix:    "memsync doctor --fix removes it"}
+	if !fix {
+		return ch, nil
+	}
+	if path, err = h.StaleRefLock(true); err != nil {
+		ch.Detail += " (removing it failed: " + err.Error() + ")"
+	} else if path != "" {
+		ch.Status, ch.Detail = checkFixed, "removed "+path+", left by a killed snapshot"
+	}
+	return ch, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -18,9 +19,14 @@ func hooksCommand() *cli.Command {
 			"merge and rewrite (post-commit, post-merge, post-rewrite), and link the memory\n" +
 			"of a worktree made by 'git worktree add' (post-checkout). They go where git\n" +
 			"runs hooks (core.hooksPath, else the common git dir's hooks/); a hook that was\n" +
-			"there is kept as NAME.memsync-orig and still runs first.",
+			"there is kept as NAME.memsync-orig and still runs first, under its own name (a\n" +
+			"shell script is read by its shell with $0 unchanged, so husky v9, lefthook and\n" +
+			"pre-commit keep working). When core.hooksPath is inside the worktree and git\n" +
+			"status would show the scripts (a tracked .githooks/), install refuses: add\n" +
+			"'memsync hook NAME \"$@\"' to those hooks yourself, or pass --force.",
 		Subcommands: []*cli.Command{
-			{Name: "install", Usage: "install the hooks (again: no change)", Action: runHooksInstall},
+			{Name: "install", Usage: "install the hooks (again: no change)", Action: runHooksInstall,
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "install also into a hooks folder in the worktree that git status shows"}}},
 			{Name: "uninstall", Usage: "remove the hooks and put back what was there", Action: runHooksUninstall},
 			{Name: "status", Usage: "what is installed where, and hook managers in use", Action: runHooksStatus},
 		},
@@ -75,6 +81,14 @@ func runHooksInstall(c *cli.Context) error {
 		return err
 	}
 	dir, hs, err := hooks.Install(s.repo, bin)
+	if errors.Is(err, hooks.ErrInWorktree) {
+		if !c.Bool("force") {
+			return withHint(err, "nothing was changed; have your tracked hooks run memsync: add the line  memsync hook NAME \"$@\"  to "+
+				dir+"/NAME for NAME in "+strings.Join(hooks.Names, ", ")+" (and commit them); or install memsync's scripts there anyway: memsync hooks install --force")
+		}
+		s.warn(err.Error() + "; installing anyway (--force): git status will show these changes, and the scripts name this machine's memsync")
+		dir, hs, err = hooks.InstallForce(s.repo, bin)
+	}
 	if err != nil {
 		return err
 	}

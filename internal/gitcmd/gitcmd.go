@@ -1,6 +1,10 @@
-// Package gitcmd runs the user's git: the one place memsync spawns it, with
-// the variables git sets for hooks removed so the git we start looks at the
-// repository we name, not the hook's.
+// Package gitcmd runs the user's git: the one place memsync spawns it (every
+// git process of the module starts from Command), with the variables git
+// sets for hooks removed so the git we start looks at the repository we
+// name, not the hook's, and with a fixed environment for what memsync reads
+// back: LC_ALL=C (git's messages in English, which memsync matches) and
+// GIT_TERMINAL_PROMPT=0 (a credential prompt never hangs a hook, an MCP call
+// or a library caller: git fails instead).
 package gitcmd
 
 import (
@@ -20,16 +24,21 @@ var localVars = []string{
 	"GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE", "GIT_COMMON_DIR",
 }
 
-// Env is the process environment without git's repository-local variables.
+// fixed are the variables every git memsync starts runs with.
+var fixed = []string{"LC_ALL=C", "GIT_TERMINAL_PROMPT=0"}
+
+// Env is the process environment without git's repository-local variables,
+// with the fixed variables (LC_ALL=C, GIT_TERMINAL_PROMPT=0) in place of the
+// caller's values.
 func Env() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !isLocal(name) {
+		if !isLocal(name) && name != "LC_ALL" && name != "GIT_TERMINAL_PROMPT" {
 			env = append(env, kv)
 		}
 	}
-	return env
+	return append(env, fixed...)
 }
 
 func isLocal(name string) bool {

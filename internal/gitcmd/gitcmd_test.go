@@ -39,3 +39,29 @@ func TestOutputIgnoresHookGitDir(t *testing.T) {
 		t.Fatalf("error lacks git's message: %v", err)
 	}
 }
+
+// TestEnvFixesLocaleAndPrompt: git runs in the C locale (memsync reads its
+// English messages) and never prompts for credentials, whatever the caller's
+// environment says; the git spawned sees exactly one value of each.
+func TestEnvFixesLocaleAndPrompt(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	t.Setenv("LC_ALL", "de_DE.UTF-8")
+	t.Setenv("GIT_TERMINAL_PROMPT", "1")
+	n := map[string]int{}
+	for _, kv := range Env() {
+		n[kv]++
+		if strings.HasPrefix(kv, "LC_ALL=") || strings.HasPrefix(kv, "GIT_TERMINAL_PROMPT=") {
+			n["set"]++
+		}
+	}
+	if n["LC_ALL=C"] != 1 || n["GIT_TERMINAL_PROMPT=0"] != 1 || n["set"] != 2 {
+		t.Fatalf("env: %v", n)
+	}
+	// The git process sees them: an alias runs a shell that prints them.
+	out, err := Output(t.TempDir(), "-c", `alias.showenv=!echo "$LC_ALL $GIT_TERMINAL_PROMPT"`, "showenv")
+	if err != nil || strings.TrimSpace(out) != "C 0" {
+		t.Fatalf("%q %v", out, err)
+	}
+}

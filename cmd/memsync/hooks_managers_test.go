@@ -1,0 +1,198 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hookTest is a repository with memsync initialised, for the hook manager
+// tests: real git, the real memsync binary.
+type hookTest struct {
+	t    *testing.T
+	bin  string
+	env  []string
+	repo string
+}
+
+func newHookTest(t *testing.T) *hookTest {
+	h := &hookTest{t: t, bin: memsyncBinary(t), env: testGitEnv(t)}
+	h.repo = newRepo(t, h.env)
+	return h
+}
+
+func (h *hookTest) run(name string, args ...string) string {
+	h.t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = h.repo, h.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		h.t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+	return string(out)
+}
+
+// commitSnapshots adds an entry, commits, and checks that the post-commit
+// hook took a snapshot holding it.
+func (h *hookTest) commitSnapshots(lesson string) {
+	h.t.Helper()
+	h.run(h.bin, "add", lesson)
+	h.run("git", "commit", "-q", "--allow-empty", "-m", lesson)
+	if got := h.run("git", "show", "refs/memsync/snapshots:memories.md"); !strings.Contains(got, lesson) {
+		h.t.Fatalf("the snapshot after the commit lacks %q:\n%s", lesson, got)
+	}
+}
+
+func readMarker(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestHuskyHooksStillRun: with husky v9 (the real package: core.hooksPath
+// .husky/_, whose scripts source .husky/_/h, which runs .husky/NAME for
+// NAME = basename "$0"), the user's .husky/post-commit runs before memsync's
+// install, after it (with memsync's snapshot too), and after uninstall.
+// .ci/run installs husky and sets MEMSYNC_TEST_HUSKY.
+func TestHuskyHooksStillRun(t *testing.T) {
+	husky := os.Getenv("MEMSYNC_TEST_HUSKY")
+	if husky == "" {
+		t.Skip("MEMSYNC_TEST_HUSKY is unset: set it to an installed husky package (npm install --prefix DIR husky@9.1.7; DIR/node_modules/husky), as .ci/run does")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("MEMSYNC_TEST_HUSKY is set but node is not on PATH")
+	}
+	h := newHookTest(t)
+	h.run("node", filepath.Join(husky, "bin.js")) // what `npx husky` runs
+	if got := strings.TrimSpace(h.run("git", "config", "core.hooksPath")); got != ".husky/_" {
+		t.Fatalf("husky set core.hooksPath to %q", got)
+	}
+	marker := filepath.Join(t.TempDir(), "husky-ran")
+	userHook := "echo \"post-commit $(basename \"$0\")\" >> '" + marker + "'\n"
+	if err := os.WriteFile(filepath.Join(h.repo, ".husky", "post-commit"), []byte(userHook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.run("git", "add", ".husky/post-commit") // tracked, as husky's hooks are
+	h.run("git", "commit", "-q", "-m", "husky alone")
+	if got := readMarker(t, marker); got != "post-commit post-commit\n" {
+		t.Fatalf("husky's own setup does not run .husky/post-commit: %q", got)
+	}
+
+	h.run(h.bin, "init")
+	h.run(h.bin, "hooks", "install")
+	h.commitSnapshots("learned with husky")
+	if got := readMarker(t, marker); got != strings.Repeat("post-commit post-commit\n", 2) {
+		t.Fatalf(".husky/post-commit did not run after memsync hooks install: %q", got)
+	}
+	if st := h.run("git", "status", "--porcelain"); st != "" {
+		t.Fatalf("install dirtied git status:\n%s", st)
+	}
+
+	h.run(h.bin, "hooks", "uninstall")
+	h.run("git", "commit", "-q", "--allow-empty", "-m", "after uninstall")
+	if got := readMarker(t, marker); got != strings.Repeat("post-commit post-commit\n", 3) {
+		t.Fatalf(".husky/post-commit did not run after memsync hooks uninstall: %q", got)
+	}
+}
+
+// TestManagerHooksStillRun: the hook scripts lefthook and pre-commit write
+// into .git/hooks still run, with their own name and folder, once memsync
+// chains them. The scripts keep the parts of the tools' templates that
+// find the hook's name, folder and the tool; the tool itself is a script
+// that records how it was called.
+func TestManagerHooksStillRun(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// hook is the script the tool writes for post-commit; TOOL stands
+		// for the recorder's path.
+		hook string
+		// want is what the recorder must see (HOOKS: the hooks folder).
+		want string
+	}{{
+		// evilmartians/lefthook internal/templates/hook.tmpl (lefthook 1.x,
+		// commit b05b39361420bcf4ddb732f180cdef7e32c41149 and later: the
+		// hook name is templated in, the tool found through LEFTHOOK_BIN or
+		// PATH).
+		name: "lefthook",
+		hook: `#!/bin/sh
+
+if [ "$LEFTHOOK" = "0" ]; then
+  exit 0
+fi
+
+call_lefthook()
+{
+  if test -n "$LEFTHOOK_BIN"
+  then
+    "$LEFTHOOK_BIN" "$@"
+  elif lefthook -h >/dev/null 2>&1
+  then
+    lefthook "$@"
+  else
+    echo "Can't find lefthook in PATH"
+  fi
+}
+
+LEFTHOOK_BIN=TOOL call_lefthook run "post-commit" "$@"
+`,
+		want: "run post-commit\n",
+	}, {
+		// pre-commit/pre-commit pre_commit/resources/hook-tmpl (the bash
+		// template of pre-commit 2.x to 4.x: the hook type is templated in,
+		// the hooks folder taken from "$0", bash arrays).
+		name: "pre-commit",
+		hook: `#!/usr/bin/env bash
+# File generated by pre-commit: https://pre-commit.com
+# ID: 138fd403232d2ddd5efb44317e38bf03
+
+# start templated
+INSTALL_PYTHON=TOOL
+ARGS=(hook-impl --config=.pre-commit-config.yaml --hook-type=post-commit)
+# end templated
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ARGS+=(--hook-dir "$HERE" -- "$@")
+
+if [ -x "$INSTALL_PYTHON" ]; then
+    exec "$INSTALL_PYTHON" -mpre_commit "${ARGS[@]}"
+elif command -v pre-commit > /dev/null; then
+    exec pre-commit "${ARGS[@]}"
+else
+    echo '` + "`pre-commit`" + ` not found.  Did you forget to activate your virtualenv?' 1>&2
+    exit 1
+fi
+`,
+		want: "-mpre_commit hook-impl --config=.pre-commit-config.yaml --hook-type=post-commit --hook-dir HOOKS --\n",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHookTest(t)
+			tmp := t.TempDir()
+			marker := filepath.Join(tmp, "ran")
+			tool := filepath.Join(tmp, "tool")
+			if err := os.WriteFile(tool, []byte("#!/bin/sh\necho \"$*\" >> '"+marker+"'\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			hooksDir := filepath.Join(h.repo, ".git", "hooks")
+			hook := strings.ReplaceAll(tc.hook, "TOOL", tool)
+			if err := os.WriteFile(filepath.Join(hooksDir, "post-commit"), []byte(hook), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			want := strings.ReplaceAll(tc.want, "HOOKS", hooksDir)
+			h.run("git", "commit", "-q", "--allow-empty", "-m", "tool alone")
+			if got := readMarker(t, marker); got != want {
+				t.Fatalf("the tool's hook alone: recorded %q, want %q", got, want)
+			}
+			h.run(h.bin, "init")
+			h.run(h.bin, "hooks", "install")
+			h.commitSnapshots("learned with " + tc.name)
+			if got := readMarker(t, marker); got != want+want {
+				t.Fatalf("after memsync hooks install: recorded %q, want %q twice", got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,86 @@
+package hooks
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestChainedHookKeepsItsName: a chained shell script runs with "$0" the
+// hook's own path (hook managers dispatch on it: husky v9 runs
+// .husky/$(basename "$0")), its arguments, its shell (bash arrays work under
+// #!/usr/bin/env bash, -e from the "#!" line holds) and its exit status.
+func TestChainedHookKeepsItsName(t *testing.T) {
+	for _, tc := range []struct {
+		name, hook string
+		code       int
+	}{
+		{"sh", "#!/bin/sh\necho \"$0|$*\"\n", 0},
+		{"no #! line", "echo \"$0|$*\"\nexit 4\n", 4},
+		{"env bash", "#!/usr/bin/env bash\na=(x y)\necho \"$0|$*|${a[1]}\"\n", 0},
+		{"sh -e", "#!/bin/sh -e\necho \"$0|$*\"\nfalse\necho not reached\n", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := testRepo(t)
+			dir := filepath.Join(r.CommonDir, "hooks")
+			path := filepath.Join(dir, "post-checkout")
+			if err := os.WriteFile(path, []byte(tc.hook), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := Install(r, "/nonexistent/memsync"); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(path, "a b", "c")
+			cmd.Env = []string{"PATH=/usr/bin:/bin"}
+			var stdout bytes.Buffer
+			cmd.Stdout = &stdout
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if code := 0; errors.As(err, &ee) {
+				code = ee.ExitCode()
+				if code != tc.code {
+					t.Fatalf("exit %d, want %d", code, tc.code)
+				}
+			} else if err != nil || tc.code != 0 {
+				t.Fatalf("err %v, want exit %d", err, tc.code)
+			}
+			want := path + "|a b c"
+			if tc.name == "env bash" {
+				want += "|y"
+			}
+			if got := strings.TrimSpace(stdout.String()); got != want {
+				t.Fatalf("the chained hook printed %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestChainCommand: how each kind of kept hook is run.
+func TestChainCommand(t *testing.T) {
+	direct := `"$0` + OrigSuffix + `" "$@"`
+	sourced := ` -c '. "$0` + OrigSuffix + `"' "$0" "$@"`
+	for hook, want := range map[string]string{
+		"#!/bin/sh\n":                 `'/bin/sh'` + sourced,
+		"#!/bin/sh -e\n":              `'/bin/sh' '-e'` + sourced,
+		"#!/usr/bin/env sh\n. x\n":    `'/usr/bin/env' 'sh'` + sourced,
+		"#!/usr/bin/env bash\r\n":     `'/usr/bin/env' 'bash'` + sourced,
+		"#!/bin/bash\n":               `'/bin/bash'` + sourced,
+		"echo no shebang\n":           `'/bin/sh'` + sourced,
+		"#!/usr/bin/env python3\n":    direct,
+		"#!/usr/bin/env -S bash -e\n": direct,
+		"#!/bin/zsh\n":                direct, // zsh sets $0 to the sourced file
+		"\x7fELF\x02\x01\x01\x00\x00": direct,
+		"":                            direct,
+	} {
+		if got := chainCommand([]byte(hook)); got != want {
+			t.Errorf("%q: %s, want %s", hook, got, want)
+		}
+	}
+	if got := chainCommand(nil); got != direct {
+		t.Errorf("nil: %s", got)
+	}
+}
