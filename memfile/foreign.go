@@ -248,7 +248,7 @@ func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, er
 		}
 		newActive, newArchived := fresh(active), fresh(archived)
 		if len(newArchived) > 0 {
-			if _, err := s.archiveLocked(newArchived); err != nil {
+			if _, _, err := s.archiveLocked(newArchived); err != nil {
 				return err
 			}
 		}
