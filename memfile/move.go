@@ -44,11 +44,8 @@ func (s *Store) Restore(refs ...string) ([]Entry, error) {
 }
 
 func (s *Store) moveLocked(dir Direction, pick func(f *File) ([]int, error)) ([]Entry, error) {
-	// Both files must be writable before anything moves.
-	for _, p := range []string{s.Path(), s.ArchivePath()} {
-		if err := s.checkWritable(p); err != nil {
-			return nil, err
-		}
+	if err := s.CheckWritable(s.Path(), s.ArchivePath()); err != nil {
+		return nil, err // both files must be writable before anything moves
 	}
 	idx := s.openIndexLocked() // valid before the move: kept up to date, else rebuilt later
 	var moved []Entry

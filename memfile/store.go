@@ -314,7 +314,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 	if err != nil {
 		return e, false, err
 	}
-	if err := s.checkWritable(s.Path()); err != nil {
+	if err := s.CheckWritable(s.Path()); err != nil {
 		return e, false, err
 	}
 	f, err := os.OpenFile(target, os.O_RDWR|os.O_APPEND|os.O_CREATE, s.fileMode())
@@ -398,7 +398,7 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	if err != nil {
 		return err
 	}
-	if err := s.checkWritable(path); err != nil {
+	if err := s.CheckWritable(path); err != nil {
 		return err
 	}
 	data, err := hugepage.ReadFile(target)
@@ -434,12 +434,13 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 }
 
 // Backup keeps data beside target as BackupPath(target, data), the backup
-// of a damaged memory file before it is rewritten, and returns its path. A
-// damage that stays in the file is backed up once: a backup that already
-// holds these bytes is kept as it is.
+// of a damaged memory file before it is rewritten, and returns its path.
+// There is one backup per distinct damage: a damage that stays in the file
+// (a NUL line the rewrite keeps in place) is backed up by the first rewrite
+// that meets it, not again by every later one.
 func (s *Store) Backup(target string, data []byte) (string, error) {
 	backup := BackupPath(target, data)
-	if old, err := os.ReadFile(backup); err == nil && bytes.Equal(old, data) {
+	if old, err := os.ReadFile(backup); err == nil && bytes.Equal(damageKey(old), damageKey(data)) {
 		return backup, nil
 	}
 	if err := fsutil.WriteFile(backup, data, s.fileMode()); err != nil {
@@ -449,26 +450,49 @@ func (s *Store) Backup(target string, data []byte) (string, error) {
 }
 
 // BackupPath is where Backup keeps data, the content of target:
-// target.bak-<first 16 hex digits of its SHA-256>, one file per distinct
-// damaged content.
+// target.bak-<16 hex digits of a SHA-256 of its damage>.
 func BackupPath(target string, data []byte) string {
-	sum := sha256.Sum256(data)
+	sum := sha256.Sum256(damageKey(data))
 	return target + ".bak-" + hex.EncodeToString(sum[:8])
 }
 
-// checkWritable refuses to write a memory file that exists without its
-// owner's write bit: the user made it read-only. The rule reads the mode
-// bits, not the result of a write, so it holds for root as well.
-func (s *Store) checkWritable(path string) error {
-	target, err := s.Resolve(path)
-	if err != nil {
-		return err
+// damageKey is what tells two damages apart: the damaged lines (NUL bytes,
+// invalid UTF-8), which a rewrite keeps in place; the whole content when it
+// holds conflict markers (a rewrite merges it) or no such line (duplicate
+// IDs).
+func damageKey(data []byte) []byte {
+	ps := Damage(data)
+	if len(ps) == 0 || HasConflictMarkers(data) {
+		return data
 	}
-	fi, err := os.Stat(target)
-	if err != nil || fi.Mode().Perm()&0o200 != 0 {
-		return nil // a missing file is created; other errors show at the write
+	lines := bytes.Split(data, []byte("\n"))
+	var key bytes.Buffer
+	for _, p := range ps {
+		if p.Line >= 1 && p.Line <= len(lines) {
+			key.Write(lines[p.Line-1])
+			key.WriteByte('\n')
+		}
 	}
-	return fmt.Errorf("%w: %s (mode %04o)", ErrReadOnly, path, fi.Mode().Perm())
+	return key.Bytes()
+}
+
+// CheckWritable refuses (ErrReadOnly) to write memory files when one of
+// paths exists without its owner's write bit: the user made it read-only.
+// The rule reads the mode bits, not the result of a write, so it holds for
+// root as well. Every write of a memory file checks it first.
+func (s *Store) CheckWritable(paths ...string) error {
+	for _, path := range paths {
+		target, err := s.Resolve(path)
+		if err != nil {
+			return err
+		}
+		fi, err := os.Stat(target)
+		if err != nil || fi.Mode().Perm()&0o200 != 0 {
+			continue // a missing file is created; other errors show at the write
+		}
+		return fmt.Errorf("%w: %s (mode %04o)", ErrReadOnly, path, fi.Mode().Perm())
+	}
+	return nil
 }
 
 // DuplicateIDs returns the indexes of the entries whose ID an earlier entry
