@@ -301,3 +301,31 @@ func TestReadOnlyFileRefusesEveryWrite(t *testing.T) {
 		t.Fatalf("load: %v", err)
 	}
 }
+
+// At the size cap of a ralph file (newest first), the entry just appended is
+// not the one archived; the oldest are (defect 1).
+func TestSizeCapOfRalphFileKeepsTheNewEntry(t *testing.T) {
+	s := lifecycleStore(t)
+	s.MaxBytes = 1500
+	var ids []string
+	for i := range 30 {
+		e, err := s.Append(s.NewEntry("fix", "", fmt.Sprintf("ralph entry number %d with words", i), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			// Turn the file into ralph's dialect once it has one entry.
+			_ = os.WriteFile(s.Path(), []byte("# Memories\n\n## Fixes\n\n### mem-1700000000-abcd\n> ralph entry number 0 with words\n<!-- tags:  | created: 2023-11-14 -->\n"), 0o644)
+			e.ID = "mem-1700000000-abcd"
+		}
+		ids = append(ids, e.ID)
+		act, arc := contents(t, s)
+		if !slices.Contains(act, fmt.Sprintf("ralph entry number %d with words", i)) {
+			t.Fatalf("append %d: the new entry is not active (active %q, archive %q)", i, act, arc)
+		}
+	}
+	act, arc := contents(t, s)
+	if len(arc) == 0 || len(act)+len(arc) != 30 || arc[0] != "ralph entry number 0 with words" {
+		t.Fatalf("active %q, archive %q", act, arc)
+	}
+}

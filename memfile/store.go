@@ -342,7 +342,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 			if f.Dialect == Ralph { // ralph keeps the newest first in its section
 				f.Entries = append([]Entry{e}, f.Entries[:len(f.Entries)-1]...)
 			}
-			return s.enforceCapLocked(f)
+			return s.enforceCapLocked(f, e.ID)
 		})
 	}
 	prefix, err := separator(f, size)
@@ -554,23 +554,54 @@ func freshID(e *Entry, d Dialect, taken map[string]bool) string {
 }
 
 // enforceCapLocked moves the oldest entries to the archive until the active
-// file is under 90% of the cap. The archive is written first.
-func (s *Store) enforceCapLocked(f *File) error {
+// file is under 90% of the cap, never the entry with the ID spare (the one
+// just written) and never the last one left. The oldest come first in orch's
+// file, last in ralph's (newest first). The archive is written first.
+func (s *Store) enforceCapLocked(f *File, spare string) error {
 	size := int64(len(f.Render()))
 	if size <= s.maxBytes() {
 		return nil
 	}
 	goal := s.maxBytes() * 9 / 10
-	n := 0
-	for n < len(f.Entries)-1 && size > goal {
-		size -= int64(len(RenderEntry(&f.Entries[n], f.Dialect)) + 1)
-		n++
+	order := make([]int, 0, len(f.Entries))
+	for i := range f.Entries {
+		if f.Entries[i].ID != spare {
+			order = append(order, i)
+		}
 	}
-	if _, _, err := s.archiveLocked(f.Entries[:n]); err != nil {
+	if f.Dialect == Ralph {
+		slices.Reverse(order) // oldest first
+	}
+	if len(order) == len(f.Entries) && len(order) > 0 {
+		order = order[:len(order)-1] // no spare: the newest stays
+	}
+	var picked []int
+	for _, i := range order {
+		if size <= goal {
+			break
+		}
+		size -= int64(len(RenderEntry(&f.Entries[i], f.Dialect)) + 1)
+		picked = append(picked, i)
+	}
+	out := make([]Entry, 0, len(picked))
+	for _, i := range picked {
+		out = append(out, f.Entries[i])
+	}
+	if _, _, err := s.archiveLocked(out); err != nil {
 		return err
 	}
-	s.warn("%s reached the size cap (%d bytes): moved the %d oldest entries to %s", s.Path(), s.maxBytes(), n, s.ArchivePath())
-	f.Entries = f.Entries[n:]
+	s.warn("%s reached the size cap (%d bytes): moved the %d oldest entries to %s", s.Path(), s.maxBytes(), len(picked), s.ArchivePath())
+	gone := make(map[int]bool, len(picked))
+	for _, i := range picked {
+		gone[i] = true
+	}
+	kept := f.Entries[:0]
+	for i, e := range f.Entries {
+		if !gone[i] {
+			kept = append(kept, e)
+		}
+	}
+	f.Entries = kept
 	return nil
 }
 
