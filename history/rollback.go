@@ -87,6 +87,10 @@ func (h *History) writeLocked(path string, old, data []byte) error {
 	if bytes.Equal(old, data) {
 		return nil
 	}
+	// Both memory files must be writable before either changes.
+	if err := h.Store.CheckWritable(h.Store.Path(), h.Store.ArchivePath()); err != nil {
+		return err
+	}
 	target, err := h.Store.Resolve(path)
 	if err != nil {
 		return err

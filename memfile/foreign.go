@@ -222,6 +222,9 @@ func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, er
 		}
 	}
 	err = s.WithLock(func() error {
+		if err := s.CheckWritable(s.Path(), s.ArchivePath()); err != nil {
+			return err // both files must be writable before either changes
+		}
 		seen := map[string]bool{}
 		for _, p := range []string{s.Path(), s.ArchivePath()} {
 			f, err := s.load(p, false)
@@ -248,7 +251,7 @@ func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, er
 		}
 		newActive, newArchived := fresh(active), fresh(archived)
 		if len(newArchived) > 0 {
-			if _, err := s.archiveLocked(newArchived); err != nil {
+			if _, _, err := s.archiveLocked(newArchived); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,7 @@ package memfile
 
 import (
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -29,12 +30,14 @@ const (
 )
 
 // Add appends an entry unless its content (whitespace and case folded, see
-// ContentHash) is already stored; then it returns the stored entry and where
-// it is. Its cost stays flat in the file size: the check reads one bucket of
-// the content index in StateDir, rebuilt only when the memory files changed
-// behind memsync's back. Without a StateDir it is Append. With Limits set, a
-// write past MaxEntries (or the first write of a day) runs GC, down to 90% of
-// MaxEntries so that the next writes do not run it again.
+// ContentHash) is already stored where the entry's session sees it (see
+// Visible); then it returns the stored entry and where it is. Its cost stays
+// flat in the file size: the check reads one bucket of the content index in
+// StateDir, rebuilt only when the memory files changed behind memsync's
+// back. Without a StateDir it is Append. With Limits set, a write past
+// MaxEntries (or the first write of a day) runs GC, down to 90% of
+// MaxEntries so that the next writes do not run it again; that cleanup never
+// moves the entry Add just wrote.
 func (s *Store) Add(e Entry) (Entry, Dup, error) {
 	if err := s.Validate(&e); err != nil {
 		return e, NotDup, err
@@ -47,18 +50,12 @@ func (s *Store) Add(e Entry) (Entry, Dup, error) {
 			x = nil
 		}
 		if x != nil {
-			if id, archived, ok := x.lookup(s, ContentHash(e.Content)); ok {
-				dup = DupActive
-				path := s.Path()
-				if archived {
-					dup, path = DupArchived, s.ArchivePath()
-				}
-				e = Entry{ID: id}
-				if f, err := s.load(path, false); err == nil {
-					if i, err := f.Find(id); err == nil {
-						e = f.Entries[i]
-					}
-				}
+			found, d, err := s.findDupLocked(x, &e)
+			if err != nil {
+				return err
+			}
+			if d != NotDup {
+				e, dup = found, d
 				return nil
 			}
 		}
@@ -73,10 +70,20 @@ func (s *Store) Add(e Entry) (Entry, Dup, error) {
 			}
 		}
 		s.RecordAccess(e.ID)
-		if s.Limits != nil && x != nil && (s.Limits.MaxEntries > 0 && x.Count > s.Limits.MaxEntries || s.now().Sub(time.Unix(x.LastGC, 0)) > gcEvery) {
+		if s.Limits == nil || s.StateDir == "" {
+			return nil
+		}
+		if x == nil && rewrote {
+			// A rewrite (the size cap, ralph's dialect) counts the
+			// entries again, so that the max count holds after it too.
+			if x, err = s.indexLocked(); err != nil {
+				x = nil
+			}
+		}
+		if x != nil && (s.Limits.MaxEntries > 0 && x.Count > s.Limits.MaxEntries || s.now().Sub(time.Unix(x.LastGC, 0)) > gcEvery) {
 			lim := *s.Limits
 			lim.MaxEntries -= lim.MaxEntries / 10 // room for the next writes, as the size cap leaves
-			if moved, err := s.gcLocked(lim); err != nil {
+			if moved, err := s.gcLocked(lim, e.ID); err != nil {
 				s.warn("automatic cleanup failed: %v", err)
 			} else if len(moved) > 0 {
 				s.warn("moved %d entries past the limits (max %d entries, TTL %s) to %s", len(moved), s.Limits.MaxEntries, s.Limits.TTL, s.ArchivePath())
@@ -85,6 +92,48 @@ func (s *Store) Add(e Entry) (Entry, Dup, error) {
 		return nil
 	})
 	return e, dup, err
+}
+
+// Visible tells whether an entry is in the view of a session: without a
+// session every entry is; with one, the session's entries and those saved
+// without a session. Add's duplicate check follows it.
+func Visible(e *Entry, session string) bool {
+	got := e.Field("Session")
+	return session == "" || got == "" || got == session
+}
+
+// findDupLocked finds a stored entry with e's content that e's session sees
+// (an active one first). The index only names candidates: each is checked in
+// the file, so a stale index never makes a wrong match.
+func (s *Store) findDupLocked(x *index, e *Entry) (Entry, Dup, error) {
+	h := ContentHash(e.Content)
+	hits := x.lookup(s, h)
+	session := e.Field("Session")
+	for _, archived := range []bool{false, true} {
+		want := map[string]bool{}
+		for _, c := range hits {
+			if c.archived == archived {
+				want[c.id] = true
+			}
+		}
+		if len(want) == 0 {
+			continue
+		}
+		path, d := s.Path(), DupActive
+		if archived {
+			path, d = s.ArchivePath(), DupArchived
+		}
+		f, err := s.load(path, false)
+		if err != nil {
+			return Entry{}, NotDup, err
+		}
+		for i := range f.Entries {
+			if c := &f.Entries[i]; want[c.ID] && ContentHash(c.Content) == h && Visible(c, session) {
+				return *c, d, nil
+			}
+		}
+	}
+	return Entry{}, NotDup, nil
 }
 
 // GC moves the entries past the limits to the archive and returns them:
@@ -98,7 +147,7 @@ func (s *Store) GC(lim Limits, dryRun bool) ([]Entry, error) {
 			return nil, err
 		}
 		var out []Entry
-		for _, i := range s.pickExpired(f, lim, s.LastAccess(), nil) {
+		for _, i := range s.pickExpired(f, lim, s.LastAccess(), "", nil) {
 			out = append(out, f.Entries[i])
 		}
 		return out, nil
@@ -106,17 +155,19 @@ func (s *Store) GC(lim Limits, dryRun bool) ([]Entry, error) {
 	var moved []Entry
 	err := s.WithLock(func() error {
 		var err error
-		moved, err = s.gcLocked(lim)
+		moved, err = s.gcLocked(lim, "")
 		return err
 	})
 	return moved, err
 }
 
-func (s *Store) gcLocked(lim Limits) ([]Entry, error) {
+// gcLocked is GC under the writers' lock; the entry with the ID spare (the
+// one an add just wrote) is never moved.
+func (s *Store) gcLocked(lim Limits, spare string) ([]Entry, error) {
 	last := s.LastAccess()
 	var keep []Entry
 	moved, err := s.moveLocked(ToArchive, func(f *File) ([]int, error) {
-		return s.pickExpired(f, lim, last, &keep), nil
+		return s.pickExpired(f, lim, last, spare, &keep), nil
 	})
 	if err != nil {
 		return nil, err
@@ -129,10 +180,12 @@ func (s *Store) gcLocked(lim Limits) ([]Entry, error) {
 	return moved, nil
 }
 
-// pickExpired chooses what GC moves; keep receives the other entries, and
-// last the first-seen times of entries it had no access for.
-func (s *Store) pickExpired(f *File, lim Limits, last map[string]time.Time, keep *[]Entry) []int {
-	now := s.now()
+// pickExpired chooses what GC moves, never the entry with the ID spare;
+// keep receives the other entries, and last the first-seen times of entries
+// it had no access for. Times are whole seconds, as the access log keeps
+// them: an entry never accessed ages from its Date (midnight), else from now.
+func (s *Store) pickExpired(f *File, lim Limits, last map[string]time.Time, spare string, keep *[]Entry) []int {
+	now := time.Unix(s.now().Unix(), 0)
 	type cand struct {
 		i int
 		t time.Time
@@ -140,16 +193,23 @@ func (s *Store) pickExpired(f *File, lim Limits, last map[string]time.Time, keep
 	var picked []int
 	var kept []cand
 	for i := range f.Entries {
-		t, ok := last[f.Entries[i].ID]
+		e := &f.Entries[i]
+		t, ok := last[e.ID]
 		if !ok {
-			t = now
-			last[f.Entries[i].ID] = now
+			t = firstSeen(e, now)
+			last[e.ID] = t
+		}
+		if e.ID == spare {
+			continue // not a candidate, and not counted against the others
 		}
 		if lim.TTL >= 0 && now.Sub(t) >= lim.TTL {
 			picked = append(picked, i)
 			continue
 		}
 		kept = append(kept, cand{i, t})
+	}
+	if spare != "" && lim.MaxEntries > 0 {
+		lim.MaxEntries-- // the spared entry takes one place
 	}
 	if lim.MaxEntries > 0 && len(kept) > lim.MaxEntries {
 		sort.SliceStable(kept, func(a, b int) bool { return kept[a].t.Before(kept[b].t) })
@@ -164,6 +224,26 @@ func (s *Store) pickExpired(f *File, lim Limits, last map[string]time.Time, keep
 		for _, c := range kept {
 			*keep = append(*keep, f.Entries[c.i])
 		}
+		for i := range f.Entries {
+			if spare != "" && f.Entries[i].ID == spare {
+				*keep = append(*keep, f.Entries[i])
+			}
+		}
 	}
 	return picked
+}
+
+// firstSeen is when an entry never accessed starts to age: its Date if it
+// has one in the past (orch and memsync write YYYY-MM-DD, local midnight),
+// else now.
+func firstSeen(e *Entry, now time.Time) time.Time {
+	for _, layout := range []string{"2006-01-02", time.RFC3339} {
+		if t, err := time.ParseInLocation(layout, strings.TrimSpace(e.Date), time.Local); err == nil {
+			if t = time.Unix(t.Unix(), 0); t.Before(now) {
+				return t
+			}
+			break
+		}
+	}
+	return now
 }

@@ -2,6 +2,7 @@ package memfile
 
 import (
 	"errors"
+	"os"
 )
 
 // Direction is where Move takes entries: into the archive or back out of it.
@@ -43,6 +44,9 @@ func (s *Store) Restore(refs ...string) ([]Entry, error) {
 }
 
 func (s *Store) moveLocked(dir Direction, pick func(f *File) ([]int, error)) ([]Entry, error) {
+	if err := s.CheckWritable(s.Path(), s.ArchivePath()); err != nil {
+		return nil, err // both files must be writable before anything moves
+	}
 	idx := s.openIndexLocked() // valid before the move: kept up to date, else rebuilt later
 	var moved []Entry
 	archived := map[string]bool{} // the IDs in the archive afterwards
@@ -59,28 +63,36 @@ func (s *Store) moveLocked(dir Direction, pick func(f *File) ([]int, error)) ([]
 		if len(picked) == 0 {
 			return errNothing
 		}
-		moved = make([]Entry, 0, len(picked))
+		out := make([]Entry, 0, len(picked))
+		isPicked := make(map[int]bool, len(picked))
 		for _, i := range picked {
-			moved = append(moved, f.Entries[i])
+			out = append(out, f.Entries[i])
+			isPicked[i] = true
 		}
-		var have map[string]bool
+		var have map[string]*Entry
 		if dir == ToArchive {
-			have, err = s.archiveLocked(moved)
+			have, moved, err = s.archiveLocked(out)
 		} else {
-			have, err = s.activateLocked(moved)
+			have, moved, err = s.activateLocked(out)
 		}
 		if err != nil {
 			return err
 		}
+		// The picked entries leave the source, and so do copies the
+		// destination already held (left by a move a crash cut short);
+		// an entry that only shares an ID with one there stays.
 		kept := f.Entries[:0]
-		for _, e := range f.Entries {
-			if !have[e.ID] {
+		for i, e := range f.Entries {
+			if d, ok := have[e.ID]; !isPicked[i] && (!ok || !sameStoredEntry(d, &e)) {
 				kept = append(kept, e)
 			}
 		}
 		f.Entries = kept
 		if dir == ToArchive {
-			archived, count = have, len(kept)
+			for id := range have {
+				archived[id] = true
+			}
+			count = len(kept)
 		} else {
 			for _, e := range kept {
 				archived[e.ID] = true
@@ -95,7 +107,7 @@ func (s *Store) moveLocked(dir Direction, pick func(f *File) ([]int, error)) ([]
 	if err != nil {
 		return nil, err
 	}
-	if idx != nil {
+	if idx != nil && s.hasStamp() { // no stamp: an ID changed on the way, the next write rebuilds it
 		idx.moved(s, archived, count)
 	}
 	if dir == ToActive {
@@ -108,21 +120,21 @@ func (s *Store) moveLocked(dir Direction, pick func(f *File) ([]int, error)) ([]
 	return moved, nil
 }
 
-// activateLocked appends entries to the active file with one rewrite, each ID
-// once, and returns the IDs the active file holds afterwards.
-func (s *Store) activateLocked(entries []Entry) (map[string]bool, error) {
-	have := map[string]bool{}
+// hasStamp tells whether the index's stamp is still there (a rewrite that
+// renamed IDs removes it).
+func (s *Store) hasStamp() bool {
+	_, err := os.Stat(s.statePath(stampFile))
+	return err == nil
+}
+
+// activateLocked appends entries to the active file with one rewrite; see
+// land for what it returns.
+func (s *Store) activateLocked(entries []Entry) (map[string]*Entry, []Entry, error) {
+	var have map[string]*Entry
+	var landed []Entry
 	err := s.rewriteLocked(func(f *File) error {
-		for _, e := range f.Entries {
-			have[e.ID] = true
-		}
-		for _, e := range entries {
-			if !have[e.ID] {
-				have[e.ID] = true
-				f.Entries = append(f.Entries, e)
-			}
-		}
+		have, landed = s.land(s.Path(), f, entries)
 		return nil
 	})
-	return have, err
+	return have, landed, err
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -194,12 +195,18 @@ func (x *index) save(s *Store) error {
 // invalidate makes the next write rebuild the index.
 func (s *Store) invalidateIndex() { _ = os.Remove(s.statePath(stampFile)) }
 
-// lookup finds an entry with the content hash h: its ID and whether it is
-// archived. It reads one bucket (and the archived list only on a hit).
-func (x *index) lookup(s *Store, h string) (id string, archived, ok bool) {
+// hit is an entry the content index holds for a content hash.
+type hit struct {
+	id       string
+	archived bool
+}
+
+// lookup returns the entries with the content hash h, active ones first. It
+// reads one bucket (and the archived list only on a hit).
+func (x *index) lookup(s *Store, h string) []hit {
 	data, err := os.ReadFile(filepath.Join(x.dir(s), h[:2]))
 	if err != nil {
-		return "", false, false
+		return nil
 	}
 	var ids []string
 	for _, l := range strings.Split(string(data), "\n") {
@@ -208,15 +215,15 @@ func (x *index) lookup(s *Store, h string) (id string, archived, ok bool) {
 		}
 	}
 	if len(ids) == 0 {
-		return "", false, false
+		return nil
 	}
 	arch := x.archivedSet(s)
-	for _, i := range ids { // an active copy wins over an archived one
-		if !arch[i] {
-			return i, false, true
-		}
+	hits := make([]hit, 0, len(ids))
+	for _, i := range ids {
+		hits = append(hits, hit{i, arch[i]})
 	}
-	return ids[0], true, true
+	sort.SliceStable(hits, func(a, b int) bool { return !hits[a].archived && hits[b].archived })
+	return hits
 }
 
 func (x *index) archivedSet(s *Store) map[string]bool {
@@ -331,6 +338,7 @@ func (s *Store) compactAccess(last map[string]time.Time, keep []Entry) {
 		}
 	}
 	tmp := s.statePath(fmt.Sprintf(".access-%d.tmp", os.Getpid()))
+	_ = os.MkdirAll(s.StateDir, s.dirMode()) // a gc before any add: keep the first-seen times
 	if os.WriteFile(tmp, []byte(b.String()), s.fileMode()) == nil {
 		_ = os.Rename(tmp, s.statePath(accessLog))
 	}

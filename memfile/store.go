@@ -2,6 +2,8 @@ package memfile
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +33,9 @@ var (
 	ErrTooLarge = errors.New("entry too large")
 	// ErrInvalid: an entry that cannot be written as given.
 	ErrInvalid = errors.New("invalid entry")
+	// ErrReadOnly: the memory file (or the archive) has no owner write bit;
+	// memsync refuses every write to it, whoever runs it (root included).
+	ErrReadOnly = errors.New("memory file is read-only")
 )
 
 // Store is one memory home: its active file and its archive, guarded by one
@@ -309,6 +314,9 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 	if err != nil {
 		return e, false, err
 	}
+	if err := s.CheckWritable(s.Path()); err != nil {
+		return e, false, err
+	}
 	f, err := os.OpenFile(target, os.O_RDWR|os.O_APPEND|os.O_CREATE, s.fileMode())
 	if err != nil {
 		return e, false, err
@@ -337,7 +345,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 			if f.Dialect == Ralph { // ralph keeps the newest first in its section
 				f.Entries = append([]Entry{e}, f.Entries[:len(f.Entries)-1]...)
 			}
-			return s.enforceCapLocked(f)
+			return s.enforceCapLocked(f, e.ID)
 		})
 	}
 	prefix, err := separator(f, size)
@@ -393,6 +401,9 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	if err != nil {
 		return err
 	}
+	if err := s.CheckWritable(path); err != nil {
+		return err
+	}
 	data, err := hugepage.ReadFile(target)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -400,6 +411,10 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	f, unmarked := s.ParseFile(path, data)
 	if len(data) == 0 {
 		f.Preamble = Header + "\n"
+	}
+	if s.renameDuplicateIDs(path, f) > 0 {
+		// The content index maps hashes to the old IDs: rebuild it.
+		s.invalidateIndex()
 	}
 	if err := fn(f); err != nil {
 		return err
@@ -421,58 +436,234 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	return fsutil.WriteFile(target, f.Render(), s.fileMode())
 }
 
-// Backup keeps data beside target as target.bak-<time>, the backup of a
-// damaged memory file before it is rewritten, and returns its path.
+// Backup keeps data beside target as BackupPath(target, data), the backup
+// of a damaged memory file before it is rewritten, and returns its path.
+// There is one backup per distinct damage: a damage that stays in the file
+// (a NUL line the rewrite keeps in place) is backed up by the first rewrite
+// that meets it, not again by every later one.
 func (s *Store) Backup(target string, data []byte) (string, error) {
-	backup := fmt.Sprintf("%s.bak-%s", target, s.now().UTC().Format("20060102T150405.000000000"))
+	backup := BackupPath(target, data)
+	if old, err := os.ReadFile(backup); err == nil && bytes.Equal(damageKey(old), damageKey(data)) {
+		return backup, nil
+	}
 	if err := fsutil.WriteFile(backup, data, s.fileMode()); err != nil {
 		return "", fmt.Errorf("backup before rewrite: %w", err)
 	}
 	return backup, nil
 }
 
+// BackupPath is where Backup keeps data, the content of target:
+// target.bak-<16 hex digits of a SHA-256 of its damage>.
+func BackupPath(target string, data []byte) string {
+	sum := sha256.Sum256(damageKey(data))
+	return target + ".bak-" + hex.EncodeToString(sum[:8])
+}
+
+// damageKey is what tells two damages apart: the damaged lines (NUL bytes,
+// invalid UTF-8), which a rewrite keeps in place; the whole content when it
+// holds conflict markers (a rewrite merges it) or no such line (duplicate
+// IDs).
+func damageKey(data []byte) []byte {
+	ps := Damage(data)
+	if len(ps) == 0 || HasConflictMarkers(data) {
+		return data
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	var key bytes.Buffer
+	for _, p := range ps {
+		if p.Line >= 1 && p.Line <= len(lines) {
+			key.Write(lines[p.Line-1])
+			key.WriteByte('\n')
+		}
+	}
+	return key.Bytes()
+}
+
+// CheckWritable refuses (ErrReadOnly) to write memory files when one of
+// paths exists without its owner's write bit: the user made it read-only.
+// The rule reads the mode bits, not the result of a write, so it holds for
+// root as well. Every write of a memory file checks it first.
+func (s *Store) CheckWritable(paths ...string) error {
+	for _, path := range paths {
+		target, err := s.Resolve(path)
+		if err != nil {
+			return err
+		}
+		fi, err := os.Stat(target)
+		if err != nil || fi.Mode().Perm()&0o200 != 0 {
+			continue // a missing file is created; other errors show at the write
+		}
+		return fmt.Errorf("%w: %s (mode %04o)", ErrReadOnly, path, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// DuplicateIDs returns the indexes of the entries whose ID an earlier entry
+// of f already has (doctor reports them; a rewrite gives them new IDs).
+func DuplicateIDs(f *File) []int {
+	var dups []int
+	seen := make(map[string]bool, len(f.Entries))
+	for i := range f.Entries {
+		if seen[f.Entries[i].ID] {
+			dups = append(dups, i)
+		}
+		seen[f.Entries[i].ID] = true
+	}
+	return dups
+}
+
+// renameDuplicateIDs gives each entry whose ID an earlier entry of f already
+// has a new ID, with a warning, and returns how many it renamed. The new ID
+// is derived from the entry, so it is the same on every run until it is
+// written.
+func (s *Store) renameDuplicateIDs(path string, f *File) int {
+	dups := DuplicateIDs(f)
+	if len(dups) == 0 {
+		return 0
+	}
+	taken := make(map[string]bool, len(f.Entries))
+	for i := range f.Entries {
+		taken[f.Entries[i].ID] = true
+	}
+	for _, i := range dups {
+		e := &f.Entries[i]
+		old := e.ID
+		e.ID = freshID(e, f.Dialect, taken)
+		e.derived = false
+		s.warn("%s:%d: entry %q has the ID %s of an earlier entry; it gets the new ID %s", path, e.Line, e.Heading(), old, e.ID)
+	}
+	return len(dups)
+}
+
+// freshID is a new ID for e, not in taken (which it joins), derived from
+// e's old ID and text; in ralph's dialect it keeps ralph's "mem-<unix>-<hex>" form.
+func freshID(e *Entry, d Dialect, taken map[string]bool) string {
+	seed := e.ID + "\x00" + e.Title + "\x00" + e.Content
+	for n := 1; ; n++ {
+		id := deriveID(seed, n)
+		if d == Ralph {
+			unix := strings.TrimPrefix(e.ID, "mem-")
+			if unix, _, _ = strings.Cut(unix, "-"); unix == "" {
+				unix = "0"
+			}
+			sum := sha256.Sum256([]byte(id))
+			id = "mem-" + unix + "-" + hex.EncodeToString(sum[:2])
+		}
+		if !taken[id] {
+			taken[id] = true
+			return id
+		}
+	}
+}
+
 // enforceCapLocked moves the oldest entries to the archive until the active
-// file is under 90% of the cap. The archive is written first.
-func (s *Store) enforceCapLocked(f *File) error {
+// file is under 90% of the cap, never the entry with the ID spare (the one
+// just written) and never the last one left. The oldest come first in orch's
+// file, last in ralph's (newest first). The archive is written first.
+func (s *Store) enforceCapLocked(f *File, spare string) error {
 	size := int64(len(f.Render()))
 	if size <= s.maxBytes() {
 		return nil
 	}
 	goal := s.maxBytes() * 9 / 10
-	n := 0
-	for n < len(f.Entries)-1 && size > goal {
-		size -= int64(len(RenderEntry(&f.Entries[n], f.Dialect)) + 1)
-		n++
+	order := make([]int, 0, len(f.Entries))
+	for i := range f.Entries {
+		if f.Entries[i].ID != spare {
+			order = append(order, i)
+		}
 	}
-	if _, err := s.archiveLocked(f.Entries[:n]); err != nil {
+	if f.Dialect == Ralph {
+		slices.Reverse(order) // oldest first
+	}
+	if len(order) == len(f.Entries) && len(order) > 0 {
+		order = order[:len(order)-1] // no spare: the newest stays
+	}
+	var picked []int
+	for _, i := range order {
+		if size <= goal {
+			break
+		}
+		size -= int64(len(RenderEntry(&f.Entries[i], f.Dialect)) + 1)
+		picked = append(picked, i)
+	}
+	out := make([]Entry, 0, len(picked))
+	for _, i := range picked {
+		out = append(out, f.Entries[i])
+	}
+	if _, _, err := s.archiveLocked(out); err != nil {
 		return err
 	}
-	s.warn("%s reached the size cap (%d bytes): moved the %d oldest entries to %s", s.Path(), s.maxBytes(), n, s.ArchivePath())
-	f.Entries = f.Entries[n:]
+	s.warn("%s reached the size cap (%d bytes): moved the %d oldest entries to %s", s.Path(), s.maxBytes(), len(picked), s.ArchivePath())
+	gone := make(map[int]bool, len(picked))
+	for _, i := range picked {
+		gone[i] = true
+	}
+	kept := f.Entries[:0]
+	for i, e := range f.Entries {
+		if !gone[i] {
+			kept = append(kept, e)
+		}
+	}
+	f.Entries = kept
 	return nil
 }
 
-// archiveLocked appends entries to the archive file and syncs it. Entries
-// already in the archive (same ID) are not written twice. It returns the IDs
-// the archive holds afterwards (nil when there was nothing to write).
-func (s *Store) archiveLocked(entries []Entry) (map[string]bool, error) {
+// archiveLocked appends entries to the archive file and syncs it; see
+// landLocked for what it returns.
+func (s *Store) archiveLocked(entries []Entry) (map[string]*Entry, []Entry, error) {
 	if len(entries) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var have map[string]bool
+	var have map[string]*Entry
+	var landed []Entry
 	err := s.rewritePathLocked(s.ArchivePath(), func(a *File) error {
-		have = make(map[string]bool, len(a.Entries)+len(entries))
-		for _, e := range a.Entries {
-			have[e.ID] = true
-		}
-		a.Entries = slices.Grow(a.Entries, len(entries))
-		for _, e := range entries {
-			if !have[e.ID] {
-				have[e.ID] = true
-				a.Entries = append(a.Entries, e)
-			}
-		}
+		have, landed = s.land(s.ArchivePath(), a, entries)
 		return nil
 	})
-	return have, err
+	return have, landed, err
+}
+
+// land appends entries to dst, the file at path, so that each one is there
+// afterwards: an entry whose ID dst already holds with the same content
+// (left by a move a crash cut short) is not written twice; one whose ID dst
+// holds with other content is written under a new ID, with a warning. It
+// returns the entries of dst by ID and the entries as dst now holds them.
+func (s *Store) land(path string, dst *File, entries []Entry) (map[string]*Entry, []Entry) {
+	taken := make(map[string]bool, len(dst.Entries)+len(entries))
+	for i := range dst.Entries {
+		taken[dst.Entries[i].ID] = true
+	}
+	byID := func() map[string]*Entry {
+		m := make(map[string]*Entry, len(dst.Entries))
+		for i := range dst.Entries {
+			m[dst.Entries[i].ID] = &dst.Entries[i]
+		}
+		return m
+	}
+	have := byID()
+	landed := make([]Entry, 0, len(entries))
+	dst.Entries = slices.Grow(dst.Entries, len(entries))
+	for _, e := range entries {
+		if d, ok := have[e.ID]; ok {
+			if sameStoredEntry(d, &e) {
+				landed = append(landed, *d)
+				continue
+			}
+			old := e.ID
+			e.ID = freshID(&e, dst.Dialect, taken)
+			e.derived = false
+			s.warn("%s already holds another entry with the ID %s; %q gets the new ID %s there", path, old, e.Heading(), e.ID)
+		}
+		taken[e.ID] = true
+		dst.Entries = append(dst.Entries, e)
+		landed = append(landed, e)
+		have[e.ID] = &dst.Entries[len(dst.Entries)-1]
+	}
+	return byID(), landed
+}
+
+// sameStoredEntry tells two copies of one entry (same ID) from two entries that
+// share an ID: the same content, as dedup compares it.
+func sameStoredEntry(a, b *Entry) bool {
+	return a.ID == b.ID && ContentHash(a.Content) == ContentHash(b.Content)
 }

@@ -159,7 +159,8 @@ func exitCode(err error) int {
 		return exitLocked
 	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
 		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, worktree.ErrTracked), errors.Is(err, policy.ErrRefused),
-		errors.Is(err, merge.ErrMassDeletion), errors.Is(err, hooks.ErrInWorktree):
+		errors.Is(err, merge.ErrMassDeletion), errors.Is(err, hooks.ErrInWorktree),
+		errors.Is(err, memfile.ErrReadOnly):
 		return exitRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return exitNoRepo
@@ -182,6 +183,8 @@ func defaultHint(err error) string {
 		return "workers may add, search, list, show and summarize (also the archive); ask an owner or admin (--role, MEMSYNC_ROLE) to do this"
 	case errors.Is(err, memfile.ErrTooLarge):
 		return "split the content into several smaller entries"
+	case errors.Is(err, memfile.ErrReadOnly):
+		return "memsync writes no memory file you made read-only; to let it write again, run chmod u+w on that file"
 	case errors.Is(err, history.ErrNoSnapshot):
 		return "the hooks take snapshots after every commit (memsync hooks install), or take one now: memsync snapshot"
 	case errors.Is(err, history.ErrNotSnapshot):

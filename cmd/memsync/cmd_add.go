@@ -20,9 +20,11 @@ func addCommand() *cli.Command {
 			"CONTENT '-' reads the content from standard input (multi-line content is fine).\n" +
 			"The title defaults to the content's first line. At the size cap (--max-bytes)\n" +
 			"the oldest entries move to .agent/archive/memories.md, with a warning.\n\n" +
-			"Content identical to a stored entry (ignoring case and whitespace) is not added\n" +
-			"again: add prints the existing ID (and offers 'memsync restore' if it is archived).\n" +
-			"Past --max-entries (and once a day for --ttl-days) add runs 'memsync gc'.\n" +
+			"Content identical to a stored entry (ignoring case and whitespace) that the\n" +
+			"session sees is not added again: add prints the existing ID (and offers\n" +
+			"'memsync restore' if it is archived); another session's copy does not count.\n" +
+			"Past --max-entries (and once a day for --ttl-days) add runs 'memsync gc',\n" +
+			"which never moves the entry add just wrote.\n" +
 			"With --session (MEMSYNC_SESSION) the entry gets a '- Session:' bullet. A memory\n" +
 			"in ralph-orchestrator's format keeps only content, tags and date: there a session\n" +
 			"or a title other than the content's first line is refused (exit 5).",

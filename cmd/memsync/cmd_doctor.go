@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,8 +24,11 @@ func doctorCommand() *cli.Command {
 			"(--fix removes it), and whether git tracks .agent/memories.md. With --fix, a file\n" +
 			"with git conflict markers is merged by entry: its two sides are parsed, an entry\n" +
 			"on either side is kept, the same entry on both sides is one entry, and an entry\n" +
-			"that differs keeps ours and records theirs for 'memsync conflicts'; the damaged\n" +
-			"file is kept as memories.md.bak-<time>. Worktree problems are repaired as by\n" +
+			"that differs keeps ours and records theirs for 'memsync conflicts'; entries that\n" +
+			"repeat an earlier entry's ID get new IDs. The damaged file is kept as\n" +
+			"memories.md.bak-<hash>, one backup per distinct content; damage --fix cannot\n" +
+			"repair (NUL bytes, markers that do not pair up) is for an edit by hand, which\n" +
+			"doctor names. Worktree problems are repaired as by\n" +
 			"'memsync worktree doctor --fix'. Exits 1 while problems remain.",
 		Flags:  []cli.Flag{&cli.BoolFlag{Name: "fix", Usage: "repair what can be repaired"}},
 		Action: runDoctor,
@@ -48,6 +49,8 @@ type checkJSON struct {
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`
 	Backup string `json:"backup,omitempty"`
+
+	canFix bool // doctor --fix repairs this problem
 }
 
 type doctorJSON struct {
@@ -93,10 +96,11 @@ func runDoctor(c *cli.Context) error {
 	} else {
 		checks = append(checks, checkJSON{Check: "conflicts", Status: checkOK, Detail: "no recorded conflicts"})
 	}
-	left := 0
+	left, fixable := 0, false
 	for _, ch := range checks {
 		if ch.Status == checkProblem {
 			left++
+			fixable = fixable || ch.canFix
 		}
 	}
 	if s.json {
@@ -116,7 +120,7 @@ func runDoctor(c *cli.Context) error {
 	}
 	if left > 0 {
 		msg := fmt.Sprintf("%d problem(s) left", left)
-		if !fix {
+		if !fix && fixable {
 			return withHint(errors.New(msg), "run 'memsync doctor --fix' to repair what can be repaired")
 		}
 		return errors.New(msg)
@@ -124,8 +128,10 @@ func runDoctor(c *cli.Context) error {
 	return nil
 }
 
-// checkFile reports a memory file's damage and, with fix, merges git
-// conflict markers by entry through the store's one rewrite.
+// checkFile reports a memory file's damage and, with fix, repairs what a
+// rewrite through the store repairs: git conflict markers are merged by entry
+// and entries that repeat an earlier entry's ID get new IDs. What it cannot
+// repair gets the step to take by hand, never "doctor --fix" again.
 func (s *session) checkFile(name, path string, fix bool, update func(func(*memfile.File) error) error) (checkJSON, error) {
 	ch := checkJSON{Check: name, Status: checkOK}
 	target, err := s.store.Resolve(path)
@@ -149,35 +155,54 @@ func (s *session) checkFile(name, path string, fix bool, update func(func(*memfi
 	}
 	ch.Status = checkProblem
 	ch.Detail = fmt.Sprintf("%s: %d problem(s), first at line %d: %s", path, len(f.Problems), f.Problems[0].Line, f.Problems[0].Msg)
-	if !memfile.HasConflictMarkers(data) {
-		ch.Fix = "memsync reads what parses; the next rewrite (e.g. memsync delete) keeps a backup of the file; or edit it by hand"
+	marked, dups := memfile.HasConflictMarkers(data), len(memfile.DuplicateIDs(f))
+	switch {
+	case marked:
+		ch.Fix, ch.canFix = "memsync doctor --fix merges the two sides of the conflict by entry (nothing is lost; a backup is kept)", true
+	case dups > 0:
+		ch.Fix, ch.canFix = fmt.Sprintf("memsync doctor --fix gives the %d entr%s that repeat an earlier entry's ID new IDs (a backup is kept)", dups, plural(dups, "y", "ies")), true
+	default:
+		ch.Fix = byHand(path, f.Problems[0].Line, "")
 		return ch, nil
 	}
-	ch.Fix = "memsync doctor --fix merges the two sides of the conflict by entry (nothing is lost; a backup is kept)"
 	if !fix {
 		return ch, nil
 	}
-	before, _ := filepath.Glob(target + ".bak-*")
 	if err := update(func(*memfile.File) error { return nil }); err != nil {
 		return ch, err
 	}
-	after, _ := filepath.Glob(target + ".bak-*")
-	for _, b := range after {
-		if !slices.Contains(before, b) {
-			ch.Backup = b
-		}
+	if _, err := os.Stat(memfile.BackupPath(target, data)); err == nil {
+		ch.Backup = memfile.BackupPath(target, data)
 	}
 	now, err := os.ReadFile(target)
 	if err != nil {
 		return ch, err
 	}
-	if memfile.HasConflictMarkers(now) {
-		ch.Detail = path + ": the conflict markers are not well-formed; merge the file by hand (a backup is kept)"
-		return ch, nil
-	}
 	g := memfile.Parse(now)
-	ch.Status, ch.Detail = checkFixed, fmt.Sprintf("%s: merged the two sides of the conflict by entry: %d entries", path, len(g.Entries))
+	ch.canFix = false
+	switch {
+	case memfile.HasConflictMarkers(now):
+		ch.Detail = path + ": the conflict markers are not well-formed; merge the file by hand"
+		ch.Fix = byHand(path, g.Problems[0].Line, ch.Backup)
+	case len(g.Problems) > 0:
+		ch.Detail = fmt.Sprintf("%s: %d problem(s) left, first at line %d: %s", path, len(g.Problems), g.Problems[0].Line, g.Problems[0].Msg)
+		ch.Fix = byHand(path, g.Problems[0].Line, ch.Backup)
+	case marked:
+		ch.Status, ch.Detail = checkFixed, fmt.Sprintf("%s: merged the two sides of the conflict by entry: %d entries", path, len(g.Entries))
+	default:
+		ch.Status, ch.Detail = checkFixed, fmt.Sprintf("%s: gave %d entr%s a new ID: %d entries", path, dups, plural(dups, "y", "ies"), len(g.Entries))
+	}
 	return ch, nil
+}
+
+// byHand is the advice for damage memsync does not repair by itself: the
+// edit to make, and how to check it.
+func byHand(path string, line int, backup string) string {
+	msg := fmt.Sprintf("edit %s by hand at line %d: keep the entries you want and delete the conflict marker lines (<<<<<<<, =======, >>>>>>>), NUL bytes or invalid text; then run 'memsync doctor'", path, line)
+	if backup != "" {
+		msg += " (the old content is in " + backup + ")"
+	}
+	return msg
 }
 
 // checkRepo reports the worktrees, the hooks and a tracked memory file.
@@ -198,6 +223,7 @@ func (s *session) checkRepo(fix bool) ([]checkJSON, error) {
 				ch.Detail = f.Worktree.Path + ": .agent/memories.md is tracked by git, merged by memsync's merge driver"
 			}
 		}
+		ch.canFix = f.Fixable
 		if fix && f.Fixable {
 			res, err := worktree.Repair(s.repo, f, s.stderr, s.stderr)
 			if err != nil {

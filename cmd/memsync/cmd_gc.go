@@ -16,9 +16,10 @@ func gcCommand() *cli.Command {
 			"(MCP_MEMORY_TTL_DAYS, default 90), then, while more than --max-entries\n" +
 			"(MCP_MEMORY_MAX_ENTRIES, default 1000) remain, the least recently accessed.\n" +
 			"An access is show, search or inject returning the entry, or its add or\n" +
-			"restore; an entry memsync never saw accessed starts its clock at its first gc.\n" +
-			"add runs gc by itself past the max count and once a day. --dry-run lists what\n" +
-			"would move. Owner and admin only.",
+			"restore; an entry memsync never saw accessed ages from its '- Date:', else\n" +
+			"from its first gc (all in whole seconds). add runs gc by itself past the max\n" +
+			"count and once a day, never moving the entry it just wrote. --dry-run lists\n" +
+			"what would move. Owner and admin only.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "list what would move; change nothing"},
 		},
