@@ -183,12 +183,16 @@ func (s *Store) gcLocked(lim Limits, spare string) ([]Entry, error) {
 // pickExpired chooses what GC moves, never the entry with the ID spare;
 // keep receives the other entries, and last the first-seen times of entries
 // it had no access for. Times are whole seconds, as the access log keeps
-// them: an entry never accessed ages from its Date (midnight), else from now.
+// them. An entry never accessed ages from when memsync first sees it (now,
+// recorded), so a memory another tool wrote long ago is not archived by the
+// first gc that meets it; among entries last used in the same second, the
+// one with the older Date goes first.
 func (s *Store) pickExpired(f *File, lim Limits, last map[string]time.Time, spare string, keep *[]Entry) []int {
 	now := time.Unix(s.now().Unix(), 0)
 	type cand struct {
-		i int
-		t time.Time
+		i    int
+		t    time.Time
+		date time.Time // tie-break: the entry's Date, else t
 	}
 	var picked []int
 	var kept []cand
@@ -196,7 +200,7 @@ func (s *Store) pickExpired(f *File, lim Limits, last map[string]time.Time, spar
 		e := &f.Entries[i]
 		t, ok := last[e.ID]
 		if !ok {
-			t = firstSeen(e, now)
+			t = now
 			last[e.ID] = t
 		}
 		if e.ID == spare {
@@ -206,13 +210,18 @@ func (s *Store) pickExpired(f *File, lim Limits, last map[string]time.Time, spar
 			picked = append(picked, i)
 			continue
 		}
-		kept = append(kept, cand{i, t})
+		kept = append(kept, cand{i, t, dated(e, t)})
 	}
 	if spare != "" && lim.MaxEntries > 0 {
 		lim.MaxEntries-- // the spared entry takes one place
 	}
 	if lim.MaxEntries > 0 && len(kept) > lim.MaxEntries {
-		sort.SliceStable(kept, func(a, b int) bool { return kept[a].t.Before(kept[b].t) })
+		sort.SliceStable(kept, func(a, b int) bool {
+			if !kept[a].t.Equal(kept[b].t) {
+				return kept[a].t.Before(kept[b].t)
+			}
+			return kept[a].date.Before(kept[b].date)
+		})
 		n := len(kept) - lim.MaxEntries
 		for _, c := range kept[:n] {
 			picked = append(picked, c.i)
@@ -233,17 +242,16 @@ func (s *Store) pickExpired(f *File, lim Limits, last map[string]time.Time, spar
 	return picked
 }
 
-// firstSeen is when an entry never accessed starts to age: its Date if it
-// has one in the past (orch and memsync write YYYY-MM-DD, local midnight),
-// else now.
-func firstSeen(e *Entry, now time.Time) time.Time {
+// dated is an entry's Date (orch and memsync write YYYY-MM-DD, local
+// midnight) when it has one before t, else t.
+func dated(e *Entry, t time.Time) time.Time {
 	for _, layout := range []string{"2006-01-02", time.RFC3339} {
-		if t, err := time.ParseInLocation(layout, strings.TrimSpace(e.Date), time.Local); err == nil {
-			if t = time.Unix(t.Unix(), 0); t.Before(now) {
-				return t
+		if d, err := time.ParseInLocation(layout, strings.TrimSpace(e.Date), time.Local); err == nil {
+			if d.Before(t) {
+				return d
 			}
 			break
 		}
 	}
-	return now
+	return t
 }

@@ -76,7 +76,7 @@ func TestAddNeverArchivesItsOwnEntry(t *testing.T) {
 
 // An entry never accessed ages from its Date (midnight, in whole seconds as
 // the access log), else from the first gc that sees it.
-func TestGCAgesUnseenEntriesFromTheirDate(t *testing.T) {
+func TestGCAgesUnseenEntriesFromFirstSight(t *testing.T) {
 	s := lifecycleStore(t)
 	now := time.Date(2026, 6, 1, 12, 0, 0, 123456789, time.Local)
 	s.Now = func() time.Time { return now }
@@ -85,21 +85,26 @@ func TestGCAgesUnseenEntriesFromTheirDate(t *testing.T) {
 	if err := os.WriteFile(s.Path(), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	moved, err := s.GC(Limits{MaxEntries: 2, TTL: 90 * 24 * time.Hour}, false)
+	// Dated months ago, but never seen: the TTL counts from now.
+	moved, err := s.GC(Limits{MaxEntries: 10, TTL: 90 * 24 * time.Hour}, false)
+	if err != nil || len(moved) != 0 {
+		t.Fatalf("gc moved %v (%v), want nothing: no entry has been seen for 90 days", moved, err)
+	}
+	// All first seen in the same second: the older Date goes first.
+	moved, err = s.GC(Limits{MaxEntries: 2, TTL: -1}, false)
 	if err != nil || len(moved) != 1 || moved[0].Content != "old" {
-		t.Fatalf("gc moved %v (%v), want only the old entry", moved, err)
+		t.Fatalf("gc moved %v (%v), want the oldest dated entry", moved, err)
 	}
-	// Undated and recent: the undated one is first seen now; the recent one
-	// is two days old, so it is the least recently used.
-	moved, err = s.GC(Limits{MaxEntries: 1, TTL: -1}, false)
-	if err != nil || len(moved) != 1 || moved[0].Content != "recent" {
-		t.Fatalf("gc moved %v (%v), want the recent (dated) entry", moved, err)
-	}
-	// The undated entry's first sight was recorded in whole seconds.
+	// First sight was recorded in whole seconds, and the TTL runs from it.
 	last := s.LastAccess()
 	act, _ := s.Load()
 	if got := last[act.Entries[0].ID]; !got.Equal(time.Unix(now.Unix(), 0)) {
 		t.Fatalf("first sight recorded as %v", got)
+	}
+	now = now.Add(91 * 24 * time.Hour)
+	moved, err = s.GC(Limits{MaxEntries: 10, TTL: 90 * 24 * time.Hour}, false)
+	if err != nil || len(moved) != 2 {
+		t.Fatalf("gc 91 days after first sight moved %v (%v), want both", moved, err)
 	}
 }
 
