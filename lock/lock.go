@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/memsync/memsync/internal/fsutil"
 )
 
 // DefaultTimeout bounds how long a command waits for the lock.
@@ -143,16 +145,16 @@ func holder(path string) int {
 	}
 	holders, ok := lockHolders(uint64(st.Ino))
 	if !ok {
-		if alive(recorded) {
+		if fsutil.ProcessAlive(recorded) {
 			return recorded
 		}
 		return 0
 	}
-	if slices.Contains(holders, recorded) && alive(recorded) {
+	if slices.Contains(holders, recorded) && fsutil.ProcessAlive(recorded) {
 		return recorded
 	}
 	for _, pid := range holders {
-		if alive(pid) {
+		if fsutil.ProcessAlive(pid) {
 			return pid
 		}
 	}
@@ -200,15 +202,6 @@ func lockHolders(ino uint64) (pids []int, ok bool) {
 		}
 	}
 	return pids, true
-}
-
-// alive tells whether a process with this pid exists.
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // command is the name of a process (Linux's /proc/PID/comm), "" if unknown.
