@@ -82,8 +82,8 @@ func TestStaleTemps(t *testing.T) {
 	}
 	dead := write(".memories.md.tmp-" + strconv.Itoa(done.Process.Pid) + "-42")
 	write(".memories.md.tmp-" + strconv.Itoa(os.Getpid()) + "-43") // being written
-	write(".memories.md.tmp-1234567")                                 // no pid, fresh
-	old := write(".memories.md.tmp-7654321")                          // no pid, old
+	write(".memories.md.tmp-1234567")                              // no pid, fresh
+	old := write(".memories.md.tmp-7654321")                       // no pid, old
 	past := time.Now().Add(-2 * OldTempAge)
 	if err := os.Chtimes(old, past, past); err != nil {
 		t.Fatal(err)
