@@ -45,17 +45,13 @@ var ErrTimeout = errors.New("lock wait timed out")
 type TimeoutError struct {
 	Path   string
 	Waited time.Duration
-	PID    int    // 0 when unknown
-	Name   string // the holder's command name, when known
+	PID    int // 0 when unknown
 }
 
 func (e *TimeoutError) Error() string {
 	holder := "another process"
 	if e.PID > 0 {
 		holder = "pid " + strconv.Itoa(e.PID)
-		if e.Name != "" {
-			holder += " (" + e.Name + ")"
-		}
 	}
 	return fmt.Sprintf("timed out after %s waiting for lock %s (held by %s)", e.Waited.Round(time.Millisecond), e.Path, holder)
 }
@@ -123,8 +119,7 @@ func acquire(path string, timeout time.Duration, shared bool) (*Lock, error) {
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	pid := holder(path)
-	return nil, &TimeoutError{Path: path, Waited: time.Since(start), PID: pid, Name: command(pid)}
+	return nil, &TimeoutError{Path: path, Waited: time.Since(start), PID: holder(path)}
 }
 
 // holder names the process that holds the lock on path, 0 when that is not
@@ -202,18 +197,6 @@ func lockHolders(ino uint64) (pids []int, ok bool) {
 		}
 	}
 	return pids, true
-}
-
-// command is the name of a process (Linux's /proc/PID/comm), "" if unknown.
-func command(pid int) string {
-	if pid <= 0 {
-		return ""
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
 }
 
 // Path is the lock file's path.
