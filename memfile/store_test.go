@@ -281,3 +281,21 @@ func TestResolveJudgesFoldersNotYetMade(t *testing.T) {
 		t.Fatalf("created outside the home: %v", err)
 	}
 }
+
+// TestAliasedFilesRefused: a lock hard-linked to the memory file would get a
+// pid written into the memory; refused before anything is written.
+func TestAliasedFilesRefused(t *testing.T) {
+	s := newStore(t)
+	mustAppend(t, s, "one")
+	before, _ := os.ReadFile(s.Path())
+	_ = os.Remove(s.Path() + ".lock")
+	if err := os.Link(s.Path(), s.Path()+".lock"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(s.NewEntry("", "", "two", nil)); !errors.Is(err, ErrUnsafePath) || !strings.Contains(err.Error(), "same file") {
+		t.Fatalf("add with the lock hard-linked to the memory: %v", err)
+	}
+	if after, _ := os.ReadFile(s.Path()); string(after) != string(before) {
+		t.Fatalf("memory changed:\n%s", after)
+	}
+}
