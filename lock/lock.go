@@ -138,7 +138,7 @@ func holder(path string) int {
 	if !ok {
 		return 0
 	}
-	holders, ok := lockHolders(uint64(st.Ino))
+	holders, ok := lockHolders(st.Ino)
 	if !ok {
 		if fsutil.ProcessAlive(recorded) {
 			return recorded

@@ -169,7 +169,11 @@ func (s *Store) Resolve(path string) (string, error) {
 	}
 	target = filepath.Join(resolveDir(filepath.Dir(target)), filepath.Base(target))
 	home := filepath.Clean(s.Home)
-	if rel, err := filepath.Rel(home, target); err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	// The home's own parents are resolved too (where a caller passed them
+	// unresolved), the home itself not: a .agent that is a link out of the
+	// worktree leads outside.
+	homeReal := filepath.Join(resolveDir(filepath.Dir(home)), filepath.Base(home))
+	if !within(home, target) && !within(homeReal, target) {
 		return "", &PathError{Path: path, Target: target, Link: s.LinkOn(path),
 			Why: "resolves outside the memory home " + home + ", to " + target}
 	}
@@ -181,6 +185,12 @@ func (s *Store) Resolve(path string) (string, error) {
 		return "", &PathError{Path: path, Target: target, notDir: true, Why: "is " + kind + ", not a memory file"}
 	}
 	return target, nil
+}
+
+// within tells whether path lies strictly inside dir (both clean).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // resolveDir resolves the symlinks of a folder that may not exist yet: its
