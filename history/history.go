@@ -255,14 +255,14 @@ func (h *History) Live() (Files, error) {
 	if _, err := os.Stat(h.Store.Home); err != nil {
 		return Files{}, nil
 	}
-	target, err := h.Store.Resolve(h.Store.Path())
+	lp, err := h.Store.LockPath()
 	if err != nil {
 		return Files{}, err
 	}
 	// As memfile's readers do: without the lock only where the lock file
 	// cannot be created (a read-only home); appends are single writes and
 	// rewrites renames, so the files read are whole.
-	l, err := lock.Shared(lock.PathFor(target), h.Store.LockTimeout)
+	l, err := lock.Shared(lp, h.Store.LockTimeout)
 	switch {
 	case err == nil:
 		defer func() { _ = l.Release() }()

@@ -234,11 +234,11 @@ func (h *History) readLocked(fn func() error) error {
 	if _, err := os.Stat(h.Store.Home); err != nil {
 		return fn()
 	}
-	target, err := h.Store.Resolve(h.Store.Path())
+	lp, err := h.Store.LockPath()
 	if err != nil {
 		return err
 	}
-	l, err := lock.Shared(lock.PathFor(target), h.Store.LockTimeout)
+	l, err := lock.Shared(lp, h.Store.LockTimeout)
 	switch {
 	case err == nil:
 		defer func() { _ = l.Release() }()

@@ -2,9 +2,13 @@
 //
 // Every memory home has one lock file: "<resolved memory file>.lock", i.e.
 // the path of the real memories.md (symlinks resolved) with ".lock" appended.
-// Writers take an exclusive flock(2) on it and record their pid in it;
-// readers take a shared flock. Waits are bounded. The lock file is never
-// deleted, so two processes can never lock two different inodes of one name.
+// Writers take an exclusive flock(2) on it and record their pid over its
+// first bytes (never truncating it); readers take a shared flock. Waits are
+// bounded. The lock file is never deleted, so two processes can never lock
+// two different inodes of one name. The path given must be resolved: a
+// symlink at it is refused (O_NOFOLLOW), never written through; the caller
+// (memfile.Store.LockPath) follows a lock symlink that stays in the memory
+// home and refuses one that leaves it.
 //
 // Another tool can take part with flock(1):
 //
@@ -16,11 +20,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/memsync/memsync/internal/fsutil"
 )
 
 // DefaultTimeout bounds how long a command waits for the lock.
@@ -33,7 +41,7 @@ const retryDelay = 2 * time.Millisecond
 var ErrTimeout = errors.New("lock wait timed out")
 
 // TimeoutError says which lock could not be had, for how long we waited and
-// which process (as recorded in the lock file) held it.
+// which process held it, when that is known (see holder).
 type TimeoutError struct {
 	Path   string
 	Waited time.Duration
@@ -41,7 +49,7 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
-	holder := "an unknown process"
+	holder := "another process"
 	if e.PID > 0 {
 		holder = "pid " + strconv.Itoa(e.PID)
 	}
@@ -67,13 +75,22 @@ func Exclusive(path string, timeout time.Duration) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Record the holder for the timeout message of whoever waits next.
-	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
-		_, _ = f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
+	// Record the holder for the timeout message of whoever waits next: over
+	// the file's first bytes, padded to a fixed width, so the file is never
+	// truncated (it may be another tool's lock file too).
+	if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NOFOLLOW, 0); err == nil {
+		if fi, err := f.Stat(); err == nil {
+			if held, err := l.fl.Stat(); err == nil && os.SameFile(fi, held) {
+				_, _ = f.WriteAt([]byte(fmt.Sprintf("%-*d\n", pidWidth, os.Getpid())), 0)
+			}
+		}
 		_ = f.Close()
 	}
 	return l, nil
 }
+
+// pidWidth is the width the pid is padded to in the lock file.
+const pidWidth = 10
 
 // Shared takes the readers' lock on path. Readers exclude writers, not each
 // other.
@@ -85,7 +102,7 @@ func acquire(path string, timeout time.Duration, shared bool) (*Lock, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o644))
+	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	start := time.Now()
@@ -105,17 +122,81 @@ func acquire(path string, timeout time.Duration, shared bool) (*Lock, error) {
 	return nil, &TimeoutError{Path: path, Waited: time.Since(start), PID: holder(path)}
 }
 
-// holder reads the pid recorded in the lock file, 0 if none.
+// holder names the process that holds the lock on path, 0 when that is not
+// known. The pid the lock file records is only a hint (the lock may since have
+// passed to flock(1) or another tool that records nothing): where the system
+// lists its locks (/proc/locks), a pid is named only when it is alive and
+// holds a lock on this file, the recorded one first; elsewhere the recorded
+// pid is named when that process is alive.
 func holder(path string) int {
-	b, err := os.ReadFile(path)
+	recorded := recordedPID(path)
+	fi, err := os.Stat(path)
 	if err != nil {
 		return 0
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0
+	}
+	holders, ok := lockHolders(st.Ino)
+	if !ok {
+		if fsutil.ProcessAlive(recorded) {
+			return recorded
+		}
+		return 0
+	}
+	if slices.Contains(holders, recorded) && fsutil.ProcessAlive(recorded) {
+		return recorded
+	}
+	for _, pid := range holders {
+		if fsutil.ProcessAlive(pid) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// recordedPID reads the pid on the lock file's first line, 0 if none.
+func recordedPID(path string) int {
+	f, err := os.Open(path)
 	if err != nil {
+		return 0
+	}
+	defer func() { _ = f.Close() }()
+	b := make([]byte, 64)
+	n, _ := f.Read(b)
+	first, _, _ := strings.Cut(string(b[:n]), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 0 {
 		return 0
 	}
 	return pid
+}
+
+// lockHolders lists the pids holding a lock on the inode ino, as Linux's
+// /proc/locks shows them ("1: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE ...";
+// lines with "->" are waiters, not holders). ok is false where there is no
+// /proc/locks. Only the inode is compared: on an overlay file system the
+// device shown is the lower file system's, not the one stat reports.
+func lockHolders(ino uint64) (pids []int, ok bool) {
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return nil, false
+	}
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] == "->" {
+			continue
+		}
+		id := strings.Split(f[5], ":")
+		if len(id) != 3 || id[2] != strconv.FormatUint(ino, 10) {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[4]); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, true
 }
 
 // Path is the lock file's path.

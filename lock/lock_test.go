@@ -108,3 +108,93 @@ func TestSharedLocksCoexist(t *testing.T) {
 		t.Fatalf("exclusive while a reader holds the lock: %v", err)
 	}
 }
+
+// TestTimeoutNamesOnlyALiveHolder: the lock file still records the pid of a
+// memsync that finished, while flock(1) holds the lock: the message must not
+// name the finished process.
+func TestTimeoutNamesOnlyALiveHolder(t *testing.T) {
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("flock(1) not installed")
+	}
+	p := filepath.Join(t.TempDir(), "memories.md.lock")
+	gone, release := holdInOtherProcess(t, p)
+	release() // the helper recorded its pid and exited
+	if b, _ := os.ReadFile(p); !strings.Contains(string(b), fmt.Sprint(gone)) {
+		t.Fatalf("lock file %q does not record the helper's pid %d", b, gone)
+	}
+	cmd := exec.Command("flock", p, "sh", "-c", "echo held; cat")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
+	buf := make([]byte, 4)
+	if _, err := out.Read(buf); err != nil || string(buf) != "held" {
+		t.Fatalf("flock did not take the lock: %q %v", buf, err)
+	}
+
+	_, err = Exclusive(p, 100*time.Millisecond)
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("want TimeoutError, got %v", err)
+	}
+	if te.PID == gone || strings.Contains(err.Error(), fmt.Sprintf("pid %d", gone)) {
+		t.Fatalf("names the finished process %d: %v", gone, err)
+	}
+	if te.PID != 0 && te.PID != cmd.Process.Pid {
+		t.Fatalf("names pid %d, which is not flock's %d: %v", te.PID, cmd.Process.Pid, err)
+	}
+	if _, err := os.Stat("/proc/locks"); err == nil && te.PID != cmd.Process.Pid {
+		t.Fatalf("with /proc/locks the holder is known to be flock (pid %d): %v", cmd.Process.Pid, err)
+	}
+	if te.PID == 0 && !strings.Contains(err.Error(), "held by another process") {
+		t.Fatalf("message %q", err)
+	}
+}
+
+// TestLockNeverFollowsOrTruncates: a lock path that is a symlink is refused
+// (the caller resolves it first), nothing is created at its target, and a
+// lock file's content past the pid is left as it was.
+func TestLockNeverFollowsOrTruncates(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	p := filepath.Join(dir, "memories.md.lock")
+	if err := os.Symlink(victim, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Exclusive(p, 50*time.Millisecond); err == nil || errors.Is(err, ErrTimeout) {
+		t.Fatalf("exclusive through a symlink: %v", err)
+	}
+	if _, err := Shared(p, 50*time.Millisecond); err == nil || errors.Is(err, ErrTimeout) {
+		t.Fatalf("shared through a symlink: %v", err)
+	}
+	if _, err := os.Lstat(victim); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the symlink's target was created: %v", err)
+	}
+
+	_ = os.Remove(p)
+	long := "1\nwritten by another tool, longer than any pid\n"
+	if err := os.WriteFile(p, []byte(long), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Exclusive(p, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Release()
+	b, _ := os.ReadFile(p)
+	if len(b) != len(long) || !strings.HasSuffix(string(b), "longer than any pid\n") {
+		t.Fatalf("lock file truncated or grown: %q", b)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	if strings.TrimSpace(first) != fmt.Sprint(os.Getpid()) {
+		t.Fatalf("first line %q, want this pid %d", first, os.Getpid())
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -27,8 +28,10 @@ const (
 
 // Errors a caller can test for with errors.Is.
 var (
-	// ErrUnsafePath: the memory file resolves outside its memory home.
-	ErrUnsafePath = errors.New("memory file resolves outside the memory home")
+	// ErrUnsafePath: a file memsync would write (memory, archive, lock)
+	// resolves outside its memory home, is not a regular file, or is the same
+	// file as another of them. Every such error is a *PathError.
+	ErrUnsafePath = errors.New("unsafe memory path")
 	// ErrTooLarge: one entry exceeds MaxEntryBytes.
 	ErrTooLarge = errors.New("entry too large")
 	// ErrInvalid: an entry that cannot be written as given.
@@ -117,8 +120,42 @@ func (s *Store) maxEntryBytes() int {
 	return DefaultMaxEntryBytes
 }
 
+// PathError is an ErrUnsafePath: which path is refused, why, and the
+// symlink that leads it astray.
+type PathError struct {
+	Path   string // the path memsync was to use
+	Other  string // for an alias: the other path that is the same file
+	Target string // where Path resolves
+	Link   string // the symlink that leads astray ("" when there is none)
+	Why    string // what is wrong, after the path
+	notDir bool   // Target exists and is no regular file
+}
+
+func (e *PathError) Error() string {
+	msg := "unsafe memory path: " + e.Path + " " + e.Why
+	if e.Link != "" && e.Link != e.Path && e.Link != e.Other {
+		msg += " (through the symlink " + e.Link + ")"
+	}
+	return msg
+}
+
+// Unwrap makes errors.Is(err, ErrUnsafePath) work.
+func (e *PathError) Unwrap() error { return ErrUnsafePath }
+
+// Fix tells the user how to repair it.
+func (e *PathError) Fix() string {
+	if e.notDir {
+		return "move " + e.Target + " out of the way (mv " + e.Target + " " + e.Target + ".old), then run 'memsync init'"
+	}
+	if e.Link != "" {
+		return "remove the symlink " + e.Link + " (memsync never writes through a symlink that leaves the memory home or makes two of its files one), then run 'memsync init'"
+	}
+	return "move " + e.Path + " into the memory home, then run 'memsync init'"
+}
+
 // Resolve returns the real path of a file in the home (symlinks followed,
-// also a dangling one), and refuses one that lies outside the home.
+// also a dangling one), and refuses one that lies outside the home or that
+// exists and is no regular file (a folder, a pipe).
 func (s *Store) Resolve(path string) (string, error) {
 	target := path
 	for range 40 {
@@ -135,23 +172,196 @@ func (s *Store) Resolve(path string) (string, error) {
 		}
 		target = filepath.Clean(dest)
 	}
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(target)); err == nil {
-		target = filepath.Join(dir, filepath.Base(target))
-	}
+	target = filepath.Join(resolveDir(filepath.Dir(target)), filepath.Base(target))
 	home := filepath.Clean(s.Home)
-	if rel, err := filepath.Rel(home, target); err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return "", fmt.Errorf("%w: %s -> %s (home %s)", ErrUnsafePath, path, target, home)
+	// The home's own parents are resolved too (where a caller passed them
+	// unresolved), the home itself not: a .agent that is a link out of the
+	// worktree leads outside.
+	homeReal := filepath.Join(resolveDir(filepath.Dir(home)), filepath.Base(home))
+	if !within(home, target) && !within(homeReal, target) {
+		return "", &PathError{Path: path, Target: target, Link: s.LinkOn(path),
+			Why: "resolves outside the memory home " + home + ", to " + target}
+	}
+	if fi, err := os.Stat(target); err == nil && !fi.Mode().IsRegular() {
+		kind := "not a regular file"
+		if fi.IsDir() {
+			kind = "a directory"
+		}
+		return "", &PathError{Path: path, Target: target, notDir: true, Why: "is " + kind + ", not a memory file"}
 	}
 	return target, nil
 }
 
-// lockPath is the one lock of the home: beside the resolved active file.
-func (s *Store) lockPath() (string, error) {
-	target, err := s.Resolve(s.Path())
-	if err != nil {
-		return "", err
+// within tells whether path lies strictly inside dir (both clean).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// resolveDir resolves the symlinks of a folder that may not exist yet: its
+// nearest existing ancestor is resolved and the rest joined to it, so a
+// folder memsync would create under a symlink (also a dangling one) is
+// judged where it would land.
+func resolveDir(dir string) string {
+	for range 40 {
+		rest := ""
+		d := dir
+		for {
+			if real, err := filepath.EvalSymlinks(d); err == nil {
+				return filepath.Join(real, rest)
+			}
+			if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				break // a dangling link: follow it by hand
+			}
+			if filepath.Dir(d) == d {
+				return dir
+			}
+			rest = filepath.Join(filepath.Base(d), rest)
+			d = filepath.Dir(d)
+		}
+		dest, err := os.Readlink(d)
+		if err != nil {
+			return dir
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(d), dest)
+		}
+		dir = filepath.Join(dest, rest)
 	}
-	return lock.PathFor(target), nil
+	return dir
+}
+
+// LinkOn returns the first symlink on the way to path, from the memory home
+// down (the home itself, a folder in it, the file), "" when there is none:
+// the link to name when path resolves where it must not.
+func (s *Store) LinkOn(path string) string {
+	home := filepath.Clean(s.Home)
+	steps := []string{filepath.Dir(path), path}
+	if rel, err := filepath.Rel(home, path); err == nil && !strings.HasPrefix(rel, "..") {
+		steps = []string{home}
+		for at, part := home, strings.Split(rel, string(filepath.Separator)); len(part) > 0 && rel != "."; part = part[1:] {
+			at = filepath.Join(at, part[0])
+			steps = append(steps, at)
+		}
+	}
+	for _, p := range steps {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// paths are the files of a store, resolved and checked.
+type paths struct{ memory, archive, lock string }
+
+// PathProblems checks every path the store writes: the active file, the
+// archive and the lock each resolve inside the home and are no folder, and
+// no two of them are the same file. It returns one *PathError per problem.
+func (s *Store) PathProblems() []error {
+	_, errs := s.checkPaths()
+	return errs
+}
+
+func (s *Store) checkPaths() (paths, []error) {
+	var p paths
+	var errs []error
+	names := []string{s.Path(), s.ArchivePath(), ""}
+	real := []*string{&p.memory, &p.archive, &p.lock}
+	for i := range names {
+		if i == 2 {
+			if p.memory == "" {
+				break // the lock is beside the resolved active file
+			}
+			names[2] = lock.PathFor(p.memory)
+		}
+		t, err := s.Resolve(names[i])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		*real[i] = t
+	}
+	for i := range names {
+		for j := i + 1; j < len(names); j++ {
+			if *real[i] == "" || *real[j] == "" || !sameFile(*real[i], *real[j]) {
+				continue
+			}
+			a, b := names[i], names[j]
+			if s.LinkOn(b) != "" && s.LinkOn(a) == "" {
+				a, b = b, a
+			}
+			errs = append(errs, &PathError{Path: a, Other: b, Target: *real[i], Link: s.LinkOn(a),
+				Why: "and " + b + " are the same file (" + *real[i] + "); memsync never writes one through the other"})
+		}
+	}
+	return p, errs
+}
+
+// sameFile tells whether two resolved paths are one file (one name, or hard links).
+func sameFile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// resolvePaths is checkPaths' first problem as an error.
+func (s *Store) resolvePaths() (paths, error) {
+	p, errs := s.checkPaths()
+	if len(errs) > 0 {
+		return p, errs[0]
+	}
+	return p, nil
+}
+
+// LockPath is the one lock file of the home: beside the resolved active file,
+// itself resolved. A symlink there is followed while it stays in the home (a
+// worktree's lock link), and refused when it leaves the home or when the
+// lock, the active file and the archive are not three files.
+func (s *Store) LockPath() (string, error) {
+	p, err := s.resolvePaths()
+	return p.lock, err
+}
+
+// StaleTemps lists the temp files that killed rewrites left beside the
+// active file and the archive (and their backups): those no live process is
+// writing (see fsutil.StaleTemps).
+func (s *Store) StaleTemps() ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range []string{s.Path(), s.ArchivePath()} {
+		t, err := s.Resolve(p)
+		if err != nil || seen[filepath.Dir(t)] {
+			continue
+		}
+		seen[filepath.Dir(t)] = true
+		stale, err := fsutil.StaleTemps(filepath.Dir(t))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, stale...)
+	}
+	return out, nil
+}
+
+// RemoveStaleTemps removes StaleTemps under the writers' lock, so no memsync
+// rewrite is under way, and returns the files it removed.
+func (s *Store) RemoveStaleTemps() ([]string, error) {
+	var removed []string
+	err := s.WithLock(func() error {
+		stale, err := s.StaleTemps()
+		for _, p := range stale {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			removed = append(removed, p)
+		}
+		return err
+	})
+	return removed, err
 }
 
 // Load reads the active file under the readers' lock. A missing file is an
@@ -191,7 +401,7 @@ func (s *Store) loadReusing(path string, locked bool, prev *File) (*File, error)
 		return nil, err
 	}
 	if locked {
-		lp, err := s.lockPath()
+		lp, err := s.LockPath()
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +440,7 @@ func (s *Store) WithLock(fn func() error) error {
 	if err := os.MkdirAll(s.Home, s.dirMode()); err != nil {
 		return err
 	}
-	lp, err := s.lockPath()
+	lp, err := s.LockPath()
 	if err != nil {
 		return err
 	}
@@ -317,7 +527,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 	if err := s.CheckWritable(s.Path()); err != nil {
 		return e, false, err
 	}
-	f, err := os.OpenFile(target, os.O_RDWR|os.O_APPEND|os.O_CREATE, s.fileMode())
+	f, err := os.OpenFile(target, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, s.fileMode())
 	if err != nil {
 		return e, false, err
 	}

@@ -257,3 +257,45 @@ func TestReloadReusesOnlyTheSameBytes(t *testing.T) {
 		t.Fatalf("archive: %v %v", a, err)
 	}
 }
+
+// TestResolveJudgesFoldersNotYetMade: an archive folder that is a dangling
+// link out of the home is refused before memsync would create anything there.
+func TestResolveJudgesFoldersNotYetMade(t *testing.T) {
+	s := newStore(t)
+	_ = os.MkdirAll(s.Home, 0o755)
+	if err := os.Symlink("../nowhere/deeper", filepath.Join(s.Home, "archive")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Resolve(s.ArchivePath())
+	var pe *PathError
+	if !errors.As(err, &pe) || pe.Link != filepath.Join(s.Home, "archive") {
+		t.Fatalf("want a PathError naming the archive link, got %v", err)
+	}
+	if _, err := s.Append(s.NewEntry("", "", "one", nil)); !errors.Is(err, ErrUnsafePath) {
+		t.Fatalf("add with an unsafe archive: %v", err)
+	}
+	if _, err := s.Archive("1"); !errors.Is(err, ErrUnsafePath) {
+		t.Fatalf("archive through a dangling link: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(filepath.Dir(s.Home), "nowhere")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("created outside the home: %v", err)
+	}
+}
+
+// TestAliasedFilesRefused: a lock hard-linked to the memory file would get a
+// pid written into the memory; refused before anything is written.
+func TestAliasedFilesRefused(t *testing.T) {
+	s := newStore(t)
+	mustAppend(t, s, "one")
+	before, _ := os.ReadFile(s.Path())
+	_ = os.Remove(s.Path() + ".lock")
+	if err := os.Link(s.Path(), s.Path()+".lock"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(s.NewEntry("", "", "two", nil)); !errors.Is(err, ErrUnsafePath) || !strings.Contains(err.Error(), "same file") {
+		t.Fatalf("add with the lock hard-linked to the memory: %v", err)
+	}
+	if after, _ := os.ReadFile(s.Path()); string(after) != string(before) {
+		t.Fatalf("memory changed:\n%s", after)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/memfile"
 )
 
 // Worktree is one worktree of the repository, as git lists it, with the state
@@ -208,7 +209,11 @@ func Doctor(r *Repo) ([]Finding, error) {
 		case st.Tracked:
 			f.Fix, f.Fixable = "in "+w.Path+": git rm --cached .agent/memories.md, then commit (memsync keeps memory history on its own ref)", false
 		case st.Primary && st.State == StateUnsafe:
-			f.Fix, f.Fixable = "remove the symlink "+st.Path+" (it leads outside the memory home), then: memsync init", false
+			link := memfile.Open(r.Home).LinkOn(st.Path) // .agent itself, or the file
+			if link == "" {
+				link = st.Path
+			}
+			f.Fix, f.Fixable = "remove the symlink "+link+" (it leads outside the memory home), then: memsync init", false
 		case st.State == StatePrimary, st.State == StateLinked:
 			continue
 		case st.State == StateCopy:

@@ -172,11 +172,14 @@ func exitCode(err error) int {
 
 func defaultHint(err error) string {
 	var te *lock.TimeoutError
+	var pe *memfile.PathError
 	switch {
 	case errors.As(err, &te):
-		return "another memsync process is writing the memory; retry, or wait longer with --lock-timeout (MEMSYNC_LOCK_TIMEOUT)"
+		return "another process holds the memory's lock; retry, or wait longer with --lock-timeout (MEMSYNC_LOCK_TIMEOUT)"
 	case errors.Is(err, worktree.ErrNotRepo):
 		return "run memsync inside a git repository (or pass -C DIR and run 'memsync init' there), or use --global for the global memory"
+	case errors.As(err, &pe):
+		return pe.Fix()
 	case errors.Is(err, memfile.ErrUnsafePath):
 		return "memsync never writes through a link that leaves the memory home; remove the link, then run 'memsync worktree link'"
 	case errors.Is(err, policy.ErrRefused):

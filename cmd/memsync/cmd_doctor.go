@@ -68,16 +68,27 @@ func runDoctor(c *cli.Context) error {
 	}
 	fix := c.Bool("fix")
 	var checks []checkJSON
+	unsafe := s.store.PathProblems()
 	for _, file := range []struct {
 		name, path string
 		update     func(func(*memfile.File) error) error
 	}{{"memory", s.store.Path(), s.store.Update}, {"archive", s.store.ArchivePath(), s.store.UpdateArchive}} {
+		if ch, ok := pathCheck(file.name, file.path, unsafe); ok {
+			checks = append(checks, ch)
+			continue
+		}
 		ch, err := s.checkFile(file.name, file.path, fix, file.update)
 		if err != nil {
 			return err
 		}
 		checks = append(checks, ch)
 	}
+	checks = append(checks, s.checkLock(unsafe))
+	temps, err := s.checkTemps(fix, len(unsafe) == 0)
+	if err != nil {
+		return err
+	}
+	checks = append(checks, temps)
 	if s.repo != nil {
 		more, err := s.checkRepo(fix)
 		if err != nil {
@@ -136,9 +147,7 @@ func (s *session) checkFile(name, path string, fix bool, update func(func(*memfi
 	ch := checkJSON{Check: name, Status: checkOK}
 	target, err := s.store.Resolve(path)
 	if err != nil {
-		ch.Status, ch.Detail = checkProblem, err.Error()
-		ch.Fix = "remove the link, then: memsync worktree link"
-		return ch, nil
+		return ch, err
 	}
 	data, err := os.ReadFile(target)
 	if errors.Is(err, os.ErrNotExist) {
@@ -203,6 +212,66 @@ func byHand(path string, line int, backup string) string {
 		msg += " (the old content is in " + backup + ")"
 	}
 	return msg
+}
+
+// pathCheck reports the first unsafe path problem of the file at path (the
+// file itself, or an alias of it), ok false when it has none.
+func pathCheck(name, path string, unsafe []error) (checkJSON, bool) {
+	for _, err := range unsafe {
+		var pe *memfile.PathError
+		if errors.As(err, &pe) && (pe.Path == path || pe.Other == path) {
+			return checkJSON{Check: name, Status: checkProblem, Detail: err.Error(), Fix: pe.Fix()}, true
+		}
+	}
+	return checkJSON{}, false
+}
+
+// checkLock reports the lock file: resolved inside the memory home, no alias
+// of a memory file.
+func (s *session) checkLock(unsafe []error) checkJSON {
+	lp := s.store.Path() + ".lock"
+	if ch, ok := pathCheck("lock", lp, unsafe); ok {
+		return ch
+	}
+	if _, err := s.store.Resolve(s.store.Path()); err != nil {
+		return checkJSON{Check: "lock", Status: checkInfo, Detail: "not checked: it lies beside the memory file, whose path is unsafe"}
+	}
+	if real, err := s.store.LockPath(); err == nil {
+		lp = real
+	}
+	if ch, ok := pathCheck("lock", lp, unsafe); ok {
+		return ch
+	}
+	return checkJSON{Check: "lock", Status: checkOK, Detail: lp}
+}
+
+// checkTemps reports the temp files that killed rewrites left in the memory
+// home; with fix (and only where every path is safe) it removes them under
+// the writers' lock.
+func (s *session) checkTemps(fix, safe bool) (checkJSON, error) {
+	ch := checkJSON{Check: "temp", Status: checkOK, Detail: "no temp files left by interrupted writes"}
+	stale, err := s.store.StaleTemps()
+	if err != nil || len(stale) == 0 {
+		return ch, err
+	}
+	var size int64
+	for _, p := range stale {
+		if fi, err := os.Stat(p); err == nil {
+			size += fi.Size()
+		}
+	}
+	ch.Status, ch.Fix = checkProblem, "memsync doctor --fix removes them (no live process is writing them)"
+	ch.Detail = fmt.Sprintf("%d temp file%s left by interrupted writes (%d bytes), e.g. %s", len(stale), plural(len(stale), "", "s"), size, stale[0])
+	if !fix || !safe {
+		return ch, nil
+	}
+	removed, err := s.store.RemoveStaleTemps()
+	if err != nil {
+		return ch, err
+	}
+	ch.Status = checkFixed
+	ch.Detail = fmt.Sprintf("removed %d temp file%s left by interrupted writes", len(removed), plural(len(removed), "", "s"))
+	return ch, nil
 }
 
 // checkRepo reports the worktrees, the hooks and a tracked memory file.

@@ -1,11 +1,20 @@
 // Package fsutil holds the one atomic file write of memsync: write a temp file
 // in the target's folder, fsync it, rename it onto the target, fsync the folder.
+//
+// A temp file is named ".<target name>.tmp-<pid>-<random>" after the process
+// writing it, so that one left by a killed write can be told from one being
+// written (StaleTemps).
 package fsutil
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 )
 
 // rename is the step that makes a write visible; tests replace it to simulate
@@ -20,7 +29,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		perm = fi.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempMark+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return err
 	}
@@ -62,4 +71,58 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("fsync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// tempMark is what every temp file name holds, after the target's name.
+const tempMark = ".tmp-"
+
+// OldTempAge is how old a temp file without a pid in its name (written by an
+// older memsync) must be before StaleTemps counts it as left behind.
+const OldTempAge = time.Hour
+
+// StaleTemps lists the temp files WriteFile left in dir when a write was
+// killed before its rename: those whose writer (the pid in the name) is no
+// longer alive, and those without a pid older than OldTempAge. A temp file
+// of a live writer is never listed. A pid taken over by an unrelated process
+// only keeps a stale file a while longer.
+func StaleTemps(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		name := e.Name()
+		i := strings.LastIndex(name, tempMark)
+		if !strings.HasPrefix(name, ".") || i < 0 || !e.Type().IsRegular() {
+			continue
+		}
+		pidText, _, withPid := strings.Cut(name[i+len(tempMark):], "-")
+		pid, err := strconv.Atoi(pidText)
+		switch {
+		case withPid && err == nil:
+			if ProcessAlive(pid) {
+				continue
+			}
+		default:
+			fi, err := e.Info()
+			if err != nil || time.Since(fi.ModTime()) < OldTempAge {
+				continue
+			}
+		}
+		out = append(out, filepath.Join(dir, name))
+	}
+	return out, nil
+}
+
+// ProcessAlive tells whether a process with this pid exists.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
