@@ -334,7 +334,11 @@ func validKey(k string) bool {
 }
 
 // setField stores a bullet and returns where its continuation lines go.
-// A known key seen a second time is kept as an unknown bullet.
+//
+// The first "- Tags:", "- Date:", "- ID:" or "- Content:" bullet of an entry
+// is that field. A later bullet with the same key is not merged: it is kept
+// as it is, as an Extra field with that key, and Render writes it back once,
+// in its place, so a rewrite changes nothing.
 func (e *Entry) setField(key, val string) *string {
 	var p *string
 	if !e.has(key) {
@@ -468,30 +472,57 @@ func (e *Entry) renderOrch(b *bytes.Buffer) {
 		// Derived IDs are written on the first rewrite, so they never change.
 		order = insertBefore(order, keyID, keyContent)
 	}
+	// The first bullet of each built-in key is the field; a later one with
+	// the same key was parsed into Extra (see setField) and is written from
+	// there, in its place.
+	var done uint8
 	extra := 0
 	for _, k := range order {
-		switch k {
-		case keyID:
-			writeBullet(b, keyID, e.ID)
-		case keyTags:
-			writeBullet(b, keyTags, strings.Join(e.Tags, ", "))
-		case keyDate:
-			writeBullet(b, keyDate, e.Date)
-		case keyContent:
-			writeBullet(b, keyContent, e.Content)
-		default:
-			if extra < len(e.Extra) {
-				fl := e.Extra[extra]
-				extra++
-				if fl.Key == strayKey {
-					b.WriteString(fl.Value + "\n")
-				} else {
-					writeBullet(b, fl.Key, fl.Value)
-				}
+		if bit := builtinBit(k); bit != 0 && done&bit == 0 {
+			done |= bit
+			switch k {
+			case keyID:
+				writeBullet(b, keyID, e.ID)
+			case keyTags:
+				writeBullet(b, keyTags, strings.Join(e.Tags, ", "))
+			case keyDate:
+				writeBullet(b, keyDate, e.Date)
+			case keyContent:
+				writeBullet(b, keyContent, e.Content)
 			}
+			continue
+		}
+		if extra < len(e.Extra) {
+			writeField(b, e.Extra[extra])
+			extra++
 		}
 	}
 	for _, fl := range e.Extra[extra:] { // fields added by code, not by parsing
+		writeField(b, fl)
+	}
+}
+
+// builtinBit is the bit of a built-in bullet key in renderOrch's set of the
+// keys written, 0 for other keys.
+func builtinBit(k string) uint8 {
+	switch k {
+	case keyID:
+		return 1
+	case keyTags:
+		return 2
+	case keyDate:
+		return 4
+	case keyContent:
+		return 8
+	}
+	return 0
+}
+
+// writeField writes an Extra field: a bullet, or a stray line as itself.
+func writeField(b *bytes.Buffer, fl Field) {
+	if fl.Key == strayKey {
+		b.WriteString(fl.Value + "\n")
+	} else {
 		writeBullet(b, fl.Key, fl.Value)
 	}
 }

@@ -189,11 +189,7 @@ func (e *Entry) renderRalph(b *bytes.Buffer) {
 	}
 	fmt.Fprintf(b, "<!-- tags: %s | created: %s -->\n", strings.Join(e.Tags, ", "), e.Date)
 	for _, fl := range e.Extra {
-		if fl.Key == strayKey {
-			b.WriteString(fl.Value + "\n")
-		} else {
-			writeBullet(b, fl.Key, fl.Value)
-		}
+		writeField(b, fl)
 	}
 }
 
