@@ -162,3 +162,21 @@ func TestSetextUnderlineIsNotDamage(t *testing.T) {
 		t.Fatalf("%v %q %q", ok, o, th)
 	}
 }
+
+// A ralph file is rewritten in the order it was read: lines outside entries
+// stay before the entries of their section, entries before any section stay
+// there, and a repeated section keeps its own entries. Moving them changed
+// the file on every rewrite, or made it read as the other dialect.
+func TestRalphRewriteKeepsOrder(t *testing.T) {
+	for _, in := range []string{
+		"### mem-0-top\n>\n<!-- tags:  | created:  -->\n# stray in entry\n\n## Pattern: Error Handling\n\n- Tags: outside\n\n### mem-1-a\n> x\n<!-- tags:  | created:  -->\n",
+		"## Patterns\n\n## Fixes\n\n### mem-1-a\n> x\n<!-- tags:  | created:  -->\n\n## Patterns\n\n### foo\n> y\n<!-- tags:  | created:  -->\n- x\n",
+	} {
+		outs := rewriteN(in, 3)
+		for i, out := range outs {
+			if out != in {
+				t.Fatalf("rewrite %d:\n%q\nwant\n%q", i+1, out, in)
+			}
+		}
+	}
+}
