@@ -50,6 +50,10 @@ type File struct {
 	Preamble string // text before the first entry (or ralph section), kept verbatim
 	Entries  []Entry
 	Problems []Problem // damage found while parsing; Render keeps the damaged text where it can
+	// CRLF: the file's lines end in "\r\n", and Render writes them so. A
+	// file's style is that of its first line: a file with mixed line ends
+	// (lines appended by a tool that writes "\n") is rewritten in it.
+	CRLF bool
 
 	sections []string // ralph: "## " section headings and stray lines, in file order
 	src      []byte   // the bytes the entries' strings share, when a Store read them (see Reload)
@@ -85,7 +89,8 @@ func parseOwned(data []byte) *File {
 func view(data []byte) string { return unsafe.String(unsafe.SliceData(data), len(data)) }
 
 func parse(s string) *File {
-	f := &File{Problems: scanDamage(s)}
+	s, crlf := lineEnds(s)
+	f := &File{Problems: scanDamage(s), CRLF: crlf}
 	if isRalph(s) {
 		f.Dialect = Ralph
 		parseRalph(f, splitLines(s))
@@ -94,6 +99,28 @@ func parse(s string) *File {
 	}
 	f.checkDuplicateIDs()
 	return f
+}
+
+// lineEnds reads "\r\n" as a line end: it returns s with the "\r"s that end
+// a line dropped (a run of them, as in "\r\r\n", and at the end of s), and
+// whether the first line ends in "\r\n". A "\r" inside a line is kept.
+func lineEnds(s string) (_ string, crlf bool) {
+	if !strings.Contains(s, "\r\n") && !strings.HasSuffix(s, "\r") {
+		return s, false
+	}
+	if nl := strings.IndexByte(s, '\n'); nl > 0 && s[nl-1] == '\r' {
+		crlf = true
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for l := range strings.Lines(s) {
+		body, nl := strings.CutSuffix(l, "\n")
+		b.WriteString(strings.TrimRight(body, "\r"))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String(), crlf
 }
 
 // splitLines splits text into lines without their "\n". A final line without
@@ -113,6 +140,7 @@ func scanDamage(s string) []Problem {
 	}
 	var ps []Problem
 	for i, l := range splitLines(s) {
+		l = strings.TrimRight(l, "\r") // Damage reads files as they are, "\r\n" too
 		switch {
 		case isConflictMarker(l):
 			ps = append(ps, Problem{i + 1, fmt.Sprintf("git conflict marker %q", strings.Fields(l)[0])})
@@ -414,20 +442,24 @@ func joinLines(ls []string) string {
 }
 
 // Render writes the file back. For a file memsync wrote, Render(Parse(b))
-// equals b; other files come back with blank lines normalized and nothing
-// else changed.
+// equals b; other files come back with blank lines and line ends normalized
+// and nothing else changed, and then stay the same: Render(Parse(r)) equals
+// r for r = Render(Parse(b)), for any b. Lines end in "\r\n" when f.CRLF.
 func (f *File) Render() []byte {
 	b := bytes.NewBuffer(hugepage.Make[byte](f.sizeHint())[:0])
 	b.WriteString(f.Preamble)
 	if f.Dialect == Ralph {
 		renderRalph(b, f)
-		return b.Bytes()
-	}
-	for i := range f.Entries {
-		if i > 0 {
-			b.WriteString("\n")
+	} else {
+		for i := range f.Entries {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			f.Entries[i].renderOrch(b)
 		}
-		f.Entries[i].renderOrch(b)
+	}
+	if f.CRLF {
+		return bytes.ReplaceAll(b.Bytes(), []byte("\n"), []byte("\r\n"))
 	}
 	return b.Bytes()
 }
@@ -527,8 +559,12 @@ func writeField(b *bytes.Buffer, fl Field) {
 	}
 }
 
+// writeBullet writes "- key: val", a multi-line value with its other lines
+// indented. A "\r" that ends a line of val is left out: Parse reads it as
+// part of the line end.
 func writeBullet(b *bytes.Buffer, key, val string) {
 	first, rest, multi := strings.Cut(val, "\n")
+	first = strings.TrimRight(first, "\r")
 	b.WriteString("- " + key + ":")
 	if first != "" {
 		b.WriteString(" " + first)
@@ -538,7 +574,7 @@ func writeBullet(b *bytes.Buffer, key, val string) {
 		return
 	}
 	for _, l := range strings.Split(rest, "\n") {
-		b.WriteString("  " + l + "\n")
+		b.WriteString("  " + strings.TrimRight(l, "\r") + "\n")
 	}
 }
 

@@ -14,7 +14,8 @@ import (
 
 // entryFromFuzz builds a valid entry from arbitrary input: what Validate
 // would refuse (newlines in one-line fields, commas in tags, binary text) is
-// cleaned out, content is kept as any UTF-8 text.
+// cleaned out, content is kept as any UTF-8 text (a "\r" ending one of its
+// lines is read as part of the line end).
 func entryFromFuzz(typ, title, tags, content string) Entry {
 	oneLine := func(s string) string {
 		s = strings.ToValidUTF8(s, "?")
@@ -35,6 +36,8 @@ func entryFromFuzz(typ, title, tags, content string) Entry {
 		}
 	}
 	e.Content = strings.ReplaceAll(strings.ToValidUTF8(content, "?"), "\x00", "")
+	// A "\r" that ends a line is part of the line end, in content too.
+	e.Content, _ = lineEnds(e.Content)
 	return e
 }
 

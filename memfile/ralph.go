@@ -207,7 +207,7 @@ func (e *Entry) sectionIndex(sections []string) ([]string, int) {
 func (e *Entry) renderRalph(b *bytes.Buffer) {
 	b.WriteString("### " + e.ID + "\n")
 	for _, l := range strings.Split(e.Content, "\n") {
-		if l == "" {
+		if l = strings.TrimRight(l, "\r"); l == "" {
 			b.WriteString(">\n")
 		} else {
 			b.WriteString("> " + l + "\n")
