@@ -2,6 +2,7 @@ package memfile
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"hash/maphash"
 	"runtime"
@@ -134,21 +135,46 @@ func splitLines(s string) []string {
 }
 
 // scanDamage reports git conflict markers, NUL bytes and invalid UTF-8.
+//
+// A line "=======" is a conflict marker only between a "<<<<<<<" line and
+// the ">>>>>>>" line that follows it; anywhere else it is text (a markdown
+// heading's underline).
 func scanDamage(s string) []Problem {
 	if !mayBeDamaged(s) {
 		return nil
 	}
-	var ps []Problem
+	var ps, seps []Problem // seps: "=======" lines after an open "<<<<<<<"
+	open, flushed := false, false
 	for i, l := range splitLines(s) {
 		l = strings.TrimRight(l, "\r") // Damage reads files as they are, "\r\n" too
 		switch {
 		case isConflictMarker(l):
-			ps = append(ps, Problem{i + 1, fmt.Sprintf("git conflict marker %q", strings.Fields(l)[0])})
+			marker := Problem{i + 1, fmt.Sprintf("git conflict marker %q", strings.Fields(l)[0])}
+			switch l[0] {
+			case '=':
+				if open {
+					seps = append(seps, marker)
+				}
+				continue
+			case '<':
+				open = true
+			case '>':
+				if open && len(seps) > 0 {
+					ps = append(ps, seps...)
+					flushed = true
+					seps = seps[:0]
+				}
+				open = false
+			}
+			ps = append(ps, marker)
 		case strings.IndexByte(l, 0) >= 0:
 			ps = append(ps, Problem{i + 1, "NUL byte (binary content)"})
 		case !utf8.ValidString(l):
 			ps = append(ps, Problem{i + 1, "invalid UTF-8"})
 		}
+	}
+	if flushed {
+		slices.SortStableFunc(ps, func(a, b Problem) int { return cmp.Compare(a.Line, b.Line) })
 	}
 	return ps
 }
