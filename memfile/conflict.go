@@ -6,8 +6,11 @@ import "strings"
 // tracked memories.md in a branch and merged) into its two sides: the
 // common text with each conflict's "ours" part, and the common text with
 // each "theirs" part. A diff3 base part ("|||||||" to "=======") belongs to
-// neither side. ok is false when data holds no well-formed conflict (no
-// markers, or markers out of order); then ours and theirs are nil.
+// neither side. A "=======" line outside a conflict or on the "theirs" side
+// is text (a markdown underline); on the "ours" or base side it is the
+// separator, as git writes it. ok
+// is false when data holds no well-formed conflict (no markers, or markers
+// out of order); then ours and theirs are nil.
 func SplitConflictSides(data []byte) (ours, theirs []byte, ok bool) {
 	s := string(data)
 	if !strings.Contains(s, "<<<<<<<") {
@@ -24,8 +27,8 @@ func SplitConflictSides(data []byte) (ours, theirs []byte, ok bool) {
 	t.Grow(len(s))
 	state, conflicts := common, 0
 	for l := range strings.Lines(s) {
-		line := strings.TrimSuffix(l, "\n")
-		if isConflictMarker(line) {
+		line := strings.TrimRight(strings.TrimSuffix(l, "\n"), "\r")
+		if isConflictMarker(line) && (line[0] != '=' || state == inOurs || state == inBase) {
 			next := -1
 			switch {
 			case line[0] == '<' && state == common:

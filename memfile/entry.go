@@ -35,6 +35,7 @@ type Entry struct {
 	typeRaw string   // the type as spelled in the heading ("Pattern"), to render it back exactly
 	order   []string // bullet keys in file order ("" marks a stray line), to render it back exactly
 	derived bool     // ID was not in the file but derived from the entry's text
+	ralphAt int      // ralph: 1 + the index in File.sections of the heading it was read under, -1 before any heading, 0 if not read from a ralph file
 }
 
 // DerivedID reports whether the ID was derived from the entry's text because

@@ -2,6 +2,7 @@ package memfile
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"hash/maphash"
 	"runtime"
@@ -50,6 +51,10 @@ type File struct {
 	Preamble string // text before the first entry (or ralph section), kept verbatim
 	Entries  []Entry
 	Problems []Problem // damage found while parsing; Render keeps the damaged text where it can
+	// CRLF: the file's lines end in "\r\n", and Render writes them so. A
+	// file's style is that of its first line: a file with mixed line ends
+	// (lines appended by a tool that writes "\n") is rewritten in it.
+	CRLF bool
 
 	sections []string // ralph: "## " section headings and stray lines, in file order
 	src      []byte   // the bytes the entries' strings share, when a Store read them (see Reload)
@@ -85,7 +90,8 @@ func parseOwned(data []byte) *File {
 func view(data []byte) string { return unsafe.String(unsafe.SliceData(data), len(data)) }
 
 func parse(s string) *File {
-	f := &File{Problems: scanDamage(s)}
+	s, crlf := lineEnds(s)
+	f := &File{Problems: scanDamage(s), CRLF: crlf}
 	if isRalph(s) {
 		f.Dialect = Ralph
 		parseRalph(f, splitLines(s))
@@ -94,6 +100,28 @@ func parse(s string) *File {
 	}
 	f.checkDuplicateIDs()
 	return f
+}
+
+// lineEnds reads "\r\n" as a line end: it returns s with the "\r"s that end
+// a line dropped (a run of them, as in "\r\r\n", and at the end of s), and
+// whether the first line ends in "\r\n". A "\r" inside a line is kept.
+func lineEnds(s string) (_ string, crlf bool) {
+	if !strings.Contains(s, "\r\n") && !strings.HasSuffix(s, "\r") {
+		return s, false
+	}
+	if nl := strings.IndexByte(s, '\n'); nl > 0 && s[nl-1] == '\r' {
+		crlf = true
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for l := range strings.Lines(s) {
+		body, nl := strings.CutSuffix(l, "\n")
+		b.WriteString(strings.TrimRight(body, "\r"))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String(), crlf
 }
 
 // splitLines splits text into lines without their "\n". A final line without
@@ -107,20 +135,46 @@ func splitLines(s string) []string {
 }
 
 // scanDamage reports git conflict markers, NUL bytes and invalid UTF-8.
+//
+// A line "=======" is a conflict marker only between a "<<<<<<<" line and
+// the ">>>>>>>" line that follows it; anywhere else it is text (a markdown
+// heading's underline).
 func scanDamage(s string) []Problem {
 	if !mayBeDamaged(s) {
 		return nil
 	}
-	var ps []Problem
+	var ps, seps []Problem // seps: "=======" lines after an open "<<<<<<<"
+	open, flushed := false, false
 	for i, l := range splitLines(s) {
+		l = strings.TrimRight(l, "\r") // Damage reads files as they are, "\r\n" too
 		switch {
 		case isConflictMarker(l):
-			ps = append(ps, Problem{i + 1, fmt.Sprintf("git conflict marker %q", strings.Fields(l)[0])})
+			marker := Problem{i + 1, fmt.Sprintf("git conflict marker %q", strings.Fields(l)[0])}
+			switch l[0] {
+			case '=':
+				if open {
+					seps = append(seps, marker)
+				}
+				continue
+			case '<':
+				open = true
+			case '>':
+				if open && len(seps) > 0 {
+					ps = append(ps, seps...)
+					flushed = true
+					seps = seps[:0]
+				}
+				open = false
+			}
+			ps = append(ps, marker)
 		case strings.IndexByte(l, 0) >= 0:
 			ps = append(ps, Problem{i + 1, "NUL byte (binary content)"})
 		case !utf8.ValidString(l):
 			ps = append(ps, Problem{i + 1, "invalid UTF-8"})
 		}
+	}
+	if flushed {
+		slices.SortStableFunc(ps, func(a, b Problem) int { return cmp.Compare(a.Line, b.Line) })
 	}
 	return ps
 }
@@ -334,7 +388,11 @@ func validKey(k string) bool {
 }
 
 // setField stores a bullet and returns where its continuation lines go.
-// A known key seen a second time is kept as an unknown bullet.
+//
+// The first "- Tags:", "- Date:", "- ID:" or "- Content:" bullet of an entry
+// is that field. A later bullet with the same key is not merged: it is kept
+// as it is, as an Extra field with that key, and Render writes it back once,
+// in its place, so a rewrite changes nothing.
 func (e *Entry) setField(key, val string) *string {
 	var p *string
 	if !e.has(key) {
@@ -410,20 +468,24 @@ func joinLines(ls []string) string {
 }
 
 // Render writes the file back. For a file memsync wrote, Render(Parse(b))
-// equals b; other files come back with blank lines normalized and nothing
-// else changed.
+// equals b; other files come back with blank lines and line ends normalized
+// and nothing else changed, and then stay the same: Render(Parse(r)) equals
+// r for r = Render(Parse(b)), for any b. Lines end in "\r\n" when f.CRLF.
 func (f *File) Render() []byte {
 	b := bytes.NewBuffer(hugepage.Make[byte](f.sizeHint())[:0])
 	b.WriteString(f.Preamble)
 	if f.Dialect == Ralph {
 		renderRalph(b, f)
-		return b.Bytes()
-	}
-	for i := range f.Entries {
-		if i > 0 {
-			b.WriteString("\n")
+	} else {
+		for i := range f.Entries {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			f.Entries[i].renderOrch(b)
 		}
-		f.Entries[i].renderOrch(b)
+	}
+	if f.CRLF {
+		return bytes.ReplaceAll(b.Bytes(), []byte("\n"), []byte("\r\n"))
 	}
 	return b.Bytes()
 }
@@ -468,36 +530,67 @@ func (e *Entry) renderOrch(b *bytes.Buffer) {
 		// Derived IDs are written on the first rewrite, so they never change.
 		order = insertBefore(order, keyID, keyContent)
 	}
+	// The first bullet of each built-in key is the field; a later one with
+	// the same key was parsed into Extra (see setField) and is written from
+	// there, in its place.
+	var done uint8
 	extra := 0
 	for _, k := range order {
-		switch k {
-		case keyID:
-			writeBullet(b, keyID, e.ID)
-		case keyTags:
-			writeBullet(b, keyTags, strings.Join(e.Tags, ", "))
-		case keyDate:
-			writeBullet(b, keyDate, e.Date)
-		case keyContent:
-			writeBullet(b, keyContent, e.Content)
-		default:
-			if extra < len(e.Extra) {
-				fl := e.Extra[extra]
-				extra++
-				if fl.Key == strayKey {
-					b.WriteString(fl.Value + "\n")
-				} else {
-					writeBullet(b, fl.Key, fl.Value)
-				}
+		if bit := builtinBit(k); bit != 0 && done&bit == 0 {
+			done |= bit
+			switch k {
+			case keyID:
+				writeBullet(b, keyID, e.ID)
+			case keyTags:
+				writeBullet(b, keyTags, strings.Join(e.Tags, ", "))
+			case keyDate:
+				writeBullet(b, keyDate, e.Date)
+			case keyContent:
+				writeBullet(b, keyContent, e.Content)
 			}
+			continue
+		}
+		if extra < len(e.Extra) {
+			writeField(b, e.Extra[extra])
+			extra++
 		}
 	}
 	for _, fl := range e.Extra[extra:] { // fields added by code, not by parsing
+		writeField(b, fl)
+	}
+}
+
+// builtinBit is the bit of a built-in bullet key in renderOrch's set of the
+// keys written, 0 for other keys.
+func builtinBit(k string) uint8 {
+	switch k {
+	case keyID:
+		return 1
+	case keyTags:
+		return 2
+	case keyDate:
+		return 4
+	case keyContent:
+		return 8
+	}
+	return 0
+}
+
+// writeField writes an Extra field: a bullet, or a stray line as itself.
+func writeField(b *bytes.Buffer, fl Field) {
+	if fl.Key == strayKey {
+		b.WriteString(fl.Value + "\n")
+	} else {
 		writeBullet(b, fl.Key, fl.Value)
 	}
 }
 
+// writeBullet writes "- key: val", a multi-line value with its other lines
+// indented. A "\r" that ends a line of val is left out: Parse reads it as
+// part of the line end.
 func writeBullet(b *bytes.Buffer, key, val string) {
 	first, rest, multi := strings.Cut(val, "\n")
+	first = strings.TrimRight(first, "\r")
 	b.WriteString("- " + key + ":")
 	if first != "" {
 		b.WriteString(" " + first)
@@ -507,7 +600,7 @@ func writeBullet(b *bytes.Buffer, key, val string) {
 		return
 	}
 	for _, l := range strings.Split(rest, "\n") {
-		b.WriteString("  " + l + "\n")
+		b.WriteString("  " + strings.TrimRight(l, "\r") + "\n")
 	}
 }
 

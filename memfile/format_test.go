@@ -208,6 +208,18 @@ func BenchmarkParse10MB(b *testing.B) {
 	}
 }
 
+// BenchmarkRender10MB: rendering a parsed 10 MB memory, as every rewrite does.
+func BenchmarkRender10MB(b *testing.B) {
+	f := Parse(GenerateFile(10<<20, 1))
+	b.SetBytes(int64(len(f.Render())))
+	b.ResetTimer()
+	for range b.N {
+		if len(f.Render()) == 0 {
+			b.Fatal("empty render")
+		}
+	}
+}
+
 func TestSplitConflictSides(t *testing.T) {
 	data := "# M\n\n<<<<<<< HEAD\nours 1\n||||||| base\nbase\n=======\ntheirs 1\n>>>>>>> b\ncommon\n<<<<<<< HEAD\n=======\ntheirs 2\n>>>>>>> b\n"
 	o, th, ok := SplitConflictSides([]byte(data))

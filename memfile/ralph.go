@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -76,6 +77,7 @@ func parseRalph(f *File, lines []string) {
 	}
 	f.Preamble = joinLines(lines[:i])
 	section := ""
+	at := -1 // the entries' ralphAt: 1 + the index of their heading in f.sections
 	var cur *Entry
 	for ; i < len(lines); i++ {
 		l := lines[i]
@@ -83,13 +85,10 @@ func parseRalph(f *File, lines []string) {
 		case strings.HasPrefix(l, "## "):
 			section = l[3:]
 			f.sections = append(f.sections, l)
+			at = len(f.sections)
 			cur = nil
 		case strings.HasPrefix(l, "### "):
-			typ := ralphType(section)
-			if typ == "" {
-				typ = NormalizeType(section)
-			}
-			f.Entries = append(f.Entries, Entry{ID: strings.TrimSpace(l[4:]), Type: typ, Line: i + 1})
+			f.Entries = append(f.Entries, Entry{ID: strings.TrimSpace(l[4:]), Type: headingType(section), Line: i + 1, ralphAt: at})
 			cur = &f.Entries[len(f.Entries)-1]
 		case cur == nil:
 			if l != "" {
@@ -134,16 +133,29 @@ func parseRalphMeta(e *Entry, meta string) bool {
 	return true
 }
 
+// headingType is the type of the entries under the ralph section heading
+// "## s".
+func headingType(s string) string {
+	if t := ralphType(s); t != "" {
+		return t
+	}
+	return NormalizeType(s)
+}
+
+// renderRalph writes the file in the order it was read: the preamble, the
+// entries before any section, then each section heading followed by the
+// lines outside entries that followed it and by its entries. An entry stays
+// under the heading it was read under while its type is that heading's; an
+// entry added (or given another type) goes to the first section of its type,
+// added at the end if the file has none.
 func renderRalph(b *bytes.Buffer, f *File) {
-	bySection := map[string][]*Entry{}
-	sections := append([]string(nil), f.sections...)
+	sections := slices.Clip(f.sections)
+	bySection := map[int][]*Entry{}
 	for i := range f.Entries {
 		e := &f.Entries[i]
-		s := e.section(sections)
-		if !contains(sections, "## "+s) {
-			sections = append(sections, "## "+s)
-		}
-		bySection[s] = append(bySection[s], e)
+		var k int
+		sections, k = e.sectionIndex(sections)
+		bySection[k] = append(bySection[k], e)
 	}
 	first := true
 	block := func() {
@@ -152,32 +164,46 @@ func renderRalph(b *bytes.Buffer, f *File) {
 		}
 		first = false
 	}
-	for _, l := range sections {
-		block()
-		b.WriteString(l + "\n")
-		s, heading := strings.CutPrefix(l, "## ")
-		if !heading {
-			continue
-		}
-		for _, e := range bySection[s] {
+	flush := func(k int) {
+		for _, e := range bySection[k] {
 			block()
 			e.renderRalph(b)
 		}
-		delete(bySection, s)
+		delete(bySection, k)
 	}
+	flush(-1)
+	heading := -1
+	for i, l := range sections {
+		if strings.HasPrefix(l, "## ") {
+			flush(heading)
+			heading = i
+		}
+		block()
+		b.WriteString(l + "\n")
+	}
+	flush(heading)
 }
 
-// section is the ralph section an entry belongs in: the one whose type it
-// has, if the file has one, else the standard one for its type. sections
-// holds the file's "## " headings and its verbatim lines, in file order.
-func (e *Entry) section(sections []string) string {
-	for _, l := range sections {
-		s, heading := strings.CutPrefix(l, "## ")
-		if heading && (ralphType(s) == e.Type || (ralphType(s) == "" && NormalizeType(s) == e.Type)) {
-			return s
+// sectionIndex is the index in sections of the heading the entry is
+// rendered under, -1 for the entries before any heading. sections is
+// returned with the heading added when the file has none for the entry's type.
+func (e *Entry) sectionIndex(sections []string) ([]string, int) {
+	switch at := e.ralphAt; {
+	case at == -1 && e.Type == "":
+		return sections, -1
+	case at > 0 && at <= len(sections) && strings.HasPrefix(sections[at-1], "## ") && headingType(sections[at-1][3:]) == e.Type:
+		return sections, at - 1
+	}
+	for i, l := range sections {
+		if s, ok := strings.CutPrefix(l, "## "); ok && headingType(s) == e.Type {
+			return sections, i
 		}
 	}
-	return ralphSection(e.Type)
+	h := "## " + ralphSection(e.Type)
+	if i := slices.Index(sections, h); i >= 0 {
+		return sections, i
+	}
+	return append(sections, h), len(sections)
 }
 
 // renderRalph writes an entry as ralph does: content lines, then the
@@ -185,7 +211,7 @@ func (e *Entry) section(sections []string) string {
 func (e *Entry) renderRalph(b *bytes.Buffer) {
 	b.WriteString("### " + e.ID + "\n")
 	for _, l := range strings.Split(e.Content, "\n") {
-		if l == "" {
+		if l = strings.TrimRight(l, "\r"); l == "" {
 			b.WriteString(">\n")
 		} else {
 			b.WriteString("> " + l + "\n")
@@ -193,11 +219,7 @@ func (e *Entry) renderRalph(b *bytes.Buffer) {
 	}
 	fmt.Fprintf(b, "<!-- tags: %s | created: %s -->\n", strings.Join(e.Tags, ", "), e.Date)
 	for _, fl := range e.Extra {
-		if fl.Key == strayKey {
-			b.WriteString(fl.Value + "\n")
-		} else {
-			writeBullet(b, fl.Key, fl.Value)
-		}
+		writeField(b, fl)
 	}
 }
 
