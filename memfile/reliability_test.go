@@ -333,3 +333,27 @@ func TestSizeCapOfRalphFileKeepsTheNewEntry(t *testing.T) {
 		t.Fatalf("active %q, archive %q", act, arc)
 	}
 }
+
+// An append to a CRLF file writes CRLF line ends, so the file never mixes
+// styles between rewrites (defect 17).
+func TestAppendKeepsCRLF(t *testing.T) {
+	for _, tail := range []string{"\r\n", "\r\n\r\n", ""} {
+		s := lifecycleStore(t)
+		_ = os.MkdirAll(s.Home, 0o755)
+		text := "# Memories\r\n\r\n## Note: one\r\n- ID: aaaabbbbcccc\r\n- Content: first"
+		if err := os.WriteFile(s.Path(), []byte(text+tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.Add(s.NewEntry("note", "", "second\nline", []string{"x"})); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(s.Path())
+		if n, crlf := strings.Count(string(data), "\n"), strings.Count(string(data), "\r\n"); n != crlf {
+			t.Fatalf("tail %q: %d line ends, %d CRLF:\n%q", tail, n, crlf, data)
+		}
+		f := Parse(data)
+		if len(f.Entries) != 2 || f.Entries[1].Content != "second\nline" || !strings.Contains(string(data), "first\r\n\r\n## ") {
+			t.Fatalf("tail %q: %q", tail, data)
+		}
+	}
+}

@@ -558,25 +558,40 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 			return s.enforceCapLocked(f, e.ID)
 		})
 	}
-	prefix, err := separator(f, size)
+	crlf := firstLineCRLF(head)
+	prefix, err := separator(f, size, crlf)
 	if err != nil {
 		return e, false, err
 	}
-	if _, err := f.WriteString(prefix + rec); err != nil {
+	text := prefix + rec
+	if crlf { // the file's own line ends, as a rewrite would write them
+		text = strings.ReplaceAll(text, "\n", "\r\n")
+	}
+	if _, err := f.WriteString(text); err != nil {
 		return e, false, err
 	}
 	return e, false, f.Sync()
 }
 
 // separator is what goes before an appended entry so that it starts a new
-// block: the header for an empty file, else enough newlines for one blank line.
-func separator(f *os.File, size int64) (string, error) {
+// block: the header for an empty file, else enough newlines for one blank
+// line (written "\n"; crlf: the file's line ends are "\r\n").
+func separator(f *os.File, size int64, crlf bool) (string, error) {
 	if size == 0 {
 		return Header + "\n", nil
 	}
-	tail := make([]byte, min(size, 2))
+	n := int64(2)
+	if crlf {
+		n = 4
+	}
+	tail := make([]byte, min(size, n))
 	if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil {
 		return "", err
+	}
+	if crlf {
+		tail = bytes.ReplaceAll(tail, []byte("\r\n"), []byte("\n"))
+		tail = tail[max(0, len(tail)-2):]
+		size = int64(len(tail))
 	}
 	switch {
 	case string(tail) == "\n\n" || (size == 1 && tail[0] == '\n'):
@@ -585,6 +600,13 @@ func separator(f *os.File, size int64) (string, error) {
 		return "\n", nil
 	}
 	return "\n\n", nil
+}
+
+// firstLineCRLF tells whether a file's first line ends with "\r\n" (the
+// line-ending style a rewrite keeps).
+func firstLineCRLF(head []byte) bool {
+	i := bytes.IndexByte(head, '\n')
+	return i > 0 && head[i-1] == '\r'
 }
 
 // Update loads the active file under the writers' lock, lets fn change it,
