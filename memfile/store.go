@@ -309,7 +309,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 	if err != nil {
 		return e, false, err
 	}
-	f, err := os.OpenFile(target, os.O_RDWR|os.O_APPEND|os.O_CREATE, s.fileMode())
+	f, err := fsutil.OpenAppend(target, s.fileMode())
 	if err != nil {
 		return e, false, err
 	}
@@ -341,10 +341,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 	if err != nil {
 		return e, false, err
 	}
-	if _, err := f.WriteString(prefix + rec); err != nil {
-		return e, false, err
-	}
-	return e, false, f.Sync()
+	return e, false, fsutil.Append(f, []byte(prefix+rec))
 }
 
 // separator is what goes before an appended entry so that it starts a new
