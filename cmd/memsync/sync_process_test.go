@@ -76,7 +76,7 @@ func TestSyncConvergence(t *testing.T) {
 	}
 	t.Logf("seed %d (MEMSYNC_TEST_SEED=%d replays this run)", seedRand, seedRand)
 	r := rand.New(rand.NewPCG(seedRand, 7)) // used by this goroutine only
-	added := map[string]string{} // ID -> the clone and round that added it
+	added := map[string]string{}            // ID -> the clone and round that added it
 	deleted := map[string]bool{}
 	edited := map[string]bool{} // never deleted: an edit survives a concurrent delete, by design
 	pick := func(c int) string { return dirs[c][r.IntN(len(dirs[c]))] }
