@@ -74,21 +74,36 @@ func TestTimeoutNamesFileAndHolder(t *testing.T) {
 	}
 }
 
+// TestReleaseLetsNextIn: while another process holds the lock we cannot
+// take it; once it lets go we can, and then a third process cannot, until
+// we let go too.
 func TestReleaseLetsNextIn(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.lock")
 	_, release := holdInOtherProcess(t, p)
-	done := make(chan error, 1)
-	go func() {
-		l, err := Exclusive(p, 5*time.Second)
-		if err == nil {
-			err = l.Release()
-		}
-		done <- err
-	}()
-	time.Sleep(50 * time.Millisecond)
+	if l, err := Exclusive(p, 100*time.Millisecond); !errors.Is(err, ErrTimeout) {
+		_ = l.Release()
+		release()
+		t.Fatalf("took the lock while another process held it: %v", err)
+	}
 	release()
-	if err := <-done; err != nil {
+	l, err := Exclusive(p, 5*time.Second)
+	if err != nil {
+		t.Fatalf("the lock was released, yet: %v", err)
+	}
+	other := func() (string, error) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHold$")
+		cmd.Env = append(os.Environ(), "MEMSYNC_LOCK_HOLD="+p)
+		out, err := cmd.Output() // stdin is empty: a helper that gets the lock lets go at once
+		return string(out), err
+	}
+	if out, err := other(); err == nil || !strings.Contains(out, "timed out") {
+		t.Fatalf("another process took the lock we hold: %q %v", out, err)
+	}
+	if err := l.Release(); err != nil {
 		t.Fatal(err)
+	}
+	if out, err := other(); err != nil || !strings.HasPrefix(out, "held") {
+		t.Fatalf("another process could not take the released lock: %q %v", out, err)
 	}
 }
 

@@ -33,20 +33,30 @@ func connect(t *testing.T, opts Options) *mcp.ClientSession {
 
 func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, out any) string {
 	t.Helper()
+	msg, err := tryCallTool(cs, name, args, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg
+}
+
+// tryCallTool is callTool for a goroutine other than the test's: it returns
+// the failure instead of stopping the test.
+func tryCallTool(cs *mcp.ClientSession, name string, args map[string]any, out any) (string, error) {
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	if res.IsError {
-		return res.Content[0].(*mcp.TextContent).Text
+		return res.Content[0].(*mcp.TextContent).Text, nil
 	}
 	data, _ := json.Marshal(res.StructuredContent)
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			t.Fatal(err)
+			return "", fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	return ""
+	return "", nil
 }
 
 // TestGlobalAndPaging: the global layer's tools, list paging and filters,
@@ -105,8 +115,8 @@ func TestConcurrentReadsSeeEveryWrite(t *testing.T) {
 		for k := range totals {
 			wg.Go(func() {
 				var got Entries
-				if msg := callTool(t, cs, "retrieve_from_memory", map[string]any{"query": "retry"}, &got); msg != "" {
-					t.Error(msg)
+				if msg, err := tryCallTool(cs, "retrieve_from_memory", map[string]any{"query": "retry"}, &got); err != nil || msg != "" {
+					t.Error(msg, err)
 				}
 				totals[k] = got.Total
 			})

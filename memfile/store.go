@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -527,7 +526,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 	if err := s.CheckWritable(s.Path()); err != nil {
 		return e, false, err
 	}
-	f, err := os.OpenFile(target, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, s.fileMode())
+	f, err := fsutil.OpenAppend(target, s.fileMode())
 	if err != nil {
 		return e, false, err
 	}
@@ -567,10 +566,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 	if crlf { // the file's own line ends, as a rewrite would write them
 		text = strings.ReplaceAll(text, "\n", "\r\n")
 	}
-	if _, err := f.WriteString(text); err != nil {
-		return e, false, err
-	}
-	return e, false, f.Sync()
+	return e, false, fsutil.Append(f, []byte(text))
 }
 
 // separator is what goes before an appended entry so that it starts a new

@@ -121,6 +121,9 @@ func demo(keep bool, adds int) error {
 	if err := ms(repo, "log", "-n", "3"); err != nil {
 		return err
 	}
+	if err := checkSnapshots(repo, len(dirs)); err != nil {
+		return err
+	}
 
 	step("every worktree shares the memory")
 	if err := ms(repo, "worktree", "list"); err != nil {
@@ -143,6 +146,28 @@ func demo(keep bool, adds int) error {
 	}
 	if keep {
 		fmt.Println("\nkept:", repo)
+	}
+	return nil
+}
+
+// checkSnapshots fails unless the post-commit hooks made a snapshot per
+// commit and the newest holds every loop's last learning.
+func checkSnapshots(repo string, loops int) error {
+	out, err := exec.Command("git", "-C", repo, "rev-list", "--count", "refs/memsync/snapshots").Output()
+	if err != nil {
+		return fmt.Errorf("no snapshots after %d commits: the post-commit hook did not snapshot: %w", loops, err)
+	}
+	if n := strings.TrimSpace(string(out)); n != fmt.Sprint(loops) {
+		return fmt.Errorf("%s snapshots after %d commits, each with a new learning", n, loops)
+	}
+	mem, err := exec.Command("git", "-C", repo, "show", "refs/memsync/snapshots:memories.md").Output()
+	if err != nil {
+		return fmt.Errorf("newest snapshot: %w", err)
+	}
+	for w := range loops {
+		if want := fmt.Sprintf("loop %d finished: the flaky step needs backoff", w); !strings.Contains(string(mem), want) {
+			return fmt.Errorf("the newest snapshot lacks %q", want)
+		}
 	}
 	return nil
 }

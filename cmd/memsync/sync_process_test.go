@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -33,9 +34,14 @@ func memsyncIn(tb testing.TB, env []string, dir string, args ...string) string {
 // worktrees each, rounds of adds, edits, deletes and archive moves from
 // random worktrees,
 // then syncs in random order, some of them racing on the push (real
-// processes, also two worktrees of one clone at once). After every clone
-// syncs twice with no new writes, all clones hold identical memory, and
-// every entry added anywhere and never deleted is present.
+// processes, also two worktrees of one clone at once). After each round the
+// remote holds every entry a successful sync left in a clone (nothing a
+// sync acknowledged is lost, also when pushes race). After every clone
+// syncs twice with no new writes, all clones hold identical memory, every
+// entry added anywhere and never deleted is present, and no deleted one is.
+//
+// The random choices come from a fixed seed, printed; MEMSYNC_TEST_SEED
+// sets another one.
 func TestSyncConvergence(t *testing.T) {
 	env := testGitEnv(t)
 	root, err := filepath.EvalSymlinks(t.TempDir())
@@ -62,11 +68,17 @@ func TestSyncConvergence(t *testing.T) {
 			dirs[c] = append(dirs[c], wt)
 		}
 	}
-	seedRand := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seedRand)
-	r := rand.New(rand.NewPCG(seedRand, 7))
-	added := map[string]string{} // ID -> the clone and round that added it
+	seedRand := uint64(1)
+	if v := os.Getenv("MEMSYNC_TEST_SEED"); v != "" {
+		if seedRand, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("MEMSYNC_TEST_SEED: %v", err)
+		}
+	}
+	t.Logf("seed %d (MEMSYNC_TEST_SEED=%d replays this run)", seedRand, seedRand)
+	r := rand.New(rand.NewPCG(seedRand, 7)) // used by this goroutine only
+	added := map[string]string{}            // ID -> the clone and round that added it
 	deleted := map[string]bool{}
+	edited := map[string]bool{} // never deleted: an edit survives a concurrent delete, by design
 	pick := func(c int) string { return dirs[c][r.IntN(len(dirs[c]))] }
 	ids := func(c int) []string {
 		var list []entryJSON
@@ -83,9 +95,10 @@ func TestSyncConvergence(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make(chan error, len(order))
 		for _, c := range order {
+			dir := pick(c) // chosen here: the goroutines share no rand
 			run := func() {
 				cmd := exec.Command(memsyncBinary(t), "sync")
-				cmd.Dir, cmd.Env = pick(c), env
+				cmd.Dir, cmd.Env = dir, env
 				if out, err := cmd.CombinedOutput(); err != nil {
 					errs <- fmt.Errorf("sync in clone %d: %w\n%s", c, err, out)
 				}
@@ -101,6 +114,16 @@ func TestSyncConvergence(t *testing.T) {
 		for err := range errs {
 			t.Fatal(err)
 		}
+		// Every sync succeeded: what each clone holds now, the remote must
+		// hold too (deleted entries aside).
+		remoteIDs := snapshotIDs(t, env, remote)
+		for _, c := range order {
+			for id := range memoryIDs(t, dirs[c][0]) {
+				if !remoteIDs[id] && !deleted[id] {
+					t.Fatalf("%s, in clone %d after its successful sync, is not on the remote: a push lost it", id, c)
+				}
+			}
+		}
 	}
 	for round := range rounds {
 		for c := range clones {
@@ -109,8 +132,8 @@ func TestSyncConvergence(t *testing.T) {
 				added[id] = fmt.Sprintf("clone %d round %d", c, round)
 			}
 			live := ids(c)
-			if len(live) > 4 && r.IntN(2) == 0 { // edit one
-				id := live[r.IntN(len(live))]
+			if id := live[r.IntN(len(live))]; len(live) > 4 && r.IntN(2) == 0 && !deleted[id] { // edit one
+				edited[id] = true
 				st := memfile.Open(filepath.Join(dirs[c][0], ".agent"))
 				if err := st.Update(func(f *memfile.File) error {
 					i, err := f.Find(id)
@@ -123,9 +146,10 @@ func TestSyncConvergence(t *testing.T) {
 				}
 			}
 			if len(live) > 6 && r.IntN(2) == 0 { // delete one
-				id := live[r.IntN(len(live))]
-				memsyncIn(t, env, pick(c), "delete", id)
-				deleted[id] = true
+				if id := live[r.IntN(len(live))]; !edited[id] && !deleted[id] {
+					memsyncIn(t, env, pick(c), "delete", id)
+					deleted[id] = true
+				}
 			}
 			if len(live) > 6 && r.IntN(3) == 0 { // archive one
 				if id := live[r.IntN(len(live))]; !deleted[id] {
@@ -167,6 +191,9 @@ func TestSyncConvergence(t *testing.T) {
 			if !deleted[id] && !have[id] {
 				t.Fatalf("clone %d lost %s (added by %s)", c, id, from)
 			}
+			if deleted[id] && have[id] {
+				t.Fatalf("clone %d holds %s (added by %s), deleted since", c, id, from)
+			}
 		}
 		for _, d := range dirs[c] {
 			if out := gitRun(t, env, d, "status", "--porcelain"); strings.TrimSpace(out) != "" {
@@ -174,9 +201,45 @@ func TestSyncConvergence(t *testing.T) {
 			}
 		}
 	}
-	if len(added) < 20 {
-		t.Fatalf("only %d entries added", len(added))
+	if len(added) < 20 || len(deleted) < 2 {
+		t.Fatalf("only %d entries added, %d deleted", len(added), len(deleted))
 	}
+	t.Logf("%d entries added, %d deleted", len(added), len(deleted))
+}
+
+// memoryIDs is the IDs of a worktree's memory, active file and archive.
+func memoryIDs(tb testing.TB, dir string) map[string]bool {
+	tb.Helper()
+	have := map[string]bool{}
+	for _, p := range []string{".agent/memories.md", ".agent/archive/memories.md"} {
+		data, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil && !os.IsNotExist(err) {
+			tb.Fatal(err)
+		}
+		for _, e := range memfile.Parse(data).Entries {
+			have[e.ID] = true
+		}
+	}
+	return have
+}
+
+// snapshotIDs is the IDs in the newest snapshot of a (bare) repository,
+// active file and archive.
+func snapshotIDs(tb testing.TB, env []string, gitDir string) map[string]bool {
+	tb.Helper()
+	have := map[string]bool{}
+	for _, p := range []string{"memories.md", "archive/memories.md"} {
+		cmd := exec.Command("git", "--git-dir="+gitDir, "show", "refs/memsync/snapshots:"+p)
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			continue // no snapshot yet, or no archive in it
+		}
+		for _, e := range memfile.Parse(out).Entries {
+			have[e.ID] = true
+		}
+	}
+	return have
 }
 
 // TestMergeDriverGitMerge: two branches that both appended to a tracked

@@ -17,9 +17,13 @@ import (
 	"time"
 )
 
-// rename is the step that makes a write visible; tests replace it to simulate
-// a crash between the temp file and the rename.
-var rename = os.Rename
+// The steps of a write whose effect a test cannot see from outside; tests
+// replace them to simulate a crash between the temp file and the rename, and
+// to check that every fsync is made and its error returned.
+var (
+	rename   = os.Rename
+	syncFile = (*os.File).Sync
+)
 
 // WriteFile atomically replaces path with data. path must already be resolved
 // (not a symlink): the rename replaces whatever name it is given. perm is used
@@ -47,7 +51,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	if err := tmp.Chmod(perm); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
+	if err := syncFile(tmp); err != nil {
 		return fmt.Errorf("fsync %s: %w", name, err)
 	}
 	if err := tmp.Close(); err != nil {
@@ -67,7 +71,7 @@ func SyncDir(dir string) error {
 		return err
 	}
 	defer func() { _ = d.Close() }()
-	if err := d.Sync(); err != nil {
+	if err := syncFile(d); err != nil {
 		return fmt.Errorf("fsync %s: %w", dir, err)
 	}
 	return nil
@@ -125,4 +129,24 @@ func ProcessAlive(pid int) bool {
 	}
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// OpenAppend opens path for Append: read-write, created with perm when
+// missing, in O_APPEND mode, so that every write lands at the end of the file
+// even when another process (one that takes no lock) wrote since. path must
+// be resolved: a symlink there is refused (O_NOFOLLOW), never written through.
+func OpenAppend(path string, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, perm)
+}
+
+// Append adds data at the end of f, opened by OpenAppend, in one write, and
+// fsyncs f.
+func Append(f *os.File, data []byte) error {
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("append to %s: %w", f.Name(), err)
+	}
+	if err := syncFile(f); err != nil {
+		return fmt.Errorf("fsync %s: %w", f.Name(), err)
+	}
+	return nil
 }
