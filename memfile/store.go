@@ -325,6 +325,25 @@ func (s *Store) LockPath() (string, error) {
 	return p.lock, err
 }
 
+// readLockPath is the lock a reader takes: beside the resolved active file,
+// resolved inside the home, not the memory file itself. Unlike LockPath it
+// does not judge the archive, so a bad archive link never stops a read of
+// the active memory.
+func (s *Store) readLockPath() (string, error) {
+	mem, err := s.Resolve(s.Path())
+	if err != nil {
+		return "", err
+	}
+	lp, err := s.Resolve(lock.PathFor(mem))
+	if err != nil {
+		return "", err
+	}
+	if sameFile(lp, mem) {
+		return s.LockPath() // names the alias
+	}
+	return lp, nil
+}
+
 // StaleTemps lists the temp files that killed rewrites left beside the
 // active file and the archive (and their backups): those no live process is
 // writing (see fsutil.StaleTemps).
@@ -400,7 +419,7 @@ func (s *Store) loadReusing(path string, locked bool, prev *File) (*File, error)
 		return nil, err
 	}
 	if locked {
-		lp, err := s.LockPath()
+		lp, err := s.readLockPath()
 		if err != nil {
 			return nil, err
 		}

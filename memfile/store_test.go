@@ -216,12 +216,24 @@ func TestLoadWithoutLockFile(t *testing.T) {
 	if err := os.Remove(lp); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(lp, 0o755); err != nil {
+	// A lock that cannot be created (its folder does not exist), even as
+	// root: the reader reads without it.
+	if err := os.Symlink(filepath.Join("missing", "memories.md.lock"), lp); err != nil {
 		t.Fatal(err)
 	}
 	f, err := s.Load()
 	if err != nil || len(f.Entries) != 1 {
 		t.Fatalf("%v %v", err, f)
+	}
+	// A folder where the lock belongs is refused, named.
+	if err := os.Remove(lp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(lp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(); !errors.Is(err, ErrUnsafePath) {
+		t.Fatalf("a folder at the lock path: %v", err)
 	}
 }
 
