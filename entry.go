@@ -21,12 +21,23 @@ type Entry struct {
 	// Duplicate is set by Add when the same content was already stored and
 	// nothing was added: "active", or "archive" (Restore brings it back).
 	Duplicate string `json:"duplicate,omitempty"`
+
+	heading string // the heading as the file spells it
+}
+
+// Heading is the entry's heading line as the file spells it ("Pattern:
+// Title"), else a preview of its content.
+func (e *Entry) Heading() string {
+	if e.heading != "" {
+		return e.heading
+	}
+	return (&memfile.Entry{Title: e.Title, Content: e.Content}).Preview(60)
 }
 
 // EntryOf converts an entry of a memory file; number is its 1-based
 // position (0: none).
 func EntryOf(e *memfile.Entry, number int) Entry {
-	return Entry{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content, Fields: e.Fields()}
+	return Entry{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content, Fields: e.Fields(), heading: e.Heading()}
 }
 
 // dupName is how Entry.Duplicate names what Add found.

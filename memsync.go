@@ -49,8 +49,10 @@ type Options struct {
 	MaxBytes int64
 	// MaxEntries and TTLDays are gc's limits; MCP_MEMORY_MAX_ENTRIES and
 	// MCP_MEMORY_TTL_DAYS (seed 001's names); default 1000 entries, 90 days.
-	MaxEntries int
-	TTLDays    int
+	// nil is unset; new(0) is no maximum, and a TTL of 0 days (every entry
+	// not accessed since now expires).
+	MaxEntries *int
+	TTLDays    *int
 	// NoAccessLog turns off recording which entries were returned to a
 	// reader (gc's TTL counts from the last access); MEMSYNC_RECORD_ACCESS=0.
 	NoAccessLog bool
@@ -118,11 +120,17 @@ func Open(dir string, o Options) (*Memory, error) {
 	}
 	m.cfg = cfg
 	lim := memfile.DefaultLimits
-	if n := firstSet(o.MaxEntries, cfg.MaxEntries); n > 0 {
-		lim.MaxEntries = n
+	switch {
+	case o.MaxEntries != nil:
+		lim.MaxEntries = *o.MaxEntries
+	case cfg.MaxEntries > 0:
+		lim.MaxEntries = cfg.MaxEntries
 	}
-	if n := firstSet(o.TTLDays, cfg.TTLDays); n > 0 {
-		lim.TTL = time.Duration(n) * 24 * time.Hour
+	switch {
+	case o.TTLDays != nil:
+		lim.TTL = time.Duration(*o.TTLDays) * 24 * time.Hour
+	case cfg.TTLDays > 0:
+		lim.TTL = time.Duration(cfg.TTLDays) * 24 * time.Hour
 	}
 	role := o.Role
 	if role == "" {
@@ -146,16 +154,16 @@ func Open(dir string, o Options) (*Memory, error) {
 
 // fromEnv fills the options left zero from the environment.
 func (o *Options) fromEnv(getenv func(string) string) error {
-	num := func(key string, dst *int) error {
+	num := func(key string, dst **int) error {
 		v := getenv(key)
-		if *dst != 0 || v == "" {
+		if *dst != nil || v == "" {
 			return nil
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
 			return fmt.Errorf("environment: %s=%q is not a number (0 or more)", key, v)
 		}
-		*dst = n
+		*dst = &n
 		return nil
 	}
 	if err := num("MCP_MEMORY_MAX_ENTRIES", &o.MaxEntries); err != nil {
@@ -187,12 +195,6 @@ func (o *Options) fromEnv(getenv func(string) string) error {
 	return nil
 }
 
-func firstSet(a, b int) int {
-	if a > 0 {
-		return a
-	}
-	return b
-}
 
 // ConfigError is a configuration file Open could not use.
 type ConfigError struct{ Err error }
@@ -243,13 +245,21 @@ func (m *Memory) Allow(op string) error { return m.role.Check(op) }
 // already). Every write of a Memory runs it; it is exported for the adapters
 // that still write through Store.
 func (m *Memory) BeforeWrite() error {
+	_, err := m.Exclude()
+	return err
+}
+
+// Exclude adds the memory files to the common info/exclude, shared by every
+// worktree, and returns the patterns it added (none when they were there).
+func (m *Memory) Exclude() ([]string, error) {
 	if m.repo == nil {
-		return nil
+		return nil, nil
 	}
-	if _, err := worktree.EnsureExclude(m.repo, worktree.ExcludePatterns); err != nil {
-		return fmt.Errorf("update info/exclude: %w", err)
+	added, err := worktree.EnsureExclude(m.repo, worktree.ExcludePatterns)
+	if err != nil {
+		return nil, fmt.Errorf("update info/exclude: %w", err)
 	}
-	return nil
+	return added, nil
 }
 
 // GlobalDir is the memory home of the global layer, shared by all

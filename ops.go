@@ -88,13 +88,7 @@ func sortedKeys(m map[string]string) []string {
 // InView tells whether an entry is in the session's view: without a
 // session every entry; with one, the session's entries and those saved
 // without a session (shared by all sessions).
-func (m *Memory) InView(e *memfile.Entry) bool {
-	if m.session == "" {
-		return true
-	}
-	got := e.Field("Session")
-	return got == "" || got == m.session
-}
+func (m *Memory) InView(e *memfile.Entry) bool { return memfile.Visible(e, m.session) }
 
 // List returns the entries in the session's view, in file order, numbered
 // as the file numbers them.
