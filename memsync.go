@@ -195,7 +195,6 @@ func (o *Options) fromEnv(getenv func(string) string) error {
 	return nil
 }
 
-
 // ConfigError is a configuration file Open could not use.
 type ConfigError struct{ Err error }
 
