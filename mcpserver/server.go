@@ -21,9 +21,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/memory"
 	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/recall"
 )
@@ -115,7 +115,7 @@ func New(opts Options) *mcp.Server {
 	global := &layer{global: true, opts: &opts, store: opts.Global}
 	if global.store == nil {
 		global.store = func() (*memfile.Store, error) {
-			home, err := memory.OpenGlobalDir()
+			home, err := memsync.OpenGlobalDir()
 			if err != nil {
 				return nil, err
 			}
@@ -228,12 +228,12 @@ func (l *layer) searchDocs(f *memfile.File) []recall.Doc {
 	for k := range l.last {
 		if l.last[k] == f {
 			if l.docs[k] == nil {
-				l.docs[k] = memory.Docs(f)
+				l.docs[k] = memsync.Docs(f)
 			}
 			return l.docs[k]
 		}
 	}
-	return memory.Docs(f)
+	return memsync.Docs(f)
 }
 
 // handler wraps a tool body: errors become tool errors with advice.

@@ -249,8 +249,21 @@ func ralphRefuses(e *Entry, titled bool) error {
 	default:
 		return nil
 	}
-	return fmt.Errorf("%w: the ralph dialect has no place for %s (ralph-orchestrator's memories.md keeps only an entry's content, tags and date)", ErrInvalid, what)
+	return &DialectError{What: what}
 }
+
+// DialectError refuses what a ralph-dialect file cannot keep; it is an
+// ErrInvalid.
+type DialectError struct {
+	What string // "a key", "a session", "a title"
+}
+
+func (e *DialectError) Error() string {
+	return fmt.Sprintf("%s: the ralph dialect has no place for %s (ralph-orchestrator's memories.md keeps only an entry's content, tags and date)", ErrInvalid, e.What)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *DialectError) Unwrap() error { return ErrInvalid }
 
 // CheckDialect refuses, before a write, an entry the active file's dialect
 // cannot keep (an ErrInvalid): in the ralph dialect, one with a key, a

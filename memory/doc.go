@@ -5,10 +5,8 @@
 // {Input, Output, Source} into memories, a Retriever returns memories for a
 // {Search, Limit} query, and a MemoryAgent orchestrates the two, optionally
 // recording every operation it runs (AutoUpdate) and everything published on
-// the topics it subscribes to. FileStore, over a repository's
-// .agent/memories.md, is the default implementation of both interfaces;
-// other backends (a database, a vector store) plug in by implementing them.
-//
-// The package also holds where the global memory layer lives (GlobalDir),
-// which the CLI and the MCP server share.
+// the topics it subscribes to. FileStore, over a memsync.Memory (a
+// repository's .agent/memories.md, or the global layer), is the default
+// implementation of both interfaces; other backends (a database, a vector
+// store) plug in by implementing them.
 package memory

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memory"
 )
 
@@ -99,11 +99,18 @@ func ExampleMemoryAgent_Subscribe() {
 func ExampleFileStore() {
 	home, _ := os.MkdirTemp("", "memsync-example-")
 	defer func() { _ = os.RemoveAll(home) }()
+	// The global layer here; memory.OpenRepo(dir) opens a repository's.
+	_ = os.Setenv("MEMSYNC_GLOBAL_DIR", home)
+	m, err := memsync.Open("", memsync.Options{Global: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	var store interface {
 		memory.Recorder
 		memory.Retriever
-	} = &memory.FileStore{Store: memfile.Open(home), Tags: []string{"demo"}}
+	} = &memory.FileStore{Memory: m, Tags: []string{"demo"}}
 	agent := &memory.MemoryAgent{Recorder: store, Retriever: store, Source: "loop-1"}
 
 	ctx := context.Background()

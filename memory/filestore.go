@@ -3,21 +3,20 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
-	"github.com/memsync/memsync/recall"
-	"github.com/memsync/memsync/worktree"
 )
 
-// FileStore is the default Recorder and Retriever: a memories.md store, the
-// same file the CLI, the MCP server and orch use. Every call reads the
-// current file, so writes by other processes are seen at once.
+// FileStore is the default Recorder and Retriever: a memsync memory, the
+// same file the CLI, the MCP server and orch use, with the same guarantees
+// (one lock, dedup, IDs, limits, a clean git status; see memsync.Open).
+// Every call reads the current file, so writes by other processes are seen
+// at once.
 type FileStore struct {
-	Store *memfile.Store
+	Memory *memsync.Memory
 	// Type and Tags are given to recorded memories (both optional).
 	Type string
 	Tags []string
@@ -25,13 +24,11 @@ type FileStore struct {
 
 // OpenRepo returns the FileStore of the repository that contains dir.
 func OpenRepo(dir string) (*FileStore, error) {
-	repo, err := worktree.Discover(dir)
+	m, err := memsync.Open(dir, memsync.Options{})
 	if err != nil {
 		return nil, err
 	}
-	st := memfile.Open(repo.Home)
-	st.Unmark = merge.Hook(merge.LogPath(repo.CommonDir), nil) // conflict markers merge by entry before a rewrite
-	return &FileStore{Store: st}, nil
+	return &FileStore{Memory: m}, nil
 }
 
 // Bullets FileStore adds to an entry for provenance.
@@ -40,37 +37,27 @@ const (
 	CreatedKey = "Created"
 )
 
-// Record appends one entry per item, each with a fresh uuidv7 ID, its
-// creation time and its source. An item whose content is already stored is
-// not stored twice: its memory is the existing entry (memfile.Store.Add). It
-// stops at the first error, returning what was recorded before it.
+// Record appends one entry per item, with its creation time and its source.
+// An item whose content is already stored is not stored twice: its memory
+// is the existing entry (memsync.Memory.Add). It stops at the first error,
+// returning what was recorded before it.
 func (fs *FileStore) Record(ctx context.Context, items []Item) ([]Memory, error) {
 	var out []Memory
 	for _, it := range items {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
 		text := it.Text()
 		if text == "" {
 			return out, fmt.Errorf("%w: an item needs an input or an output", memfile.ErrInvalid)
 		}
-		id, err := uuid.NewV7()
-		if err != nil {
-			return out, err
-		}
-		created := time.Unix(id.Time().UnixTime()).UTC()
 		title := memfile.TitleFrom(it.Input)
 		if title == "" {
 			title = memfile.TitleFrom(text)
 		}
-		e := fs.Store.NewEntry(fs.Type, title, text, fs.Tags)
-		e.ID = id.String()
-		e.Date = created.Format("2006-01-02")
+		fields := map[string]string{CreatedKey: time.Now().UTC().Format(time.RFC3339Nano)}
 		if it.Source != "" {
-			e.Extra = append(e.Extra, memfile.Field{Key: SourceKey, Value: it.Source})
+			fields[SourceKey] = it.Source
 		}
-		e.Extra = append(e.Extra, memfile.Field{Key: CreatedKey, Value: created.Format(time.RFC3339Nano)})
-		if e, _, err = fs.Store.Add(e); err != nil {
+		e, err := fs.Memory.Add(ctx, memsync.Entry{Type: fs.Type, Title: title, Content: text, Tags: fs.Tags, Fields: fields})
+		if err != nil {
 			return out, err
 		}
 		out = append(out, FromEntry(&e))
@@ -78,59 +65,43 @@ func (fs *FileStore) Record(ctx context.Context, items []Item) ([]Memory, error)
 	return out, nil
 }
 
-// Retrieve ranks the memories for q.Search (BM25, as 'memsync search'); an
-// empty search returns the newest first.
+// Retrieve ranks the memories for q.Search (as 'memsync search'); an empty
+// search returns the newest first.
 func (fs *FileStore) Retrieve(ctx context.Context, q Query) ([]Memory, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	f, err := fs.Store.Load()
-	if err != nil {
-		return nil, err
-	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	hits := recall.Search(Docs(f), q.Search, recall.Options{Limit: limit})
-	out := make([]Memory, len(hits))
-	for k, h := range hits {
-		out[k] = FromEntry(&f.Entries[h.Index])
-		out[k].Score = h.Score
+	var found []memsync.Entry
+	var err error
+	if q.Search == "" {
+		found, err = fs.Memory.List(ctx, memsync.View{})
+		slices.Reverse(found)
+		found = found[:min(limit, len(found))]
+	} else {
+		found, err = fs.Memory.Search(ctx, q.Search, memsync.SearchOptions{Limit: limit})
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Memory, len(found))
+	for k := range found {
+		out[k] = FromEntry(&found[k])
 	}
 	return out, nil
 }
 
-// Docs gives the entries of f to recall.Search.
-func Docs(f *memfile.File) []recall.Doc {
-	docs := make([]recall.Doc, len(f.Entries))
-	for i := range f.Entries {
-		e := &f.Entries[i]
-		docs[i] = e.Doc()
+// FromEntry converts an entry. CreatedAt comes from the Created field, else
+// the Date.
+func FromEntry(e *memsync.Entry) Memory {
+	m := Memory{ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content, Source: e.Fields[SourceKey]}
+	if e.Score != nil {
+		m.Score = *e.Score
 	}
-	return docs
-}
-
-// FromEntry converts an entry of memories.md. CreatedAt comes from the
-// Created bullet, else a uuidv7 ID's time, else the Date.
-func FromEntry(e *memfile.Entry) Memory {
-	m := Memory{ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content}
-	for _, f := range e.Extra {
-		switch f.Key {
-		case SourceKey:
-			m.Source = f.Value
-		case CreatedKey:
-			if t, err := time.Parse(time.RFC3339Nano, f.Value); err == nil {
-				m.CreatedAt = t
-			}
-		}
-	}
-	if m.CreatedAt.IsZero() {
-		if id, err := uuid.Parse(e.ID); err == nil && id.Version() == 7 {
-			m.CreatedAt = time.Unix(id.Time().UnixTime()).UTC()
-		} else if t, err := time.Parse("2006-01-02", dateOnly(e.Date)); err == nil {
-			m.CreatedAt = t
-		}
+	if t, err := time.Parse(time.RFC3339Nano, e.Fields[CreatedKey]); err == nil {
+		m.CreatedAt = t
+	} else if t, err := time.Parse("2006-01-02", dateOnly(e.Date)); err == nil {
+		m.CreatedAt = t
 	}
 	return m
 }

@@ -31,7 +31,7 @@ func (it Item) Text() string {
 // Memory is one remembered thing, as a Recorder returns it and a Retriever
 // finds it.
 type Memory struct {
-	ID        string // a uuidv7 for memories a Recorder of this package made; other IDs are opaque
+	ID        string // opaque; FileStore's are memsync's entry IDs
 	Title     string
 	Type      string
 	Tags      []string

@@ -3,21 +3,34 @@ package memory
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 )
 
+// repo is a fresh git repository with one commit.
+func repo(t *testing.T) string {
+	testgit.Isolate(t)
+	dir := t.TempDir()
+	testgit.Git(t, dir, "init", "-q")
+	testgit.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	return dir
+}
+
 // TestFileStore: the default store through the Recorder and Retriever
-// interfaces: uuidv7 IDs, creation times, sources, and a second store on the
-// same home (another process, as far as the file is concerned) sees it all.
+// interfaces: memsync IDs, creation times, sources, and a second store on the
+// same repository (another process, as far as the file is concerned) sees it
+// all.
 func TestFileStore(t *testing.T) {
-	home := t.TempDir()
-	var rec Recorder = &FileStore{Store: memfile.Open(home), Type: "lesson"}
+	dir := repo(t)
+	fs, err := OpenRepo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.Type = "lesson"
+	var rec Recorder = fs
 	before := time.Now().Add(-time.Second)
 	ms, err := rec.Record(context.Background(), []Item{
 		{Input: "How do we cache tokens?", Output: "In Redis, for 10 minutes", Source: "loop-a"},
@@ -27,9 +40,8 @@ func TestFileStore(t *testing.T) {
 		t.Fatalf("record: %v %v", ms, err)
 	}
 	for _, m := range ms {
-		id, err := uuid.Parse(m.ID)
-		if err != nil || id.Version() != 7 {
-			t.Fatalf("ID %q is no uuidv7", m.ID)
+		if len(m.ID) != 12 {
+			t.Fatalf("ID %q is no memsync ID", m.ID)
 		}
 		if m.CreatedAt.Before(before) || m.CreatedAt.After(time.Now().Add(time.Second)) {
 			t.Fatalf("CreatedAt %v", m.CreatedAt)
@@ -38,7 +50,11 @@ func TestFileStore(t *testing.T) {
 	if ms[0].Source != "loop-a" || ms[0].Type != "lesson" || ms[0].Title != "How do we cache tokens?" {
 		t.Fatalf("first: %+v", ms[0])
 	}
-	var ret Retriever = &FileStore{Store: memfile.Open(home)}
+	other, err := OpenRepo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ret Retriever = other
 	found, err := ret.Retrieve(context.Background(), Query{Search: "redis cache", Limit: 5})
 	if err != nil || len(found) != 1 || found[0].ID != ms[0].ID || !found[0].CreatedAt.Equal(ms[0].CreatedAt) || found[0].Score <= 0 {
 		t.Fatalf("retrieve: %+v %v", found, err)
@@ -50,9 +66,18 @@ func TestFileStore(t *testing.T) {
 	if _, err := rec.Record(context.Background(), []Item{{}}); !errors.Is(err, memfile.ErrInvalid) {
 		t.Fatalf("empty item: %v", err)
 	}
-	f, _ := memfile.Open(home).Load()
-	if len(f.Entries) != 2 || len(f.Problems) != 0 {
-		t.Fatalf("file: %d entries, %v", len(f.Entries), f.Problems)
+	// The same content again is the stored entry, not a second one.
+	again, err := rec.Record(context.Background(), []Item{{Output: "never log SECRETS "}})
+	if err != nil || len(again) != 1 || again[0].ID != ms[1].ID {
+		t.Fatalf("dedup: %+v %v", again, err)
+	}
+	all, _ = ret.Retrieve(context.Background(), Query{})
+	if len(all) != 2 {
+		t.Fatalf("after a duplicate: %d entries", len(all))
+	}
+	// The memory files are kept out of git status, as the CLI keeps them.
+	if st := testgit.Git(t, dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("git status not clean:\n%s", st)
 	}
 }
 
@@ -83,17 +108,5 @@ func TestAgent(t *testing.T) {
 	}
 	if _, err := (&MemoryAgent{}).Record(ctx, Item{Output: "x"}); !errors.Is(err, ErrNoRecorder) {
 		t.Fatalf("no recorder: %v", err)
-	}
-}
-
-func TestGlobalDir(t *testing.T) {
-	t.Setenv("MEMSYNC_GLOBAL_DIR", "")
-	t.Setenv("XDG_DATA_HOME", "/x/data")
-	if d, _ := GlobalDir(); d != filepath.FromSlash("/x/data/memsync") {
-		t.Fatalf("XDG: %s", d)
-	}
-	t.Setenv("MEMSYNC_GLOBAL_DIR", "/g")
-	if d, _ := GlobalDir(); d != "/g" {
-		t.Fatalf("override: %s", d)
 	}
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -57,30 +59,22 @@ func runAdd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.beforeWrite(); err != nil {
-		return err
-	}
-	e := s.store.NewEntry(c.String("type"), c.String("title"), content, splitList(c.String("tags")))
-	if s.scope != "" {
-		e.SetField("Session", s.scope)
-	}
-	if err := s.store.CheckDialect(&e, strings.TrimSpace(c.String("title")) != ""); err != nil {
+	e, err := s.m.Add(c.Context, memsync.Entry{Type: c.String("type"), Title: c.String("title"), Content: content, Tags: splitList(c.String("tags"))})
+	var de *memfile.DialectError
+	if errors.As(err, &de) {
 		return withHint(err, "this memory is in ralph-orchestrator's format, which has no place for a session or a title: add without --session (MEMSYNC_SESSION) and --title")
 	}
-	e, dup, err := s.store.Add(e)
 	if err != nil {
 		return err
 	}
-	switch dup {
-	case memfile.DupActive:
+	switch e.Duplicate {
+	case "active":
 		fmt.Fprintf(s.stderr, "memsync: the same content is already stored as %s; nothing added\n", e.ID)
-	case memfile.DupArchived:
+	case "archive":
 		fmt.Fprintf(s.stderr, "memsync: the same content is archived as %s; nothing added\nhint: bring it back with: memsync restore %s\n", e.ID, e.ID)
 	}
 	if s.json {
-		j := toJSON(&e, 0)
-		j.Dup = map[memfile.Dup]string{memfile.DupActive: "active", memfile.DupArchived: "archive"}[dup]
-		return s.printJSON(j)
+		return s.printJSON(e)
 	}
 	fmt.Fprintln(s.stdout, e.ID)
 	return nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -62,9 +63,9 @@ func runMove(c *cli.Context, dir memfile.Direction) error {
 		return err
 	}
 	if s.json {
-		out := make([]entryJSON, 0, len(moved))
+		out := make([]memsync.Entry, 0, len(moved))
 		for i := range moved {
-			out = append(out, toJSON(&moved[i], 0))
+			out = append(out, memsync.EntryOf(&moved[i], 0))
 		}
 		return s.printJSON(out)
 	}

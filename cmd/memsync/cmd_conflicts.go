@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
@@ -49,14 +50,14 @@ func resolveCommand() *cli.Command {
 }
 
 type conflictJSON struct {
-	ID     string     `json:"id"`
-	Title  string     `json:"title"`
-	Source string     `json:"source"`
-	Time   string     `json:"time"`
-	Base   *entryJSON `json:"base"`
-	Ours   entryJSON  `json:"ours"`
-	Theirs entryJSON  `json:"theirs"`
-	Diff   string     `json:"diff"`
+	ID     string         `json:"id"`
+	Title  string         `json:"title"`
+	Source string         `json:"source"`
+	Time   string         `json:"time"`
+	Base   *memsync.Entry `json:"base"`
+	Ours   memsync.Entry  `json:"ours"`
+	Theirs memsync.Entry  `json:"theirs"`
+	Diff   string         `json:"diff"`
 }
 
 // conflictLog is the conflict log of the session's memory.
@@ -83,9 +84,9 @@ func runConflicts(c *cli.Context) error {
 	for _, r := range rs {
 		base, ours, theirs := r.Versions()
 		j := conflictJSON{ID: r.ID, Title: r.Title, Source: r.Source, Time: r.Time,
-			Ours: toJSON(&ours, 0), Theirs: toJSON(&theirs, 0), Diff: history.TextDiff(r.Ours, r.Theirs)}
+			Ours: memsync.EntryOf(&ours, 0), Theirs: memsync.EntryOf(&theirs, 0), Diff: history.TextDiff(r.Ours, r.Theirs)}
 		if base != nil {
-			b := toJSON(base, 0)
+			b := memsync.EntryOf(base, 0)
 			j.Base = &b
 		}
 		out = append(out, j)
@@ -141,10 +142,10 @@ func paint(on bool, code, s string) string {
 }
 
 type resolveJSON struct {
-	ID       string    `json:"id"`
-	Kept     string    `json:"kept"` // ours, theirs or edit
-	Entry    entryJSON `json:"entry"`
-	Snapshot string    `json:"snapshot"` // "" when the memory was unchanged since the last snapshot
+	ID       string        `json:"id"`
+	Kept     string        `json:"kept"` // ours, theirs or edit
+	Entry    memsync.Entry `json:"entry"`
+	Snapshot string        `json:"snapshot"` // "" when the memory was unchanged since the last snapshot
 }
 
 func runResolve(c *cli.Context) error {
@@ -208,7 +209,7 @@ func runResolve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	out := resolveJSON{ID: rec.ID, Kept: how[0], Entry: toJSON(&keep, 0)}
+	out := resolveJSON{ID: rec.ID, Kept: how[0], Entry: memsync.EntryOf(&keep, 0)}
 	if s.repo != nil {
 		h := history.Open(s.repo, s.store)
 		res, err := h.Take("memsync resolve "+rec.ID+" ("+how[0]+")", h.CurrentProvenance(""))

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/memsync/memsync/memfile"
 )
 
 func deleteCommand() *cli.Command {
@@ -31,33 +29,7 @@ func runDelete(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allow("delete"); err != nil {
-		return err
-	}
-	if err := s.beforeWrite(); err != nil {
-		return err
-	}
-	var deleted []entryJSON
-	err = s.store.Update(func(f *memfile.File) error {
-		s.reportDamage(s.store.Path(), f)
-		idx, err := f.FindAll(c.Args().Slice())
-		if err != nil {
-			return err
-		}
-		drop := map[int]bool{}
-		for _, i := range idx {
-			drop[i] = true
-			deleted = append(deleted, toJSON(&f.Entries[i], i+1))
-		}
-		kept := f.Entries[:0]
-		for i, e := range f.Entries {
-			if !drop[i] {
-				kept = append(kept, e)
-			}
-		}
-		f.Entries = kept
-		return nil
-	})
+	deleted, err := s.m.Delete(c.Context, c.Args().Slice()...)
 	if err != nil {
 		return err
 	}

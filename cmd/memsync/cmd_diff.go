@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/memfile"
 )
@@ -28,10 +29,10 @@ func diffCommand() *cli.Command {
 }
 
 type changeJSON struct {
-	Kind   string     `json:"kind"`
-	ID     string     `json:"id"`
-	Before *entryJSON `json:"before"`
-	After  *entryJSON `json:"after"`
+	Kind   string         `json:"kind"`
+	ID     string         `json:"id"`
+	Before *memsync.Entry `json:"before"`
+	After  *memsync.Entry `json:"after"`
 }
 
 type diffResult struct {

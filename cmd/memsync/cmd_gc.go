@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/memsync/memsync"
 )
 
 func gcCommand() *cli.Command {
@@ -29,10 +31,10 @@ func gcCommand() *cli.Command {
 
 // gcJSON is what gc --json prints.
 type gcJSON struct {
-	DryRun     bool        `json:"dry_run"`
-	MaxEntries int         `json:"max_entries"`
-	TTLDays    int         `json:"ttl_days"`
-	Moved      []entryJSON `json:"moved"`
+	DryRun     bool            `json:"dry_run"`
+	MaxEntries int             `json:"max_entries"`
+	TTLDays    int             `json:"ttl_days"`
+	Moved      []memsync.Entry `json:"moved"`
 }
 
 func runGC(c *cli.Context) error {
@@ -58,9 +60,9 @@ func runGC(c *cli.Context) error {
 		return err
 	}
 	if s.json {
-		out := gcJSON{DryRun: dry, MaxEntries: lim.MaxEntries, TTLDays: int(lim.TTL / (24 * time.Hour)), Moved: []entryJSON{}}
+		out := gcJSON{DryRun: dry, MaxEntries: lim.MaxEntries, TTLDays: int(lim.TTL / (24 * time.Hour)), Moved: []memsync.Entry{}}
 		for i := range moved {
-			out.Moved = append(out.Moved, toJSON(&moved[i], 0))
+			out.Moved = append(out.Moved, memsync.EntryOf(&moved[i], 0))
 		}
 		return s.printJSON(out)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -27,8 +28,8 @@ func importCommand() *cli.Command {
 
 // importJSON is what import --json prints.
 type importJSON struct {
-	Added   []entryJSON `json:"added"`
-	Skipped int         `json:"skipped"`
+	Added   []memsync.Entry `json:"added"`
+	Skipped int             `json:"skipped"`
 }
 
 func runImport(c *cli.Context) error {
@@ -58,9 +59,9 @@ func runImport(c *cli.Context) error {
 		return err
 	}
 	if s.json {
-		out := importJSON{Added: []entryJSON{}, Skipped: skipped}
+		out := importJSON{Added: []memsync.Entry{}, Skipped: skipped}
 		for i := range added {
-			out.Added = append(out.Added, toJSON(&added[i], 0))
+			out.Added = append(out.Added, memsync.EntryOf(&added[i], 0))
 		}
 		return s.printJSON(out)
 	}

@@ -71,7 +71,7 @@ func runInit(c *cli.Context) error {
 		res.Created = true
 	}
 	if s.repo != nil {
-		added, err := ensureExcluded(s)
+		added, err := s.m.Exclude()
 		if err != nil {
 			return err
 		}
@@ -108,24 +108,8 @@ func runInit(c *cli.Context) error {
 	return nil
 }
 
-// beforeWrite makes sure a write leaves git status clean: the memory files
-// are in the common info/exclude (a read of one small file when they are).
-func (s *session) beforeWrite() error {
-	if s.repo == nil {
-		return nil
-	}
-	_, err := ensureExcluded(s)
-	return err
-}
-
-// ensureExcluded adds the memory files to the common info/exclude.
-func ensureExcluded(s *session) ([]string, error) {
-	added, err := worktree.EnsureExclude(s.repo, excludePatterns)
-	if err != nil {
-		return nil, fmt.Errorf("update info/exclude: %w", err)
-	}
-	return added, nil
-}
+// beforeWrite makes sure a write leaves git status clean (memsync.Memory.BeforeWrite).
+func (s *session) beforeWrite() error { return s.m.BeforeWrite() }
 
 // attributeLine routes the tracked memory file to memsync's merge driver.
 const attributeLine = ".agent/memories.md merge=memsync"

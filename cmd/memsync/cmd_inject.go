@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/config"
 	"github.com/memsync/memsync/inject"
 )
@@ -43,16 +44,16 @@ func injectCommand() *cli.Command {
 
 // injectJSON is inject's --json shape (README documents it).
 type injectJSON struct {
-	Mode     string      `json:"mode"`
-	Enabled  bool        `json:"enabled"`
-	Prompt   string      `json:"prompt"`
-	Output   string      `json:"output"`
-	Memories string      `json:"memories"`
-	Path     string      `json:"path,omitempty"`
-	Entries  []entryJSON `json:"entries"`
-	Omitted  int         `json:"omitted"`
-	Filtered int         `json:"filtered"`
-	Budget   int         `json:"budget"`
+	Mode     string          `json:"mode"`
+	Enabled  bool            `json:"enabled"`
+	Prompt   string          `json:"prompt"`
+	Output   string          `json:"output"`
+	Memories string          `json:"memories"`
+	Path     string          `json:"path,omitempty"`
+	Entries  []memsync.Entry `json:"entries"`
+	Omitted  int             `json:"omitted"`
+	Filtered int             `json:"filtered"`
+	Budget   int             `json:"budget"`
 }
 
 func runInject(c *cli.Context) error {
@@ -77,7 +78,7 @@ func runInject(c *cli.Context) error {
 	if err := injectFlags(c, &cfg); err != nil {
 		return err
 	}
-	out := injectJSON{Mode: string(cfg.Mode()), Enabled: cfg.Enabled, Prompt: prompt, Output: prompt, Entries: []entryJSON{}, Budget: cfg.Budget}
+	out := injectJSON{Mode: string(cfg.Mode()), Enabled: cfg.Enabled, Prompt: prompt, Output: prompt, Entries: []memsync.Entry{}, Budget: cfg.Budget}
 	if cfg.Mode() != config.None {
 		f, err := s.load()
 		if err != nil {
@@ -93,7 +94,7 @@ func runInject(c *cli.Context) error {
 		}
 		out.Path, out.Memories, out.Omitted, out.Filtered = s.store.Path(), res.Block, res.Omitted, res.Filtered
 		for _, i := range res.Chosen {
-			out.Entries = append(out.Entries, toJSON(&f.Entries[i], i+1))
+			out.Entries = append(out.Entries, memsync.EntryOf(&f.Entries[i], i+1))
 		}
 		s.touch(s.store, idsOf(f, res.Chosen)...) // injected memories are in use (gc's TTL)
 		if cfg.Mode() == config.Auto {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync"
 )
 
 func listCommand() *cli.Command {
@@ -31,31 +31,18 @@ func runList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.loadView(c.Bool("archive"))
+	entries, err := s.m.List(c.Context, memsync.View{Archive: c.Bool("archive")})
 	if err != nil {
 		return err
 	}
-	idx := s.scoped(f)
 	if s.json {
-		return s.printJSON(entriesJSON(f, idx, nil))
+		return s.printJSON(entries)
 	}
-	if len(idx) == 0 && c.Bool("archive") {
+	if len(entries) == 0 && c.Bool("archive") {
 		fmt.Fprintln(s.stderr, "the archive is empty")
-	} else if len(idx) == 0 {
+	} else if len(entries) == 0 {
 		fmt.Fprintln(s.stderr, "no memories yet; add one with: memsync add \"what you learned\" -t pattern")
 	}
-	s.printList(f, idx)
+	s.printList(entries)
 	return nil
-}
-
-func entriesJSON(f *memfile.File, idx []int, scores []float64) []entryJSON {
-	out := make([]entryJSON, 0, len(idx))
-	for k, i := range idx {
-		j := toJSON(&f.Entries[i], i+1)
-		if scores != nil {
-			j.Score = &scores[k]
-		}
-		out = append(out, j)
-	}
-	return out
 }

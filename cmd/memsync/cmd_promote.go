@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -80,9 +81,9 @@ func runPromote(c *cli.Context) error {
 		return err
 	}
 	if s.json {
-		out := make([]entryJSON, 0, len(copies))
+		out := make([]memsync.Entry, 0, len(copies))
 		for i := range copies {
-			j := toJSON(&copies[i], 0)
+			j := memsync.EntryOf(&copies[i], 0)
 			j.Layer = "global"
 			out = append(out, j)
 		}

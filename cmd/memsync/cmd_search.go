@@ -6,9 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/memsync/memsync/internal/hugepage"
-	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/recall"
+	"github.com/memsync/memsync"
 )
 
 func searchCommand() *cli.Command {
@@ -35,13 +33,6 @@ func searchCommand() *cli.Command {
 	}
 }
 
-// searchSource is one memory file a search reads.
-type searchSource struct {
-	layer string
-	store *memfile.Store
-	f     *memfile.File
-}
-
 func runSearch(c *cli.Context) error {
 	query := strings.Join(c.Args().Slice(), " ")
 	if strings.TrimSpace(query) == "" && c.String("tags") == "" && c.String("type") == "" {
@@ -60,83 +51,32 @@ func runSearch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var sources []searchSource
-	for _, name := range []string{"project", "global"} {
-		if layer != name && layer != "all" {
-			continue
-		}
-		st := s.store
-		if name == "global" && !s.global {
-			st, err = s.globalStore()
-		} else if name == "project" && s.global {
-			st, err = s.projectStore()
-		}
+	layers := []*memsync.Memory{s.m}
+	if layer == "all" {
+		g, err := s.open(true)
 		if err != nil {
 			return err
 		}
-		var f *memfile.File
-		if c.Bool("archive") {
-			f, err = st.LoadArchive()
-		} else {
-			f, err = st.Load()
-		}
-		if err != nil {
-			return err
-		}
-		s.reportDamage(st.Path(), f)
-		sources = append(sources, searchSource{name, st, f})
+		layers = append(layers, g)
 	}
-	// One ranking over every entry in view; at[k] is where docs[k] came from.
-	type origin struct{ src, i int }
-	scoped := make([][]int, len(sources))
-	n := 0
-	for k, src := range sources {
-		scoped[k] = s.scoped(src.f)
-		n += len(scoped[k])
-	}
-	docs := hugepage.Make[recall.Doc](n)[:0]
-	at := make([]origin, 0, n)
-	for k, src := range sources {
-		for _, i := range scoped[k] {
-			e := &src.f.Entries[i]
-			docs = append(docs, e.Doc())
-			at = append(at, origin{k, i})
-		}
-	}
-	hits := recall.Search(docs, query, recall.Options{
+	hits, err := memsync.SearchLayers(c.Context, query, memsync.SearchOptions{
+		View:  memsync.View{Archive: c.Bool("archive")},
 		Limit: c.Int("limit"),
 		Tags:  splitList(c.String("tags")),
-		Type:  memfile.NormalizeType(c.String("type")),
-	})
-	touched := make([][]string, len(sources))
-	out := make([]entryJSON, 0, len(hits))
-	for _, h := range hits {
-		o := at[h.Index]
-		src := sources[o.src]
-		touched[o.src] = append(touched[o.src], src.f.Entries[o.i].ID)
-		if s.json {
-			j := toJSON(&src.f.Entries[o.i], o.i+1)
-			score := h.Score
-			j.Score = &score
-			if layer == "all" {
-				j.Layer = src.layer
-			}
-			out = append(out, j)
-			continue
-		}
-		prefix := ""
-		if layer == "all" {
-			prefix = fmt.Sprintf("%-7s ", src.layer)
-		}
-		s.printLine(prefix, src.f, o.i)
-	}
-	if !c.Bool("archive") {
-		for k, ids := range touched {
-			s.touch(sources[k].store, ids...)
-		}
+		Type:  c.String("type"),
+	}, layers...)
+	if err != nil {
+		return err
 	}
 	if s.json {
-		return s.printJSON(out)
+		return s.printJSON(hits)
+	}
+	for i := range hits {
+		prefix := ""
+		if layer == "all" {
+			prefix = fmt.Sprintf("%-7s ", hits[i].Layer)
+		}
+		s.printLine(prefix, &hits[i])
 	}
 	if len(hits) == 0 {
 		fmt.Fprintf(s.stderr, "no memory matches %q\n", query)

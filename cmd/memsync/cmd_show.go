@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -32,7 +33,18 @@ func runShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.loadView(c.Bool("archive"))
+	v := memsync.View{Archive: c.Bool("archive")}
+	if s.json {
+		entries, err := s.m.Get(c.Context, v, c.Args().Slice()...)
+		if err != nil {
+			return err
+		}
+		if len(entries) == 1 {
+			return s.printJSON(entries[0])
+		}
+		return s.printJSON(entries)
+	}
+	f, err := s.m.Load(c.Context, v)
 	if err != nil {
 		return err
 	}
@@ -40,14 +52,8 @@ func runShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if !c.Bool("archive") {
+	if !v.Archive {
 		s.touch(s.store, idsOf(f, idx)...)
-	}
-	if s.json {
-		if len(idx) == 1 {
-			return s.printJSON(toJSON(&f.Entries[idx[0]], idx[0]+1))
-		}
-		return s.printJSON(entriesJSON(f, idx, nil))
 	}
 	for k, i := range idx {
 		if k > 0 {

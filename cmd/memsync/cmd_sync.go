@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/remote"
@@ -116,11 +117,11 @@ func changesJSON(changes []history.Change) []changeJSON {
 	for _, ch := range changes {
 		j := changeJSON{Kind: ch.Kind, ID: ch.ID}
 		if ch.Before != nil {
-			e := toJSON(ch.Before, 0)
+			e := memsync.EntryOf(ch.Before, 0)
 			j.Before = &e
 		}
 		if ch.After != nil {
-			e := toJSON(ch.After, 0)
+			e := memsync.EntryOf(ch.After, 0)
 			j.After = &e
 		}
 		out = append(out, j)

@@ -2,26 +2,24 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/config"
-	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/memory"
-	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
 
-// session is what every command works with: the repository (nil for the
-// global layer), the store of its memory home, and the output streams.
+// session is what every command works with: the memory (its repository is
+// nil for the global layer), its store, and the output streams.
 type session struct {
+	m      *memsync.Memory
 	repo   *worktree.Repo
 	store  *memfile.Store
 	json   bool
@@ -34,83 +32,69 @@ type session struct {
 	c      *cli.Context
 }
 
-// excludePatterns keep the memory files out of git status in every worktree.
-var excludePatterns = worktree.ExcludePatterns
-
-// openSession finds the memory home (discovery reads files only; no git is
-// spawned here) and sets up the store with the command line's limits.
+// openSession opens the memory the command line names (discovery reads
+// files only; no git is spawned here).
 func openSession(c *cli.Context) (*session, error) { return openLayer(c, c.Bool("global")) }
 
 // openLayer is openSession on the global layer or the project's memory.
 func openLayer(c *cli.Context, global bool) (*session, error) {
-	role, err := policy.Parse(c.String("role"))
-	if err != nil {
-		return nil, usageError{err}
-	}
-	s := &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, role: role, scope: c.String("session"), c: c}
-	if global {
-		s.global = true
-		s.store, err = s.globalStore()
-	} else {
-		s.store, err = s.projectStore()
-	}
+	s := &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, scope: c.String("session"), global: global, c: c}
+	m, err := s.open(global)
 	if err != nil {
 		return nil, err
 	}
-	return s, s.applyConfig()
+	s.m, s.repo, s.store, s.role, s.cfg = m, m.Repo(), m.Store(), m.Role(), m.Config()
+	return s, nil
 }
 
-// applyConfig takes the role and gc's limits from the configuration files
-// (orch.yml's memories block, .agent/memsync.yml) where neither a flag nor an
-// environment variable sets them.
-func (s *session) applyConfig() error {
+// open opens a memory layer with what the command line sets; what it leaves
+// unset, memsync.Open takes from the environment and configuration files.
+func (s *session) open(global bool) (*memsync.Memory, error) {
 	c := s.c
-	root := ""
-	if s.repo != nil {
-		root = s.repo.WorkTree
+	o := memsync.Options{Global: global, Session: s.scope, Warn: s.warn}
+	if c.IsSet("role") {
+		if _, err := policy.Parse(c.String("role")); err != nil {
+			return nil, usageError{err}
+		}
+		o.Role = c.String("role")
 	}
-	cfg, err := config.Load(root, s.store.Home)
-	if err != nil {
-		return withHint(err, "fix the value in that file (memories: enabled true|false, inject auto|manual|none, budget TOKENS, filter: types, tags, recent_days; role, max_entries, ttl_days)")
+	if c.IsSet("lock-timeout") {
+		o.LockTimeout = c.Duration("lock-timeout")
 	}
-	s.cfg = cfg
-	if !c.IsSet("role") && cfg.Role != "" {
-		s.role = policy.Role(cfg.Role)
+	if c.IsSet("max-bytes") {
+		o.MaxBytes = c.Int64("max-bytes")
 	}
-	if !c.IsSet("max-entries") && cfg.MaxEntries > 0 {
-		s.store.Limits.MaxEntries = cfg.MaxEntries
+	if c.IsSet("max-entries") {
+		o.MaxEntries = new(c.Int("max-entries"))
 	}
-	if !c.IsSet("ttl-days") && cfg.TTLDays > 0 {
-		s.store.Limits.TTL = time.Duration(cfg.TTLDays) * 24 * time.Hour
+	if c.IsSet("ttl-days") {
+		o.TTLDays = new(c.Int("ttl-days"))
 	}
-	return nil
+	m, err := memsync.Open(c.String("C"), o)
+	var ce *memsync.ConfigError
+	if errors.As(err, &ce) {
+		return nil, withHint(err, "fix the value in that file (memories: enabled true|false, inject auto|manual|none, budget TOKENS, filter: types, tags, recent_days; role, max_entries, ttl_days)")
+	}
+	return m, err
 }
 
-// projectStore is the store of the repository's memory home; its state lives
-// in the common git dir.
+// projectStore is the store of the repository's memory.
 func (s *session) projectStore() (*memfile.Store, error) {
-	if s.repo == nil {
-		repo, err := worktree.Discover(s.c.String("C"))
-		if err != nil {
-			return nil, err
-		}
-		s.repo = repo
+	m, err := s.open(false)
+	if err != nil {
+		return nil, err
 	}
-	st := s.newStore(s.repo.Home, filepath.Join(s.repo.CommonDir, "memsync", "state"), 0)
-	st.Unmark = merge.Hook(history.ConflictLog(s.repo), s.warn)
-	return st, nil
+	return m.Store(), nil
 }
 
 // globalStore is the store of the global layer: private files (0600, folders
 // 0700), its own lock, archive and state beside them.
 func (s *session) globalStore() (*memfile.Store, error) {
-	home, err := memory.OpenGlobalDir()
+	m, err := s.open(true)
 	if err != nil {
 		return nil, err
 	}
-	st := s.newStore(home, filepath.Join(home, "state"), 0o600)
-	st.Unmark = merge.Hook(filepath.Join(home, "state", "conflicts.json"), s.warn)
-	return st, nil
+	return m.Store(), nil
 }
 
 // plural picks the singular or plural ending for n.
@@ -119,22 +103,6 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-func (s *session) newStore(home, state string, mode os.FileMode) *memfile.Store {
-	// gc's limits from --max-entries and --ttl-days (and seed 001's
-	// MCP_MEMORY_MAX_ENTRIES and MCP_MEMORY_TTL_DAYS); applyConfig may
-	// change them.
-	lim := memfile.Limits{MaxEntries: s.c.Int("max-entries"), TTL: time.Duration(s.c.Int("ttl-days")) * 24 * time.Hour}
-	return &memfile.Store{
-		Home:        home,
-		LockTimeout: s.c.Duration("lock-timeout"),
-		MaxBytes:    s.c.Int64("max-bytes"),
-		Warn:        s.warn,
-		FileMode:    mode,
-		StateDir:    state,
-		Limits:      &lim,
-	}
 }
 
 // allow refuses an operation the role may not do, before anything changes.
@@ -148,16 +116,8 @@ func (s *session) touch(st *memfile.Store, ids ...string) {
 	}
 }
 
-// inScope tells whether an entry belongs to the session's view: without a
-// session, every entry; with one, the session's entries and the entries
-// saved without a session (shared by all sessions).
-func (s *session) inScope(e *memfile.Entry) bool {
-	if s.scope == "" {
-		return true
-	}
-	got := e.Field("Session")
-	return got == "" || got == s.scope
-}
+// inScope tells whether an entry belongs to the session's view (memsync.Memory.InView).
+func (s *session) inScope(e *memfile.Entry) bool { return s.m.InView(e) }
 
 // scoped returns the indexes of the entries in the session's view.
 func (s *session) scoped(f *memfile.File) []int {
@@ -217,25 +177,6 @@ func (s *session) loadView(archive bool) (*memfile.File, error) {
 	return s.load()
 }
 
-// entryJSON is the stable JSON shape of an entry (README documents it).
-type entryJSON struct {
-	Number  int               `json:"number,omitempty"`
-	ID      string            `json:"id"`
-	Title   string            `json:"title"`
-	Type    string            `json:"type"`
-	Tags    []string          `json:"tags"`
-	Date    string            `json:"date"`
-	Content string            `json:"content"`
-	Fields  map[string]string `json:"fields,omitempty"`
-	Score   *float64          `json:"score,omitempty"`
-	Layer   string            `json:"layer,omitempty"`     // search --layer all: "project" or "global"
-	Dup     string            `json:"duplicate,omitempty"` // add: "active" or "archive" when nothing was added
-}
-
-func toJSON(e *memfile.Entry, number int) entryJSON {
-	return entryJSON{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content, Fields: e.Fields()}
-}
-
 func (s *session) printJSON(v any) error {
 	enc := json.NewEncoder(s.stdout)
 	enc.SetIndent("", "  ")
@@ -243,24 +184,19 @@ func (s *session) printJSON(v any) error {
 }
 
 // printList prints numbered entries, one line each: number, ID, date, heading, tags.
-func (s *session) printList(f *memfile.File, idx []int) {
-	for _, i := range idx {
-		s.printLine("", f, i)
+func (s *session) printList(entries []memsync.Entry) {
+	for i := range entries {
+		s.printLine("", &entries[i])
 	}
 }
 
 // printLine prints one entry as printList does, after prefix.
-func (s *session) printLine(prefix string, f *memfile.File, i int) {
-	e := &f.Entries[i]
+func (s *session) printLine(prefix string, e *memsync.Entry) {
 	tags := ""
 	if len(e.Tags) > 0 {
 		tags = "  [" + joinTags(e.Tags) + "]"
 	}
-	heading := e.Heading()
-	if heading == "" {
-		heading = e.Preview(60)
-	}
-	fmt.Fprintf(s.stdout, "%s%3d  %s  %s  %s%s\n", prefix, i+1, e.ID, e.Date, heading, tags)
+	fmt.Fprintf(s.stdout, "%s%3d  %s  %s  %s%s\n", prefix, e.Number, e.ID, e.Date, e.Heading(), tags)
 }
 
 func joinTags(t []string) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/memsync/memsync"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -81,7 +82,7 @@ func TestSyncConvergence(t *testing.T) {
 	edited := map[string]bool{} // never deleted: an edit survives a concurrent delete, by design
 	pick := func(c int) string { return dirs[c][r.IntN(len(dirs[c]))] }
 	ids := func(c int) []string {
-		var list []entryJSON
+		var list []memsync.Entry
 		if err := json.Unmarshal([]byte(memsyncIn(t, env, dirs[c][0], "list", "--json")), &list); err != nil {
 			t.Fatal(err)
 		}

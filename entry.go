@@ -1,0 +1,44 @@
+package memsync
+
+import "github.com/memsync/memsync/memfile"
+
+// Entry is one memory as every front door shows it: the JSON of the CLI's
+// --json, of the MCP tools and of the Go API (README documents the shape).
+// As an argument of Add, only Title, Type, Tags, Content and Fields are read.
+type Entry struct {
+	Number  int               `json:"number,omitempty" jsonschema:"position in the list, 1-based"`
+	ID      string            `json:"id"`
+	Title   string            `json:"title"`
+	Type    string            `json:"type"`
+	Tags    []string          `json:"tags"`
+	Date    string            `json:"date"`
+	Content string            `json:"content"`
+	Fields  map[string]string `json:"fields,omitempty" jsonschema:"other bullets of the entry (Key, Source, Session, ...)"`
+	// Score is the relevance to the query that found the entry (Search only).
+	Score *float64 `json:"score,omitempty" jsonschema:"relevance to the query"`
+	// Layer is "project" or "global" when a search covered both.
+	Layer string `json:"layer,omitempty"`
+	// Duplicate is set by Add when the same content was already stored and
+	// nothing was added: "active", or "archive" (Restore brings it back).
+	Duplicate string `json:"duplicate,omitempty"`
+
+	heading string // the heading as the file spells it
+}
+
+// Heading is the entry's heading line as the file spells it ("Pattern:
+// Title"), else a preview of its content.
+func (e *Entry) Heading() string {
+	if e.heading != "" {
+		return e.heading
+	}
+	return (&memfile.Entry{Title: e.Title, Content: e.Content}).Preview(60)
+}
+
+// EntryOf converts an entry of a memory file; number is its 1-based
+// position (0: none).
+func EntryOf(e *memfile.Entry, number int) Entry {
+	return Entry{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content, Fields: e.Fields(), heading: e.Heading()}
+}
+
+// dupName is how Entry.Duplicate names what Add found.
+var dupName = map[memfile.Dup]string{memfile.DupActive: "active", memfile.DupArchived: "archive"}

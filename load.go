@@ -1,0 +1,71 @@
+package memsync
+
+import (
+	"context"
+	"sync"
+
+	"github.com/memsync/memsync/internal/hugepage"
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/recall"
+)
+
+// cache keeps the files a Memory read last (active, archive) and their
+// search documents: reused while the files hold the same bytes. The file is
+// read and compared on every call (memfile.Store.Reload), so every write, by
+// any process, is seen at once.
+type cache struct {
+	mu   sync.Mutex
+	last [2]*memfile.File
+	docs [2][]recall.Doc
+}
+
+// Load reads the active memory (or the archive) now, under the readers'
+// lock, and warns of damaged lines (Options.Warn). The file may be shared
+// with other calls: read it, never change it.
+func (m *Memory) Load(ctx context.Context, v View) (*memfile.File, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	k, reload, path := 0, m.store.Reload, m.store.Path()
+	if v.Archive {
+		k, reload, path = 1, m.store.ReloadArchive, m.store.ArchivePath()
+	}
+	m.cache.mu.Lock()
+	prev := m.cache.last[k]
+	m.cache.mu.Unlock()
+	f, err := reload(prev)
+	if err != nil {
+		return nil, err
+	}
+	if f != prev {
+		m.reportDamage(path, f)
+		m.cache.mu.Lock()
+		m.cache.last[k], m.cache.docs[k] = f, nil
+		m.cache.mu.Unlock()
+	}
+	return f, nil
+}
+
+// docs are the search documents of f, a file Load returned.
+func (m *Memory) docs(f *memfile.File) []recall.Doc {
+	m.cache.mu.Lock()
+	defer m.cache.mu.Unlock()
+	for k := range m.cache.last {
+		if m.cache.last[k] == f {
+			if m.cache.docs[k] == nil {
+				m.cache.docs[k] = Docs(f)
+			}
+			return m.cache.docs[k]
+		}
+	}
+	return Docs(f)
+}
+
+// Docs are the entries of f as search documents, in file order.
+func Docs(f *memfile.File) []recall.Doc {
+	docs := hugepage.Make[recall.Doc](len(f.Entries))
+	for i := range f.Entries {
+		docs[i] = f.Entries[i].Doc()
+	}
+	return docs
+}

@@ -1,0 +1,292 @@
+// Package memsync is the shared, durable memory of a git repository's AI
+// agents, as a library: one Open builds the memory, and every front door —
+// the memsync command, its git hooks, the MCP server, the seed-002 agent API
+// and a Go program embedding memsync — works through the *Memory it returns,
+// so each gets the same guarantees: one lock, dedup, private global files,
+// limits, the conflict log, access recording and a clean git status.
+//
+//	m, err := memsync.Open(".", memsync.Options{})
+//	if err != nil { ... }
+//	defer m.Close()
+//	e, err := m.Add(ctx, memsync.Entry{Type: "pattern", Tags: []string{"db"}, Content: "…"})
+//	hits, err := m.Search(ctx, "database pool", memsync.SearchOptions{Limit: 5})
+package memsync
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/merge"
+	"github.com/memsync/memsync/policy"
+	"github.com/memsync/memsync/worktree"
+)
+
+// Options set up a Memory. A zero value means: the environment variable
+// named beside the field where it is set, else the configuration files
+// (orch.yml's memories block, .agent/memsync.yml) where they set it, else
+// memsync's default — the same order for every front door.
+type Options struct {
+	// Global opens the global layer (GlobalDir) instead of the repository's
+	// memory.
+	Global bool
+	// Session scopes the memory: entries added get a "- Session:" bullet, and
+	// reads (and the duplicate check) see the session's entries and those of
+	// no session.
+	Session string
+	// Role is owner, admin or worker (package policy); MEMSYNC_ROLE; default owner.
+	Role string
+	// LockTimeout bounds a wait for the memory lock; MEMSYNC_LOCK_TIMEOUT;
+	// default 10s.
+	LockTimeout time.Duration
+	// MaxBytes is the size cap of the active file; MEMSYNC_MAX_BYTES; default 10 MB.
+	MaxBytes int64
+	// MaxEntries and TTLDays are gc's limits; MCP_MEMORY_MAX_ENTRIES and
+	// MCP_MEMORY_TTL_DAYS (seed 001's names); default 1000 entries, 90 days.
+	// nil is unset; new(0) is no maximum, and a TTL of 0 days (every entry
+	// not accessed since now expires).
+	MaxEntries *int
+	TTLDays    *int
+	// NoAccessLog turns off recording which entries were returned to a
+	// reader (gc's TTL counts from the last access); MEMSYNC_RECORD_ACCESS=0.
+	NoAccessLog bool
+	// Warn receives messages that are no errors (a size cap reached, a
+	// backup written, a damaged line); nil drops them.
+	Warn func(msg string)
+}
+
+// Memory is one memory: a repository's (its primary worktree's .agent/) or
+// the global layer. Its methods are safe for use by several goroutines and,
+// through the file lock, by several processes.
+type Memory struct {
+	repo     *worktree.Repo // nil for the global layer
+	store    *memfile.Store
+	role     policy.Role
+	cfg      config.Config
+	session  string
+	noAccess bool
+	warn     func(string)
+	cache    cache
+}
+
+// ErrNoRepository: Open found no git repository at dir (use Options.Global
+// for the global layer).
+var ErrNoRepository = worktree.ErrNotRepo
+
+// Open returns the memory of the git repository that contains dir (any
+// worktree or subfolder; "" is the current folder), or the global layer with
+// Options.Global. It reads files only: no git process is spawned.
+func Open(dir string, o Options) (*Memory, error) {
+	if err := o.fromEnv(os.Getenv); err != nil {
+		return nil, &ConfigError{err}
+	}
+	m := &Memory{session: o.Session, noAccess: o.NoAccessLog, warn: o.Warn}
+	if m.warn == nil {
+		m.warn = func(string) {}
+	}
+	var home, state, conflicts string
+	var mode os.FileMode
+	if o.Global {
+		var err error
+		if home, err = OpenGlobalDir(); err != nil {
+			return nil, err
+		}
+		state = filepath.Join(home, "state")
+		conflicts = filepath.Join(state, "conflicts.json")
+		mode = 0o600
+	} else {
+		repo, err := worktree.Discover(dir)
+		if err != nil {
+			return nil, err
+		}
+		m.repo = repo
+		home = repo.Home
+		state = filepath.Join(repo.CommonDir, "memsync", "state")
+		conflicts = history.ConflictLog(repo)
+	}
+	root := ""
+	if m.repo != nil {
+		root = m.repo.WorkTree
+	}
+	cfg, err := config.Load(root, home)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	m.cfg = cfg
+	lim := memfile.DefaultLimits
+	switch {
+	case o.MaxEntries != nil:
+		lim.MaxEntries = *o.MaxEntries
+	case cfg.MaxEntries > 0:
+		lim.MaxEntries = cfg.MaxEntries
+	}
+	switch {
+	case o.TTLDays != nil:
+		lim.TTL = time.Duration(*o.TTLDays) * 24 * time.Hour
+	case cfg.TTLDays > 0:
+		lim.TTL = time.Duration(cfg.TTLDays) * 24 * time.Hour
+	}
+	role := o.Role
+	if role == "" {
+		role = cfg.Role
+	}
+	if m.role, err = policy.Parse(role); err != nil {
+		return nil, err
+	}
+	m.store = &memfile.Store{
+		Home:        home,
+		LockTimeout: o.LockTimeout,
+		MaxBytes:    o.MaxBytes,
+		Warn:        m.warn,
+		FileMode:    mode,
+		StateDir:    state,
+		Limits:      &lim,
+	}
+	m.store.Unmark = merge.Hook(conflicts, m.warn)
+	return m, nil
+}
+
+// fromEnv fills the options left zero from the environment.
+func (o *Options) fromEnv(getenv func(string) string) error {
+	num := func(key string, dst **int) error {
+		v := getenv(key)
+		if *dst != nil || v == "" {
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("environment: %s=%q is not a number (0 or more)", key, v)
+		}
+		*dst = &n
+		return nil
+	}
+	if err := num("MCP_MEMORY_MAX_ENTRIES", &o.MaxEntries); err != nil {
+		return err
+	}
+	if err := num("MCP_MEMORY_TTL_DAYS", &o.TTLDays); err != nil {
+		return err
+	}
+	if v := getenv("MEMSYNC_MAX_BYTES"); o.MaxBytes == 0 && v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("environment: MEMSYNC_MAX_BYTES=%q is not a number of bytes", v)
+		}
+		o.MaxBytes = n
+	}
+	if v := getenv("MEMSYNC_LOCK_TIMEOUT"); o.LockTimeout == 0 && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("environment: MEMSYNC_LOCK_TIMEOUT=%q is not a duration such as 10s", v)
+		}
+		o.LockTimeout = d
+	}
+	if o.Role == "" {
+		o.Role = getenv("MEMSYNC_ROLE")
+	}
+	if getenv("MEMSYNC_RECORD_ACCESS") == "0" {
+		o.NoAccessLog = true
+	}
+	return nil
+}
+
+// ConfigError is a configuration file Open could not use.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the configuration's own error.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Close releases what the Memory holds. Nothing is held between calls today
+// (every operation takes the lock and reads the file anew); Close is there so
+// callers need not change when that does.
+func (m *Memory) Close() error { return nil }
+
+// Repo is the repository (nil for the global layer).
+func (m *Memory) Repo() *worktree.Repo { return m.repo }
+
+// Global tells whether this is the global layer.
+func (m *Memory) Global() bool { return m.repo == nil }
+
+// Path is the active memory file.
+func (m *Memory) Path() string { return m.store.Path() }
+
+// ArchivePath is the archive file.
+func (m *Memory) ArchivePath() string { return m.store.ArchivePath() }
+
+// Config is the configuration Open read (files and environment).
+func (m *Memory) Config() config.Config { return m.cfg }
+
+// Role is the role operations are checked against.
+func (m *Memory) Role() policy.Role { return m.role }
+
+// Session is the session the memory is scoped to ("" for none).
+func (m *Memory) Session() string { return m.session }
+
+// Limits are gc's limits.
+func (m *Memory) Limits() memfile.Limits { return *m.store.Limits }
+
+// Store is the memory's store, for the packages of this module whose
+// operations have not moved onto Memory yet.
+func (m *Memory) Store() *memfile.Store { return m.store }
+
+// Allow refuses an operation the role may not do, before anything changes.
+func (m *Memory) Allow(op string) error { return m.role.Check(op) }
+
+// BeforeWrite makes sure a write leaves git status clean: the memory files
+// are in the common info/exclude (a read of one small file when they are
+// already). Every write of a Memory runs it; it is exported for the adapters
+// that still write through Store.
+func (m *Memory) BeforeWrite() error {
+	_, err := m.Exclude()
+	return err
+}
+
+// Exclude adds the memory files to the common info/exclude, shared by every
+// worktree, and returns the patterns it added (none when they were there).
+func (m *Memory) Exclude() ([]string, error) {
+	if m.repo == nil {
+		return nil, nil
+	}
+	added, err := worktree.EnsureExclude(m.repo, worktree.ExcludePatterns)
+	if err != nil {
+		return nil, fmt.Errorf("update info/exclude: %w", err)
+	}
+	return added, nil
+}
+
+// GlobalDir is the memory home of the global layer, shared by all
+// repositories of a user: $MEMSYNC_GLOBAL_DIR, else $XDG_DATA_HOME/memsync,
+// else ~/.local/share/memsync.
+func GlobalDir() (string, error) {
+	if d := os.Getenv("MEMSYNC_GLOBAL_DIR"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "memsync"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return "", errors.New("no home folder for the global memory; set MEMSYNC_GLOBAL_DIR to its folder")
+	}
+	return filepath.Join(home, ".local", "share", "memsync"), nil
+}
+
+// OpenGlobalDir creates the global memory home if needed (private: 0700) and
+// returns it with symlinks resolved.
+func OpenGlobalDir() (string, error) {
+	dir, err := GlobalDir()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(dir)
+}

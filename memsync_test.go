@@ -1,0 +1,84 @@
+package memsync
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/memsync/memsync/internal/testgit"
+	"github.com/memsync/memsync/policy"
+)
+
+func TestGlobalDir(t *testing.T) {
+	t.Setenv("MEMSYNC_GLOBAL_DIR", "")
+	t.Setenv("XDG_DATA_HOME", "/x/data")
+	if d, _ := GlobalDir(); d != filepath.FromSlash("/x/data/memsync") {
+		t.Fatalf("XDG: %s", d)
+	}
+	t.Setenv("MEMSYNC_GLOBAL_DIR", "/g")
+	if d, _ := GlobalDir(); d != "/g" {
+		t.Fatalf("override: %s", d)
+	}
+}
+
+// The global layer's files are private, whichever front door opens it.
+func TestGlobalFilesPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "g")
+	t.Setenv("MEMSYNC_GLOBAL_DIR", dir)
+	m, err := Open("", Options{Global: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Add(context.Background(), Entry{Content: "private"}); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{dir: 0o700, m.Path(): 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil || fi.Mode().Perm() != want {
+			t.Fatalf("%s: %v %v, want %v", path, fi.Mode().Perm(), err, want)
+		}
+	}
+}
+
+// Options, then the environment, then the configuration file, then the
+// defaults; an explicit zero is a value, not "unset".
+func TestOptionsOrder(t *testing.T) {
+	testgit.Isolate(t)
+	dir := t.TempDir()
+	testgit.Git(t, dir, "init", "-q")
+	if err := os.MkdirAll(filepath.Join(dir, ".agent"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".agent", "memsync.yml"), []byte("role: worker\nmax_entries: 7\nttl_days: 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"MEMSYNC_ROLE", "MCP_MEMORY_MAX_ENTRIES", "MCP_MEMORY_TTL_DAYS"} {
+		t.Setenv(k, "")
+	}
+	m, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Role() != policy.Worker || m.Limits().MaxEntries != 7 || m.Limits().TTL != 3*24*time.Hour {
+		t.Fatalf("configuration: role %s, limits %+v", m.Role(), m.Limits())
+	}
+	if _, err := m.Delete(context.Background(), "1"); !errors.Is(err, policy.ErrRefused) {
+		t.Fatalf("worker delete: %v", err)
+	}
+	t.Setenv("MCP_MEMORY_TTL_DAYS", "0")
+	t.Setenv("MEMSYNC_ROLE", "admin")
+	if m, err = Open(dir, Options{MaxEntries: new(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Role() != policy.Admin || m.Limits().MaxEntries != 0 || m.Limits().TTL != 0 {
+		t.Fatalf("environment and options: role %s, limits %+v", m.Role(), m.Limits())
+	}
+	t.Setenv("MCP_MEMORY_TTL_DAYS", "soon")
+	var ce *ConfigError
+	if _, err = Open(dir, Options{}); !errors.As(err, &ce) {
+		t.Fatalf("bad environment value: %v", err)
+	}
+}

@@ -1,0 +1,270 @@
+package memsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/recall"
+)
+
+// ErrEmpty: an entry to add has no content.
+var ErrEmpty = errors.New("the content is empty")
+
+// View is what a read looks at: the active memory or its archive.
+type View struct {
+	Archive bool // the archive instead of the active memory
+}
+
+// Add stores one entry and returns it as stored, with its ID. Content
+// already stored (ignoring case and whitespace, within the session's view)
+// is not stored twice: Add returns the stored entry with Duplicate set. The
+// entry gets the memory's session; Fields become bullets (a "Key" names the
+// entry for Get, see memfile.CheckKey). A memory in ralph-orchestrator's
+// dialect has no place for a key, a session or a title: those are refused,
+// never dropped.
+func (m *Memory) Add(ctx context.Context, in Entry) (Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return Entry{}, err
+	}
+	if strings.TrimSpace(in.Content) == "" {
+		return Entry{}, fmt.Errorf("%w: %w", memfile.ErrInvalid, ErrEmpty)
+	}
+	e := m.store.NewEntry(in.Type, in.Title, in.Content, in.Tags)
+	for _, k := range sortedKeys(in.Fields) {
+		v := strings.TrimSpace(in.Fields[k])
+		if v == "" {
+			continue
+		}
+		if k == memfile.KeyField {
+			if err := memfile.CheckKey(v); err != nil {
+				return Entry{}, err
+			}
+		} else if err := oneLine(k, v); err != nil {
+			return Entry{}, err
+		}
+		e.SetField(k, v)
+	}
+	if m.session != "" {
+		e.SetField("Session", m.session)
+	}
+	if err := m.store.CheckDialect(&e, strings.TrimSpace(in.Title) != ""); err != nil {
+		return Entry{}, err
+	}
+	if err := m.BeforeWrite(); err != nil {
+		return Entry{}, err
+	}
+	e, dup, err := m.store.Add(e)
+	if err != nil {
+		return Entry{}, err
+	}
+	out := EntryOf(&e, 0)
+	out.Duplicate = dupName[dup]
+	return out, nil
+}
+
+// oneLine refuses a bullet value that is not one line of printable text.
+func oneLine(name, v string) error {
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%w: %s must be one line of printable text", memfile.ErrInvalid, name)
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// InView tells whether an entry is in the session's view: without a
+// session every entry; with one, the session's entries and those saved
+// without a session (shared by all sessions).
+func (m *Memory) InView(e *memfile.Entry) bool { return memfile.Visible(e, m.session) }
+
+// List returns the entries in the session's view, in file order, numbered
+// as the file numbers them.
+func (m *Memory) List(ctx context.Context, v View) ([]Entry, error) {
+	f, err := m.Load(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(f.Entries))
+	for i := range f.Entries {
+		if m.InView(&f.Entries[i]) {
+			out = append(out, EntryOf(&f.Entries[i], i+1))
+		}
+	}
+	return out, nil
+}
+
+// Get returns the entries refs name, in that order, each once. A reference
+// is, first match wins: a full ID, a number (the N-th entry as List numbers
+// it), a key (the Key field an entry was saved with), a unique ID prefix of
+// memfile.MinPrefix or more characters (memfile.File.Find). Entries
+// returned from the active memory count as accessed (gc's TTL).
+func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, error) {
+	f, err := m.Load(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := f.FindAll(refs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, len(idx))
+	ids := make([]string, len(idx))
+	for k, i := range idx {
+		out[k] = EntryOf(&f.Entries[i], i+1)
+		ids[k] = f.Entries[i].ID
+	}
+	if !v.Archive {
+		m.touch(ids...)
+	}
+	return out, nil
+}
+
+// Delete removes the entries refs name for good (not archived: Archive
+// keeps them), in one atomic rewrite; a reference that names nothing
+// deletes nothing. Owner and admin only.
+func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := m.Allow("delete"); err != nil {
+		return nil, err
+	}
+	if err := m.BeforeWrite(); err != nil {
+		return nil, err
+	}
+	var deleted []Entry
+	err := m.store.Update(func(f *memfile.File) error {
+		m.reportDamage(m.store.Path(), f)
+		idx, err := f.FindAll(refs)
+		if err != nil {
+			return err
+		}
+		drop := map[int]bool{}
+		for _, i := range idx {
+			drop[i] = true
+			deleted = append(deleted, EntryOf(&f.Entries[i], i+1))
+		}
+		kept := f.Entries[:0]
+		for i, e := range f.Entries {
+			if !drop[i] {
+				kept = append(kept, e)
+			}
+		}
+		f.Entries = kept
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return deleted, nil
+}
+
+// SearchOptions filter and bound a search.
+type SearchOptions struct {
+	View
+	Limit int      // at most this many (0: all)
+	Tags  []string // only entries with all these tags
+	Type  string   // only entries of this type
+}
+
+// Search ranks the entries in the session's view for query (BM25 over
+// title, tags, type and content; package recall), best first. Entries
+// returned from the active memory count as accessed.
+func (m *Memory) Search(ctx context.Context, query string, o SearchOptions) ([]Entry, error) {
+	return SearchLayers(ctx, query, o, m)
+}
+
+// SearchLayers is Search over several memories (the project and the global
+// layer) ranked as one; with more than one, each entry's Layer names its
+// memory.
+func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...*Memory) ([]Entry, error) {
+	type origin struct{ layer, i int }
+	files := make([]*memfile.File, len(layers))
+	n := 0
+	for k, m := range layers {
+		f, err := m.Load(ctx, o.View)
+		if err != nil {
+			return nil, err
+		}
+		files[k] = f
+		n += len(f.Entries)
+	}
+	docs := make([]recall.Doc, 0, n)
+	at := make([]origin, 0, n)
+	for k, m := range layers {
+		f := files[k]
+		all := m.docs(f)
+		for i := range f.Entries {
+			if m.InView(&f.Entries[i]) {
+				docs = append(docs, all[i])
+				at = append(at, origin{k, i})
+			}
+		}
+	}
+	hits := recall.Search(docs, query, recall.Options{Limit: o.Limit, Tags: o.Tags, Type: memfile.NormalizeType(o.Type)})
+	out := make([]Entry, len(hits))
+	touched := make([][]string, len(layers))
+	for k, h := range hits {
+		src := at[h.Index]
+		e := &files[src.layer].Entries[src.i]
+		out[k] = EntryOf(e, src.i+1)
+		score := h.Score
+		out[k].Score = &score
+		if len(layers) > 1 {
+			out[k].Layer = layers[src.layer].LayerName()
+		}
+		touched[src.layer] = append(touched[src.layer], e.ID)
+	}
+	if !o.Archive {
+		for k, ids := range touched {
+			layers[k].touch(ids...)
+		}
+	}
+	return out, nil
+}
+
+// LayerName is "global" or "project".
+func (m *Memory) LayerName() string {
+	if m.Global() {
+		return "global"
+	}
+	return "project"
+}
+
+// touch records that entries were returned to a reader (gc's TTL).
+func (m *Memory) touch(ids ...string) {
+	if !m.noAccess && len(ids) > 0 {
+		m.store.RecordAccess(ids...)
+	}
+}
+
+// maxProblems is how many damage reports a read warns of before summing up.
+const maxProblems = 5
+
+// reportDamage warns about what did not parse; the operation goes on with
+// what did.
+func (m *Memory) reportDamage(path string, f *memfile.File) {
+	for i, p := range f.Problems {
+		if i == maxProblems {
+			m.warn(fmt.Sprintf("%s: %d more problem(s)", path, len(f.Problems)-maxProblems))
+			break
+		}
+		m.warn(fmt.Sprintf("%s:%d: %s", path, p.Line, p.Msg))
+	}
+	if len(f.Problems) > 0 {
+		m.warn("reading what parses; a rewrite keeps a backup of the damaged file beside it")
+	}
+}
