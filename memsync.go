@@ -75,8 +75,8 @@ type Memory struct {
 	cache    cache
 }
 
-// ErrNoRepository: Open found no git repository at dir (use Options.Global
-// for the global layer).
+// ErrNoRepository is what Open returns (wrapped) when it finds no git
+// repository at dir (Options.Global opens the global layer instead).
 var ErrNoRepository = worktree.ErrNotRepo
 
 // Open returns the memory of the git repository that contains dir (any

@@ -11,7 +11,7 @@ import (
 	"github.com/memsync/memsync/recall"
 )
 
-// ErrEmpty: an entry to add has no content.
+// ErrEmpty is what Add returns (wrapped) for an entry with no content.
 var ErrEmpty = errors.New("the content is empty")
 
 // View is what a read looks at: the active memory or its archive.

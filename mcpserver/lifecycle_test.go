@@ -3,21 +3,19 @@ package mcpserver
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/policy"
 )
 
 // save_to_memory past the max count: the cleanup it triggers archives other
 // entries, never the one it saved, so retrieve finds what save returned
 // (issue 10, defect 1).
 func TestSaveIsNotArchivedByItsOwnCleanup(t *testing.T) {
-	dir := t.TempDir()
-	st := &memfile.Store{Home: filepath.Join(dir, ".agent"), StateDir: filepath.Join(dir, "state"),
-		Limits: &memfile.Limits{MaxEntries: 5, TTL: 90 * 24 * time.Hour}}
+	ttl := 90
+	m := openRepo(t, memsync.Options{Role: "owner", MaxEntries: new(5), TTLDays: &ttl})
+	st := m.Store()
 	if err := os.MkdirAll(st.Home, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +26,7 @@ func TestSaveIsNotArchivedByItsOwnCleanup(t *testing.T) {
 	if err := os.WriteFile(st.Path(), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cs := connect(t, Options{Project: st, Role: policy.Owner})
+	cs := connect(t, Options{Project: m})
 	var saved SaveOutput
 	if msg := callTool(t, cs, "save_to_memory", map[string]any{"content": "fresh lesson about kiwi"}, &saved); msg != "" {
 		t.Fatal(msg)

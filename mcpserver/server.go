@@ -1,12 +1,14 @@
 // Package mcpserver is memsync's MCP server: seed 001's memory tools over
 // the official MCP Go SDK, for agents that talk MCP rather than run the CLI.
 //
-// Project tools work on the repository's shared memory, the *_global_* tools
-// on the global layer. Every call reads the current file — nothing is cached
-// between calls — so servers in several worktrees (and the CLI) see each
-// other's writes at once. Tool failures are tool errors whose text says what
-// to do next. Read-only tools carry ReadOnlyHint, delete tools
-// DestructiveHint. A server started for the worker role refuses deletes and
+// It is a thin adapter over *memsync.Memory: project tools work on the
+// repository's memory, the *_global_* tools on the global layer, each through
+// the Memory's operations, so they get the CLI's guarantees (lock, dedup,
+// private global files, limits, access recording, a clean git status). Every
+// call reads the current file, so servers in several worktrees (and the CLI)
+// see each other's writes at once. Tool failures are tool errors whose text
+// says what to do next. Read-only tools carry ReadOnlyHint, delete tools
+// DestructiveHint. A Memory opened for the worker role refuses deletes and
 // restores (package policy).
 package mcpserver
 
@@ -25,61 +27,27 @@ import (
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/policy"
-	"github.com/memsync/memsync/recall"
 )
 
-// Options configure a server.
+// Options configure a server. Role, session and access recording are the
+// Memory's (memsync.Options).
 type Options struct {
-	// Project is the repository's store; nil when the server runs outside a
+	// Project is the repository's memory; nil when the server runs outside a
 	// repository (then the project tools fail with NoProject as their text).
-	Project   *memfile.Store
+	Project   *memsync.Memory
 	NoProject string
-	// ProjectBeforeWrite runs before each project write (e.g. keeping the
-	// memory files out of git status); optional.
-	ProjectBeforeWrite func() error
-	// Global opens the global layer's store; it is called on each global call.
-	Global func() (*memfile.Store, error)
-	// Role is checked on deletes and restores.
-	Role policy.Role
-	// Session, if set, is written on saved entries (a "- Session:" bullet),
-	// and reads see that session's entries plus those of no session, as the
-	// CLI's --session.
-	Session string
-	// RecordAccess records the entries retrieve and get return, for gc's TTL
-	// (memfile.Store.RecordAccess), as the CLI's search and show do.
-	RecordAccess bool
+	// Global opens the global layer; nil opens it as
+	// memsync.Open("", memsync.Options{Global: true}) on first use, in
+	// Project's session.
+	Global func() (*memsync.Memory, error)
 	// Version is reported to clients.
 	Version string
 }
 
 // layer is one memory the tools work on.
 type layer struct {
-	global      bool
-	store       func() (*memfile.Store, error)
-	beforeWrite func() error
-	opts        *Options
-
-	// The files read last (active, archive) and their search documents:
-	// reused while the files hold the same bytes (see memfile.Store.Reload).
-	mu   sync.Mutex
-	last [2]*memfile.File
-	docs [2][]recall.Doc
-}
-
-// inScope tells whether an entry is in the session's view.
-func (l *layer) inScope(e *memfile.Entry) bool {
-	if l.opts.Session == "" {
-		return true
-	}
-	got := e.Field("Session")
-	return got == "" || got == l.opts.Session
-}
-
-// touch records an access to entries returned to the agent.
-func (l *layer) touch(st *memfile.Store, ids ...string) {
-	if l.opts.RecordAccess && len(ids) > 0 {
-		st.RecordAccess(ids...)
-	}
+	global bool
+	open   func() (*memsync.Memory, error)
 }
 
 // ToolNames are the names of the tools New registers, project tools first.
@@ -102,7 +70,7 @@ func New(opts Options) *mcp.Server {
 			"worth keeping (a decision, a fix, a pattern), call save_to_memory with a short title, the content " +
 			"and tags. The *_global_* tools work on the user's memory shared by all repositories.",
 	})
-	project := &layer{opts: &opts, beforeWrite: opts.ProjectBeforeWrite, store: func() (*memfile.Store, error) {
+	project := &layer{open: func() (*memsync.Memory, error) {
 		if opts.Project == nil {
 			msg := opts.NoProject
 			if msg == "" {
@@ -112,15 +80,9 @@ func New(opts Options) *mcp.Server {
 		}
 		return opts.Project, nil
 	}}
-	global := &layer{global: true, opts: &opts, store: opts.Global}
-	if global.store == nil {
-		global.store = func() (*memfile.Store, error) {
-			home, err := memsync.OpenGlobalDir()
-			if err != nil {
-				return nil, err
-			}
-			return memfile.Open(home), nil
-		}
+	global := &layer{global: true, open: opts.Global}
+	if global.open == nil {
+		global.open = defaultGlobal(opts.Project)
 	}
 	for _, l := range []*layer{project, global} {
 		for _, t := range tools {
@@ -128,6 +90,30 @@ func New(opts Options) *mcp.Server {
 		}
 	}
 	return s
+}
+
+// defaultGlobal opens the global layer once it opens (in project's session,
+// if any), so its parse cache lives as long as the server.
+func defaultGlobal(project *memsync.Memory) func() (*memsync.Memory, error) {
+	var mu sync.Mutex
+	var m *memsync.Memory
+	return func() (*memsync.Memory, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if m != nil {
+			return m, nil
+		}
+		o := memsync.Options{Global: true}
+		if project != nil {
+			o.Session = project.Session()
+		}
+		g, err := memsync.Open("", o)
+		if err != nil {
+			return nil, err
+		}
+		m = g
+		return m, nil
+	}
 }
 
 // tool is one tool, registered once per layer.
@@ -159,27 +145,12 @@ func readOnly(title string) *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: falseP, Title: title}
 }
 
-// Entry is the JSON shape of an entry, the same as the CLI's --json.
-type Entry struct {
-	Number  int               `json:"number,omitempty" jsonschema:"position in list_memory_entries, 1-based"`
-	ID      string            `json:"id"`
-	Title   string            `json:"title"`
-	Type    string            `json:"type"`
-	Tags    []string          `json:"tags"`
-	Date    string            `json:"date"`
-	Content string            `json:"content"`
-	Fields  map[string]string `json:"fields,omitempty" jsonschema:"other bullets of the entry (Key, Source, ...)"`
-	Score   float64           `json:"score,omitempty" jsonschema:"relevance to the query"`
-}
-
-func toEntry(e *memfile.Entry, number int) Entry {
-	return Entry{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content, Fields: e.Fields()}
-}
-
 // toolError turns an error into text an agent can act on.
 func toolError(err error, l *layer) error {
 	listTool := tool{base: "list_memory_entries"}.name(l.global)
 	switch {
+	case errors.Is(err, memsync.ErrEmpty):
+		return fmt.Errorf("%w; give the text to remember in 'content'", err)
 	case errors.Is(err, memfile.ErrTooLarge):
 		return fmt.Errorf("%w; split the content into several smaller entries and save each", err)
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
@@ -194,85 +165,21 @@ func toolError(err error, l *layer) error {
 	return err
 }
 
-// load reads the layer's active file (or archive) now.
-func (l *layer) load(archive bool) (*memfile.Store, *memfile.File, error) {
-	st, err := l.store()
-	if err != nil {
-		return nil, nil, err
-	}
-	k := 0
-	reload := st.Reload
-	if archive {
-		k, reload = 1, st.ReloadArchive
-	}
-	l.mu.Lock()
-	prev := l.last[k]
-	l.mu.Unlock()
-	f, err := reload(prev)
-	if err != nil {
-		return nil, nil, err
-	}
-	l.mu.Lock()
-	if f != l.last[k] {
-		l.last[k], l.docs[k] = f, nil
-	}
-	l.mu.Unlock()
-	return st, f, nil
-}
-
-// searchDocs are the search documents of f, a file load returned; the files
-// and documents are shared by concurrent calls and never changed.
-func (l *layer) searchDocs(f *memfile.File) []recall.Doc {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for k := range l.last {
-		if l.last[k] == f {
-			if l.docs[k] == nil {
-				l.docs[k] = memsync.Docs(f)
-			}
-			return l.docs[k]
-		}
-	}
-	return memsync.Docs(f)
-}
-
-// handler wraps a tool body: errors become tool errors with advice.
-func handler[In, Out any](l *layer, body func(ctx context.Context, in In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
+// handler wraps a tool body: it opens the layer's memory, and errors become
+// tool errors with advice.
+func handler[In, Out any](l *layer, body func(ctx context.Context, m *memsync.Memory, in In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
 	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-		out, err := body(ctx, in)
+		var out Out
+		m, err := l.open()
+		if err == nil {
+			out, err = body(ctx, m, in)
+		}
 		if err != nil {
 			var zero Out
 			return nil, zero, toolError(err, l)
 		}
 		return nil, out, nil
 	}
-}
-
-// search ranks the entries of f in the layer's view for a query, with the filters.
-func (l *layer) search(f *memfile.File, query string, tags []string, typ string, limit int) []Entry {
-	var idx []int
-	docs := l.searchDocs(f)
-	if l.opts.Session != "" {
-		var view []recall.Doc
-		for i := range f.Entries {
-			if l.inScope(&f.Entries[i]) {
-				idx = append(idx, i)
-				view = append(view, docs[i])
-			}
-		}
-		docs = view
-	}
-	hits := recall.Search(docs, query, recall.Options{Limit: limit, Tags: tags, Type: memfile.NormalizeType(typ)})
-	out := make([]Entry, len(hits))
-	for k, h := range hits {
-		i := h.Index
-		if idx != nil {
-			i = idx[i]
-		}
-		out[k] = toEntry(&f.Entries[i], i+1)
-		out[k].Score = h.Score
-	}
-	return out
 }
 
 func fileSize(st *memfile.Store, path string) int64 {
@@ -287,7 +194,7 @@ func fileSize(st *memfile.Store, path string) int64 {
 	return fi.Size()
 }
 
-func hasAll(e *memfile.Entry, tags []string) bool {
+func hasAll(e *memsync.Entry, tags []string) bool {
 	for _, t := range tags {
 		if !slices.ContainsFunc(e.Tags, func(x string) bool { return strings.EqualFold(x, t) }) {
 			return false

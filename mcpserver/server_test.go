@@ -4,15 +4,38 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/policy"
+	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/internal/testgit"
 )
+
+// openRepo returns the memory of a fresh git repository.
+func openRepo(t *testing.T, o memsync.Options) *memsync.Memory {
+	t.Helper()
+	dir := testgit.Isolate(t)
+	testgit.Git(t, dir, "init", "-q", ".")
+	m, err := memsync.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// openGlobal returns an opener of the global layer (MEMSYNC_GLOBAL_DIR) for a role.
+func openGlobal(t *testing.T, role string) func() (*memsync.Memory, error) {
+	t.Helper()
+	m, err := memsync.Open("", memsync.Options{Global: true, Role: role})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() (*memsync.Memory, error) { return m, nil }
+}
 
 // connect runs a server in process over the SDK's in-memory transports.
 func connect(t *testing.T, opts Options) *mcp.ClientSession {
@@ -63,10 +86,8 @@ func tryCallTool(cs *mcp.ClientSession, name string, args map[string]any, out an
 // the worker refused on a global delete, and a server without a repository.
 func TestGlobalAndPaging(t *testing.T) {
 	t.Setenv("MEMSYNC_GLOBAL_DIR", t.TempDir())
-	global := memfile.Open(t.TempDir())
-	open := func() (*memfile.Store, error) { return global, nil }
-	owner := connect(t, Options{Global: open, Role: policy.Owner})
-	worker := connect(t, Options{Global: open, Role: policy.Worker})
+	owner := connect(t, Options{Global: openGlobal(t, "owner")})
+	worker := connect(t, Options{Global: openGlobal(t, "worker")})
 
 	for i, typ := range []string{"pattern", "fix", "pattern", "fix", "pattern"} {
 		if msg := callTool(t, worker, "save_to_global_memory", map[string]any{"content": "note " + string(rune('a'+i)), "type": typ, "key": "k" + string(rune('a'+i))}, nil); msg != "" {
@@ -104,8 +125,7 @@ func TestGlobalAndPaging(t *testing.T) {
 // TestConcurrentReadsSeeEveryWrite: retrieve calls running at once share
 // the parsed memory, and each write is seen by the next call (run with -race).
 func TestConcurrentReadsSeeEveryWrite(t *testing.T) {
-	st := memfile.Open(t.TempDir())
-	cs := connect(t, Options{Project: st, Role: policy.Owner})
+	cs := connect(t, Options{Project: openRepo(t, memsync.Options{Role: "owner"})})
 	for i := range 5 {
 		if msg := callTool(t, cs, "save_to_memory", map[string]any{"content": fmt.Sprintf("retry number %d", i), "type": "fix"}, nil); msg != "" {
 			t.Fatal(msg)
@@ -127,5 +147,23 @@ func TestConcurrentReadsSeeEveryWrite(t *testing.T) {
 				t.Fatalf("after %d saves a retrieve found %d (%v)", i+1, n, totals)
 			}
 		}
+	}
+}
+
+// TestDefaultGlobalIsPrivate: with no Global opener the server opens the
+// global layer as the CLI does, so its files are private (0600).
+func TestDefaultGlobalIsPrivate(t *testing.T) {
+	t.Setenv("MEMSYNC_GLOBAL_DIR", t.TempDir())
+	cs := connect(t, Options{})
+	var saved SaveOutput
+	if msg := callTool(t, cs, "save_to_global_memory", map[string]any{"content": "a private preference"}, &saved); msg != "" {
+		t.Fatal(msg)
+	}
+	fi, err := os.Stat(saved.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Fatalf("%s has mode %o, want 600", saved.Path, perm)
 	}
 }

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,8 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/memory"
 )
 
 // SaveInput are save_to_memory's arguments (seed 001, plus type and title).
@@ -26,8 +25,8 @@ type SaveInput struct {
 
 // SaveOutput is what save_to_memory returns.
 type SaveOutput struct {
-	Entry Entry  `json:"entry"`
-	Path  string `json:"path" jsonschema:"the memory file"`
+	Entry memsync.Entry `json:"entry"`
+	Path  string        `json:"path" jsonschema:"the memory file"`
 	// Duplicate is set when the same content was already stored and nothing
 	// was added: "active", or "archive" (restore it to use it again).
 	Duplicate string `json:"duplicate,omitempty" jsonschema:"set when the content was already stored (active or archive) and nothing was added; entry is the stored one"`
@@ -56,13 +55,13 @@ type ListInput struct {
 
 // Entries is a list of entries; Total counts all that matched.
 type Entries struct {
-	Entries []Entry `json:"entries"`
-	Total   int     `json:"total"`
+	Entries []memsync.Entry `json:"entries"`
+	Total   int             `json:"total"`
 }
 
 // DeleteOutput is what a delete returns.
 type DeleteOutput struct {
-	Deleted Entry `json:"deleted"`
+	Deleted memsync.Entry `json:"deleted"`
 }
 
 // Summary is what the summary tools return: the shape of the CLI's
@@ -81,10 +80,13 @@ type Summary struct {
 
 // RestoreOutput is what a restore returns.
 type RestoreOutput struct {
-	Restored []Entry `json:"restored"`
+	Restored []memsync.Entry `json:"restored"`
 }
 
-const defaultListLimit = 50
+const (
+	defaultListLimit   = 50
+	defaultSearchLimit = 10
+)
 
 var tools = []tool{
 	{base: "save_to_memory", add: func(s *mcp.Server, l *layer) {
@@ -92,49 +94,17 @@ var tools = []tool{
 			Name:        tool{base: "save_to_memory"}.name(l.global),
 			Description: "Save a memory to " + l.what() + ": a decision and its reason, a fix, a pattern, a preference. Not for task progress or passing errors.",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: falseP, OpenWorldHint: falseP, Title: "Save a memory"},
-		}, handler(l, func(_ context.Context, in SaveInput) (SaveOutput, error) {
-			if strings.TrimSpace(in.Content) == "" {
-				return SaveOutput{}, errors.New("the content is empty; give the text to remember in 'content'")
-			}
-			// What the entry carries besides its text; refused, never
-			// dropped, when it could not be given back.
-			var extra []memfile.Field
-			if in.Key != "" {
-				if err := memfile.CheckKey(in.Key); err != nil {
-					return SaveOutput{}, err
-				}
-				extra = append(extra, memfile.Field{Key: memfile.KeyField, Value: strings.TrimSpace(in.Key)})
-			}
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, in SaveInput) (SaveOutput, error) {
+			// Named after the argument, not after the bullet it becomes.
 			if err := oneLine("caller_agent_id", in.CallerAgentID); err != nil {
 				return SaveOutput{}, err
 			}
-			if a := strings.TrimSpace(in.CallerAgentID); a != "" {
-				extra = append(extra, memfile.Field{Key: memory.SourceKey, Value: a})
-			}
-			if l.opts.Session != "" {
-				extra = append(extra, memfile.Field{Key: "Session", Value: l.opts.Session})
-			}
-			st, err := l.store()
+			e, err := m.Add(ctx, memsync.Entry{Type: in.Type, Title: in.Title, Content: in.Content, Tags: in.Tags,
+				Fields: map[string]string{memfile.KeyField: in.Key, sourceField: in.CallerAgentID}})
 			if err != nil {
 				return SaveOutput{}, err
 			}
-			e := st.NewEntry(in.Type, in.Title, in.Content, in.Tags)
-			e.Extra = extra
-			if err := st.CheckDialect(&e, strings.TrimSpace(in.Title) != ""); err != nil {
-				return SaveOutput{}, err
-			}
-			if l.beforeWrite != nil {
-				if err := l.beforeWrite(); err != nil {
-					return SaveOutput{}, err
-				}
-			}
-			e, dup, err := st.Add(e)
-			if err != nil {
-				return SaveOutput{}, err
-			}
-			out := SaveOutput{Entry: toEntry(&e, 0), Path: st.Path()}
-			out.Duplicate = map[memfile.Dup]string{memfile.DupActive: "active", memfile.DupArchived: "archive"}[dup]
-			return out, nil
+			return SaveOutput{Entry: e, Path: m.Path(), Duplicate: e.Duplicate}, nil
 		}))
 	}},
 	{base: "retrieve_from_memory", add: func(s *mcp.Server, l *layer) {
@@ -142,18 +112,8 @@ var tools = []tool{
 			Name:        tool{base: "retrieve_from_memory"}.name(l.global),
 			Description: "Search " + l.what() + " by relevance (BM25 over title, tags, type and content), best first.",
 			Annotations: readOnly("Search memories"),
-		}, handler(l, func(_ context.Context, in RetrieveInput) (Entries, error) {
-			st, f, err := l.load(false)
-			if err != nil {
-				return Entries{}, err
-			}
-			res := l.search(f, in.Query, in.Tags, in.Type, limitOr(in.Limit, memory.DefaultLimit))
-			ids := make([]string, len(res))
-			for k := range res {
-				ids[k] = res[k].ID
-			}
-			l.touch(st, ids...)
-			return Entries{Entries: res, Total: len(res)}, nil
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, in RetrieveInput) (Entries, error) {
+			return search(ctx, m, in, false)
 		}))
 	}},
 	{base: "get_memory_entry", add: func(s *mcp.Server, l *layer) {
@@ -161,17 +121,12 @@ var tools = []tool{
 			Name:        tool{base: "get_memory_entry"}.name(l.global),
 			Description: "Get one entry of " + l.what() + " by key, ID or number.",
 			Annotations: readOnly("Get a memory"),
-		}, handler(l, func(_ context.Context, in RefInput) (Entry, error) {
-			st, f, err := l.load(false)
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, in RefInput) (memsync.Entry, error) {
+			got, err := m.Get(ctx, memsync.View{}, in.Key)
 			if err != nil {
-				return Entry{}, err
+				return memsync.Entry{}, err
 			}
-			i, err := f.Find(in.Key)
-			if err != nil {
-				return Entry{}, err
-			}
-			l.touch(st, f.Entries[i].ID)
-			return toEntry(&f.Entries[i], i+1), nil
+			return got[0], nil
 		}))
 	}},
 	{base: "list_memory_entries", add: func(s *mcp.Server, l *layer) {
@@ -179,12 +134,8 @@ var tools = []tool{
 			Name:        tool{base: "list_memory_entries"}.name(l.global),
 			Description: "List entries of " + l.what() + ", newest first, with their numbers and IDs.",
 			Annotations: readOnly("List memories"),
-		}, handler(l, func(_ context.Context, in ListInput) (Entries, error) {
-			_, f, err := l.load(false)
-			if err != nil {
-				return Entries{}, err
-			}
-			return l.list(f, in), nil
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, in ListInput) (Entries, error) {
+			return list(ctx, m, in, false)
 		}))
 	}},
 	{base: "delete_memory_entry", add: func(s *mcp.Server, l *layer) {
@@ -192,25 +143,12 @@ var tools = []tool{
 			Name:        tool{base: "delete_memory_entry"}.name(l.global),
 			Description: "Delete one entry of " + l.what() + " for good (it is not archived). Owners and admins only.",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: trueP, IdempotentHint: true, OpenWorldHint: falseP, Title: "Delete a memory"},
-		}, handler(l, func(_ context.Context, in RefInput) (DeleteOutput, error) {
-			if err := l.opts.Role.Check("delete"); err != nil {
-				return DeleteOutput{}, err
-			}
-			st, err := l.store()
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, in RefInput) (DeleteOutput, error) {
+			deleted, err := m.Delete(ctx, in.Key)
 			if err != nil {
 				return DeleteOutput{}, err
 			}
-			var out DeleteOutput
-			err = st.Update(func(f *memfile.File) error {
-				i, err := f.Find(in.Key)
-				if err != nil {
-					return err
-				}
-				out.Deleted = toEntry(&f.Entries[i], i+1)
-				f.Entries = append(f.Entries[:i], f.Entries[i+1:]...)
-				return nil
-			})
-			return out, err
+			return DeleteOutput{Deleted: deleted[0]}, nil
 		}))
 	}},
 	{base: "get_memory_summary", add: func(s *mcp.Server, l *layer) {
@@ -218,20 +156,17 @@ var tools = []tool{
 			Name:        tool{base: "get_memory_summary"}.name(l.global),
 			Description: "Summarize " + l.what() + " and its archive: entries per type and tag, dates, size against the cap, the gc limits.",
 			Annotations: readOnly("Summarize memories"),
-		}, handler(l, func(_ context.Context, _ struct{}) (Summary, error) { return l.summary(false) }))
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, _ struct{}) (Summary, error) {
+			return summary(ctx, m, false)
+		}))
 	}},
 	{base: "search_memory_archive", add: func(s *mcp.Server, l *layer) {
 		mcp.AddTool(s, &mcp.Tool{
 			Name:        tool{base: "search_memory_archive"}.name(l.global),
 			Description: "Search the archive of " + l.what() + " (entries moved out by the size cap or by archiving), best first.",
 			Annotations: readOnly("Search the archive"),
-		}, handler(l, func(_ context.Context, in RetrieveInput) (Entries, error) {
-			_, f, err := l.load(true)
-			if err != nil {
-				return Entries{}, err
-			}
-			res := l.search(f, in.Query, in.Tags, in.Type, limitOr(in.Limit, memory.DefaultLimit))
-			return Entries{Entries: res, Total: len(res)}, nil
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, in RetrieveInput) (Entries, error) {
+			return search(ctx, m, in, true)
 		}))
 	}},
 	{base: "list_memory_archive", add: func(s *mcp.Server, l *layer) {
@@ -239,12 +174,8 @@ var tools = []tool{
 			Name:        tool{base: "list_memory_archive"}.name(l.global),
 			Description: "List the archive of " + l.what() + ", newest first.",
 			Annotations: readOnly("List the archive"),
-		}, handler(l, func(_ context.Context, in ListInput) (Entries, error) {
-			_, f, err := l.load(true)
-			if err != nil {
-				return Entries{}, err
-			}
-			return l.list(f, in), nil
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, in ListInput) (Entries, error) {
+			return list(ctx, m, in, true)
 		}))
 	}},
 	{base: "get_memory_archive_summary", add: func(s *mcp.Server, l *layer) {
@@ -252,22 +183,26 @@ var tools = []tool{
 			Name:        tool{base: "get_memory_archive_summary"}.name(l.global),
 			Description: "Summarize the archive of " + l.what() + ": entries per type and tag, dates, size.",
 			Annotations: readOnly("Summarize the archive"),
-		}, handler(l, func(_ context.Context, _ struct{}) (Summary, error) { return l.summary(true) }))
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, _ struct{}) (Summary, error) {
+			return summary(ctx, m, true)
+		}))
 	}},
 	{base: "restore_from_memory_archive", add: func(s *mcp.Server, l *layer) {
 		mcp.AddTool(s, &mcp.Tool{
 			Name:        tool{base: "restore_from_memory_archive"}.name(l.global),
 			Description: "Move an archived entry of " + l.what() + " back to the active memory, with its ID. Owners and admins only.",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: falseP, IdempotentHint: true, OpenWorldHint: falseP, Title: "Restore a memory"},
-		}, handler(l, func(_ context.Context, in RefInput) (RestoreOutput, error) {
-			if err := l.opts.Role.Check("restore"); err != nil {
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, in RefInput) (RestoreOutput, error) {
+			if err := ctx.Err(); err != nil {
 				return RestoreOutput{}, err
 			}
-			st, err := l.store()
-			if err != nil {
+			if err := m.Allow("restore"); err != nil {
 				return RestoreOutput{}, err
 			}
-			moved, err := st.Move(memfile.ToActive, func(f *memfile.File) ([]int, error) {
+			if err := m.BeforeWrite(); err != nil {
+				return RestoreOutput{}, err
+			}
+			moved, err := m.Store().Move(memfile.ToActive, func(f *memfile.File) ([]int, error) {
 				i, err := f.Find(in.Key)
 				if err != nil {
 					return nil, fmt.Errorf("%w in the archive", err)
@@ -277,14 +212,17 @@ var tools = []tool{
 			if err != nil {
 				return RestoreOutput{}, err
 			}
-			out := RestoreOutput{Restored: make([]Entry, len(moved))}
+			out := RestoreOutput{Restored: make([]memsync.Entry, len(moved))}
 			for k := range moved {
-				out.Restored[k] = toEntry(&moved[k], 0)
+				out.Restored[k] = memsync.EntryOf(&moved[k], 0)
 			}
 			return out, nil
 		}))
 	}},
 }
+
+// sourceField is the bullet that keeps save_to_memory's caller_agent_id.
+const sourceField = "Source"
 
 // oneLine refuses a value that is not one line of printable text: it
 // would break the entry's bullet, or hide in it.
@@ -305,65 +243,74 @@ func limitOr(n, def int) int {
 	return n
 }
 
+// search ranks the memory's entries (or its archive's) for the query.
+func search(ctx context.Context, m *memsync.Memory, in RetrieveInput, archive bool) (Entries, error) {
+	res, err := m.Search(ctx, in.Query, memsync.SearchOptions{View: memsync.View{Archive: archive},
+		Limit: limitOr(in.Limit, defaultSearchLimit), Tags: in.Tags, Type: in.Type})
+	if err != nil {
+		return Entries{}, err
+	}
+	return Entries{Entries: res, Total: len(res)}, nil
+}
+
 // list returns the entries in view, newest (last in the file) first,
 // filtered and paged.
-func (l *layer) list(f *memfile.File, in ListInput) Entries {
+func list(ctx context.Context, m *memsync.Memory, in ListInput, archive bool) (Entries, error) {
+	all, err := m.List(ctx, memsync.View{Archive: archive})
+	if err != nil {
+		return Entries{}, err
+	}
 	typ := memfile.NormalizeType(in.Type)
-	out := Entries{Entries: []Entry{}}
+	out := Entries{Entries: []memsync.Entry{}}
 	limit := limitOr(in.Limit, defaultListLimit)
-	for i := len(f.Entries) - 1; i >= 0; i-- {
-		e := &f.Entries[i]
-		if (typ != "" && e.Type != typ) || !hasAll(e, in.Tags) || !l.inScope(e) {
+	for i := len(all) - 1; i >= 0; i-- {
+		e := &all[i]
+		if (typ != "" && e.Type != typ) || !hasAll(e, in.Tags) {
 			continue
 		}
 		if out.Total >= in.Offset && len(out.Entries) < limit {
-			out.Entries = append(out.Entries, toEntry(e, i+1))
+			out.Entries = append(out.Entries, *e)
 		}
 		out.Total++
 	}
-	return out
+	return out, nil
 }
 
-// summary summarizes the layer's view of its files.
-func (l *layer) summary(archiveOnly bool) (Summary, error) {
-	st, err := l.store()
-	if err != nil {
-		return Summary{}, err
-	}
-	sum := Summary{Layer: "project", Session: l.opts.Session, Path: st.Path(), MaxBytes: st.MaxBytes}
-	if l.global {
-		sum.Layer = "global"
-	}
+// summary summarizes the memory's view of its files.
+func summary(ctx context.Context, m *memsync.Memory, archiveOnly bool) (Summary, error) {
+	st := m.Store()
+	lim := m.Limits()
+	sum := Summary{Layer: m.LayerName(), Session: m.Session(), Path: m.Path(), MaxBytes: st.MaxBytes,
+		MaxEntries: lim.MaxEntries, TTLDays: int(lim.TTL / (24 * time.Hour))}
 	if sum.MaxBytes <= 0 {
 		sum.MaxBytes = memfile.DefaultMaxBytes
 	}
-	lim := memfile.DefaultLimits
-	if st.Limits != nil {
-		lim = *st.Limits
-	}
-	sum.MaxEntries, sum.TTLDays = lim.MaxEntries, int(lim.TTL/(24*time.Hour))
-	view := func(f *memfile.File, path string) *memfile.Summary {
+	load := func(archive bool, path string) (*memfile.Summary, *memfile.File, error) {
+		f, err := m.Load(ctx, memsync.View{Archive: archive})
+		if err != nil {
+			return nil, nil, err
+		}
 		in := &memfile.File{}
 		for i := range f.Entries {
-			if l.inScope(&f.Entries[i]) {
+			if m.InView(&f.Entries[i]) {
 				in.Entries = append(in.Entries, f.Entries[i])
 			}
 		}
 		s := memfile.Summarize(in)
 		s.Bytes = fileSize(st, path)
-		return &s
+		return &s, f, nil
 	}
 	if !archiveOnly {
-		f, err := st.Load()
+		s, f, err := load(false, m.Path())
 		if err != nil {
 			return Summary{}, err
 		}
-		sum.Active, sum.Problems = view(f, st.Path()), len(f.Problems)
+		sum.Active, sum.Problems = s, len(f.Problems)
 	}
-	a, err := st.LoadArchive()
+	s, _, err := load(true, m.ArchivePath())
 	if err != nil {
 		return Summary{}, err
 	}
-	sum.Archive = view(a, st.ArchivePath())
+	sum.Archive = s
 	return sum, nil
 }

@@ -3,12 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/mcpserver"
-	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
 )
 
@@ -40,11 +39,8 @@ func runMCP(c *cli.Context) error {
 		return err
 	}
 	opts := mcpserver.Options{
-		Role:         global.role,
-		Session:      global.scope,
-		RecordAccess: os.Getenv("MEMSYNC_RECORD_ACCESS") != "0",
-		Global:       func() (*memfile.Store, error) { return global.store, nil },
-		Version:      "dev",
+		Global:  func() (*memsync.Memory, error) { return global.m, nil },
+		Version: "dev",
 	}
 	project, err := openLayer(c, false)
 	switch {
@@ -53,8 +49,7 @@ func runMCP(c *cli.Context) error {
 	case err != nil:
 		return err
 	default:
-		opts.Project = project.store
-		opts.ProjectBeforeWrite = project.beforeWrite
+		opts.Project = project.m
 	}
 	server := mcpserver.New(opts)
 	// A bad input line gets a JSON-RPC error answer; the session goes on.

@@ -46,10 +46,11 @@ func runPromote(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	glob, err := s.globalStore()
+	gm, err := s.open(true)
 	if err != nil {
 		return err
 	}
+	glob := gm.Store()
 	ids := map[string]bool{}
 	copies := make([]memfile.Entry, 0, len(idx))
 	for _, i := range idx {

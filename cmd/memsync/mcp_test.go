@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/mcpserver"
 )
 
@@ -134,10 +135,10 @@ func TestMCPServer(t *testing.T) {
 	}
 	var found mcpserver.Entries
 	mustCall(t, a, "retrieve_from_memory", map[string]any{"query": "jwt tokens", "tags": []string{"auth"}}, &found)
-	if len(found.Entries) != 1 || found.Entries[0].ID != id || found.Entries[0].Score <= 0 {
+	if len(found.Entries) != 1 || found.Entries[0].ID != id || found.Entries[0].Score == nil || *found.Entries[0].Score <= 0 {
 		t.Fatalf("retrieve: %+v", found)
 	}
-	var got mcpserver.Entry
+	var got memsync.Entry
 	mustCall(t, a, "get_memory_entry", map[string]any{"key": "api-auth-decision"}, &got)
 	if got.ID != id || got.Fields["Source"] != "admin_1" || got.Content != "Authentication uses JWT with 15 minute access tokens" {
 		t.Fatalf("get by key: %+v", got)
@@ -401,7 +402,7 @@ func TestMCPReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var got mcpserver.Entry
+	var got memsync.Entry
 	mustCall(t, cs, "get_memory_entry", map[string]any{"key": "1"}, &got)
 	if got.ID != first.Entry.ID {
 		t.Fatalf(`get "1": want entry 1 (%s), got %s %q`, first.Entry.ID, got.ID, got.Title)
@@ -488,9 +489,33 @@ func TestMCPRalphDialect(t *testing.T) {
 	}
 	var saved mcpserver.SaveOutput
 	mustCall(t, cs, "save_to_memory", map[string]any{"content": "plain save in ralph", "tags": []string{"r"}}, &saved)
-	var got mcpserver.Entry
+	var got memsync.Entry
 	mustCall(t, cs, "get_memory_entry", map[string]any{"key": saved.Entry.ID}, &got)
 	if got.Content != "plain save in ralph" || !strings.HasPrefix(got.ID, "mem-") {
 		t.Fatalf("plain save: %+v", got)
+	}
+}
+
+// TestMCPDeleteKeepsStatusClean: an MCP delete in a fresh repository, whose
+// memory file was written by another tool, keeps the memory files out of
+// git status as every other write does (issue 11).
+func TestMCPDeleteKeepsStatusClean(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	path := filepath.Join(repo, ".agent", "memories.md")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("# Memories\n\n## Note: by hand\n- Date: 2026-01-01\n- ID: hand00000001\n- Content: written by another tool\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := startMCP(t, env, repo)
+	var del mcpserver.DeleteOutput
+	mustCall(t, cs, "delete_memory_entry", map[string]any{"key": "hand00000001"}, &del)
+	if del.Deleted.ID != "hand00000001" {
+		t.Fatalf("deleted %+v", del)
+	}
+	if st := gitRun(t, env, repo, "status", "--porcelain"); st != "" {
+		t.Fatalf("git status after an MCP delete:\n%s", st)
 	}
 }

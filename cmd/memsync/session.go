@@ -78,25 +78,6 @@ func (s *session) open(global bool) (*memsync.Memory, error) {
 	return m, err
 }
 
-// projectStore is the store of the repository's memory.
-func (s *session) projectStore() (*memfile.Store, error) {
-	m, err := s.open(false)
-	if err != nil {
-		return nil, err
-	}
-	return m.Store(), nil
-}
-
-// globalStore is the store of the global layer: private files (0600, folders
-// 0700), its own lock, archive and state beside them.
-func (s *session) globalStore() (*memfile.Store, error) {
-	m, err := s.open(true)
-	if err != nil {
-		return nil, err
-	}
-	return m.Store(), nil
-}
-
 // plural picks the singular or plural ending for n.
 func plural(n int, one, many string) string {
 	if n == 1 {
@@ -167,14 +148,6 @@ func (s *session) loadArchive() (*memfile.File, error) {
 	}
 	s.reportDamage(s.store.ArchivePath(), f)
 	return f, nil
-}
-
-// loadView reads the archive with --archive, else the active memory.
-func (s *session) loadView(archive bool) (*memfile.File, error) {
-	if archive {
-		return s.loadArchive()
-	}
-	return s.load()
 }
 
 func (s *session) printJSON(v any) error {
