@@ -38,7 +38,7 @@ func (m *Memory) Load(ctx context.Context, v View) (*memfile.File, error) {
 		return nil, err
 	}
 	if f != prev {
-		m.reportDamage(path, f)
+		m.ReportDamage(path, f)
 		m.cache.mu.Lock()
 		m.cache.last[k], m.cache.docs[k] = f, nil
 		m.cache.mu.Unlock()

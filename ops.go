@@ -147,7 +147,7 @@ func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
 	}
 	var deleted []Entry
 	err := m.store.Update(func(f *memfile.File) error {
-		m.reportDamage(m.store.Path(), f)
+		m.ReportDamage(m.store.Path(), f)
 		idx, err := f.FindAll(refs)
 		if err != nil {
 			return err
@@ -254,9 +254,9 @@ func (m *Memory) touch(ids ...string) {
 // maxProblems is how many damage reports a read warns of before summing up.
 const maxProblems = 5
 
-// reportDamage warns about what did not parse; the operation goes on with
-// what did.
-func (m *Memory) reportDamage(path string, f *memfile.File) {
+// ReportDamage warns (Options.Warn) about what of f, read from path, did
+// not parse; the operation goes on with what did.
+func (m *Memory) ReportDamage(path string, f *memfile.File) {
 	for i, p := range f.Problems {
 		if i == maxProblems {
 			m.warn(fmt.Sprintf("%s: %d more problem(s)", path, len(f.Problems)-maxProblems))

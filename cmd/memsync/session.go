@@ -113,22 +113,8 @@ func (s *session) scoped(f *memfile.File) []int {
 
 func (s *session) warn(msg string) { fmt.Fprintf(s.stderr, "memsync: warning: %s\n", msg) }
 
-// maxProblems is how many damage reports a command prints before summing up.
-const maxProblems = 5
-
 // reportDamage warns about what did not parse; the command goes on with what did.
-func (s *session) reportDamage(path string, f *memfile.File) {
-	for i, p := range f.Problems {
-		if i == maxProblems {
-			s.warn(fmt.Sprintf("%s: %d more problem(s)", path, len(f.Problems)-maxProblems))
-			break
-		}
-		s.warn(fmt.Sprintf("%s:%d: %s", path, p.Line, p.Msg))
-	}
-	if len(f.Problems) > 0 {
-		s.warn("reading what parses; a rewrite keeps a backup of the damaged file beside it")
-	}
-}
+func (s *session) reportDamage(path string, f *memfile.File) { s.m.ReportDamage(path, f) }
 
 // load reads the active memory and reports damage.
 func (s *session) load() (*memfile.File, error) {
