@@ -127,7 +127,7 @@ func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, erro
 		ids[k] = f.Entries[i].ID
 	}
 	if !v.Archive {
-		m.touch(ids...)
+		m.Touch(ids...)
 	}
 	return out, nil
 }
@@ -230,7 +230,7 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 	}
 	if !o.Archive {
 		for k, ids := range touched {
-			layers[k].touch(ids...)
+			layers[k].Touch(ids...)
 		}
 	}
 	return out, nil
@@ -244,8 +244,9 @@ func (m *Memory) LayerName() string {
 	return "project"
 }
 
-// touch records that entries were returned to a reader (gc's TTL).
-func (m *Memory) touch(ids ...string) {
+// Touch records that entries were returned to a reader (gc's TTL counts
+// from the last access), unless Options.NoAccessLog (MEMSYNC_RECORD_ACCESS=0).
+func (m *Memory) Touch(ids ...string) {
 	if !m.noAccess && len(ids) > 0 {
 		m.store.RecordAccess(ids...)
 	}

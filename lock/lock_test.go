@@ -3,6 +3,7 @@ package lock
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,13 @@ func holdInOtherProcess(t *testing.T, path string) (pid int, release func()) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHold$")
 	cmd.Env = append(os.Environ(), "MEMSYNC_LOCK_HOLD="+path)
+	return startHolder(t, cmd)
+}
+
+// startHolder starts cmd, a process that prints "held" once it holds a lock
+// and keeps it until its standard input closes (release).
+func startHolder(t *testing.T, cmd *exec.Cmd) (pid int, release func()) {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -45,9 +53,9 @@ func holdInOtherProcess(t *testing.T, path string) (pid int, release func()) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 5)
-	if _, err := out.Read(buf); err != nil || !strings.HasPrefix(string(buf), "held") {
-		t.Fatalf("helper did not take the lock: %q %v", buf, err)
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(out, buf); err != nil || string(buf) != "held" {
+		t.Fatalf("%s did not take the lock: %q %v", cmd.Path, buf, err)
 	}
 	return cmd.Process.Pid, func() { _ = stdin.Close(); _ = cmd.Wait() }
 }
@@ -138,24 +146,10 @@ func TestTimeoutNamesOnlyALiveHolder(t *testing.T) {
 		t.Fatalf("lock file %q does not record the helper's pid %d", b, gone)
 	}
 	cmd := exec.Command("flock", p, "sh", "-c", "echo held; cat")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
-	buf := make([]byte, 4)
-	if _, err := out.Read(buf); err != nil || string(buf) != "held" {
-		t.Fatalf("flock did not take the lock: %q %v", buf, err)
-	}
+	_, releaseFlock := startHolder(t, cmd)
+	defer releaseFlock()
 
-	_, err = Exclusive(p, 100*time.Millisecond)
+	_, err := Exclusive(p, 100*time.Millisecond)
 	var te *TimeoutError
 	if !errors.As(err, &te) {
 		t.Fatalf("want TimeoutError, got %v", err)

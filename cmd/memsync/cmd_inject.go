@@ -96,7 +96,7 @@ func runInject(c *cli.Context) error {
 		for _, i := range res.Chosen {
 			out.Entries = append(out.Entries, memsync.EntryOf(&f.Entries[i], i+1))
 		}
-		s.touch(s.store, idsOf(f, res.Chosen)...) // injected memories are in use (gc's TTL)
+		s.m.Touch(idsOf(f, res.Chosen)...) // injected memories are in use (gc's TTL)
 		if cfg.Mode() == config.Auto {
 			out.Output = res.Prompt(prompt)
 		}

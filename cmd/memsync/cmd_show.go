@@ -53,7 +53,7 @@ func runShow(c *cli.Context) error {
 		return err
 	}
 	if !v.Archive {
-		s.touch(s.store, idsOf(f, idx)...)
+		s.m.Touch(idsOf(f, idx)...)
 	}
 	for k, i := range idx {
 		if k > 0 {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -88,14 +87,6 @@ func plural(n int, one, many string) string {
 
 // allow refuses an operation the role may not do, before anything changes.
 func (s *session) allow(op string) error { return s.role.Check(op) }
-
-// touch records that entries were returned to a reader (the TTL of gc);
-// MEMSYNC_RECORD_ACCESS=0 turns it off.
-func (s *session) touch(st *memfile.Store, ids ...string) {
-	if os.Getenv("MEMSYNC_RECORD_ACCESS") != "0" {
-		st.RecordAccess(ids...)
-	}
-}
 
 // inScope tells whether an entry belongs to the session's view (memsync.Memory.InView).
 func (s *session) inScope(e *memfile.Entry) bool { return s.m.InView(e) }

@@ -14,17 +14,7 @@ import (
 // the entry is gone from every clone's memory (active file and archive) and
 // from the remote's snapshot, and the other entries are all there.
 func TestSyncDeleteReachesEveryClone(t *testing.T) {
-	env := testGitEnv(t)
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	remote := filepath.Join(root, "remote.git")
-	gitRun(t, env, root, "init", "-q", "--bare", remote)
-	seed := filepath.Join(root, "seed")
-	gitRun(t, env, root, "clone", "-q", remote, seed)
-	gitRun(t, env, seed, "commit", "-q", "--allow-empty", "-m", "init")
-	gitRun(t, env, seed, "push", "-q", "origin", "HEAD")
+	env, root, remote := bareRemote(t)
 	var clones []string
 	for c := range 3 {
 		dir := filepath.Join(root, fmt.Sprintf("clone%d", c))

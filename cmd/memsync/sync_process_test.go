@@ -44,17 +44,7 @@ func memsyncIn(tb testing.TB, env []string, dir string, args ...string) string {
 // The random choices come from a fixed seed, printed; MEMSYNC_TEST_SEED
 // sets another one.
 func TestSyncConvergence(t *testing.T) {
-	env := testGitEnv(t)
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	remote := filepath.Join(root, "remote.git")
-	gitRun(t, env, root, "init", "-q", "--bare", remote)
-	seed := filepath.Join(root, "seed")
-	gitRun(t, env, root, "clone", "-q", remote, seed)
-	gitRun(t, env, seed, "commit", "-q", "--allow-empty", "-m", "init")
-	gitRun(t, env, seed, "push", "-q", "origin", "HEAD")
+	env, root, remote := bareRemote(t)
 
 	const clones, rounds = 3, 6
 	dirs := make([][]string, clones) // per clone: the primary, then its worktrees
@@ -71,6 +61,7 @@ func TestSyncConvergence(t *testing.T) {
 	}
 	seedRand := uint64(1)
 	if v := os.Getenv("MEMSYNC_TEST_SEED"); v != "" {
+		var err error
 		if seedRand, err = strconv.ParseUint(v, 10, 64); err != nil {
 			t.Fatalf("MEMSYNC_TEST_SEED: %v", err)
 		}
@@ -347,4 +338,23 @@ func BenchmarkSyncProcess(b *testing.B) {
 		},
 		func(int) time.Duration { return runProcess(b, env, repo, bin, "sync") },
 	})
+}
+
+// bareRemote makes a folder root holding a bare remote (remote) with one
+// commit on its branch, pushed from a clone at root/seed, and the git
+// environment of the test.
+func bareRemote(t *testing.T) (env []string, root, remote string) {
+	t.Helper()
+	env = testGitEnv(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote = filepath.Join(root, "remote.git")
+	gitRun(t, env, root, "init", "-q", "--bare", remote)
+	seed := filepath.Join(root, "seed")
+	gitRun(t, env, root, "clone", "-q", remote, seed)
+	gitRun(t, env, seed, "commit", "-q", "--allow-empty", "-m", "init")
+	gitRun(t, env, seed, "push", "-q", "origin", "HEAD")
+	return env, root, remote
 }
