@@ -26,9 +26,10 @@ func (m *Memory) Load(ctx context.Context, v View) (*memfile.File, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	k, reload, path := 0, m.store.Reload, m.store.Path()
+	st := m.st(ctx)
+	k, reload, path := 0, st.Reload, st.Path()
 	if v.Archive {
-		k, reload, path = 1, m.store.ReloadArchive, m.store.ArchivePath()
+		k, reload, path = 1, st.ReloadArchive, st.ArchivePath()
 	}
 	m.cache.mu.Lock()
 	prev := m.cache.last[k]

@@ -13,6 +13,7 @@
 package memsync
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -235,6 +236,9 @@ func (m *Memory) Limits() memfile.Limits { return *m.store.Limits }
 // Store is the memory's store, for the packages of this module whose
 // operations have not moved onto Memory yet.
 func (m *Memory) Store() *memfile.Store { return m.store }
+
+// st is the store for one call: its lock waits end when ctx is done.
+func (m *Memory) st(ctx context.Context) *memfile.Store { return m.store.WithContext(ctx) }
 
 // Allow refuses an operation the role may not do, before anything changes.
 func (m *Memory) Allow(op string) error { return m.role.Check(op) }

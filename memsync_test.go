@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/internal/testgit"
+	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/policy"
 )
 
@@ -80,5 +81,38 @@ func TestOptionsOrder(t *testing.T) {
 	var ce *ConfigError
 	if _, err = Open(dir, Options{}); !errors.As(err, &ce) {
 		t.Fatalf("bad environment value: %v", err)
+	}
+}
+
+// A caller's context ends a lock wait: a deadline shorter than the lock
+// timeout returns the context's error, not a lock timeout.
+func TestContextEndsLockWait(t *testing.T) {
+	testgit.Isolate(t)
+	dir := t.TempDir()
+	testgit.Git(t, dir, "init", "-q")
+	m, err := Open(dir, Options{LockTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Add(context.Background(), Entry{Content: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	lp, err := m.store.LockPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := lock.Exclusive(context.Background(), lp, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = held.Release() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = m.Add(ctx, Entry{Content: "second"})
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, lock.ErrTimeout) {
+		t.Fatalf("add while the lock is held past the caller's deadline: %v", err)
+	}
+	if _, err := m.List(ctx, View{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("list with a done context: %v", err)
 	}
 }

@@ -57,7 +57,7 @@ func (m *Memory) Add(ctx context.Context, in Entry) (Entry, error) {
 	if err := m.BeforeWrite(); err != nil {
 		return Entry{}, err
 	}
-	e, dup, err := m.store.Add(e)
+	e, dup, err := m.st(ctx).Add(e)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -146,7 +146,7 @@ func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
 		return nil, err
 	}
 	var deleted []Entry
-	err := m.store.Update(func(f *memfile.File) error {
+	err := m.st(ctx).Update(func(f *memfile.File) error {
 		m.ReportDamage(m.store.Path(), f)
 		idx, err := f.FindAll(refs)
 		if err != nil {

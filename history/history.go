@@ -262,7 +262,7 @@ func (h *History) Live() (Files, error) {
 	// As memfile's readers do: without the lock only where the lock file
 	// cannot be created (a read-only home); appends are single writes and
 	// rewrites renames, so the files read are whole.
-	l, err := lock.Shared(lp, h.Store.LockTimeout)
+	l, err := lock.Shared(h.Store.Context(), lp, h.Store.LockTimeout)
 	switch {
 	case err == nil:
 		defer func() { _ = l.Release() }()

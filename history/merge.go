@@ -238,7 +238,7 @@ func (h *History) readLocked(fn func() error) error {
 	if err != nil {
 		return err
 	}
-	l, err := lock.Shared(lp, h.Store.LockTimeout)
+	l, err := lock.Shared(h.Store.Context(), lp, h.Store.LockTimeout)
 	switch {
 	case err == nil:
 		defer func() { _ = l.Release() }()

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -179,7 +180,7 @@ func TestRunNeverFails(t *testing.T) {
 	if err := os.WriteFile(r.MemoryFile(), []byte("# Memories\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := lock.Exclusive(lock.PathFor(r.MemoryFile()), time.Second)
+	l, err := lock.Exclusive(context.Background(), lock.PathFor(r.MemoryFile()), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

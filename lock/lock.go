@@ -69,9 +69,10 @@ type Lock struct {
 func PathFor(resolvedTarget string) string { return resolvedTarget + ".lock" }
 
 // Exclusive takes the writers' lock on path, waiting at most timeout
-// (DefaultTimeout if timeout <= 0), and records this process's pid in it.
-func Exclusive(path string, timeout time.Duration) (*Lock, error) {
-	l, err := acquire(path, timeout, false)
+// (DefaultTimeout if timeout <= 0) and no longer than ctx lives, and records
+// this process's pid in it.
+func Exclusive(ctx context.Context, path string, timeout time.Duration) (*Lock, error) {
+	l, err := acquire(ctx, path, timeout, false)
 	if err != nil {
 		return nil, err
 	}
@@ -92,18 +93,21 @@ func Exclusive(path string, timeout time.Duration) (*Lock, error) {
 // pidWidth is the width the pid is padded to in the lock file.
 const pidWidth = 10
 
-// Shared takes the readers' lock on path. Readers exclude writers, not each
-// other.
-func Shared(path string, timeout time.Duration) (*Lock, error) {
-	return acquire(path, timeout, true)
+// Shared takes the readers' lock on path, as Exclusive waits. Readers
+// exclude writers, not each other.
+func Shared(ctx context.Context, path string, timeout time.Duration) (*Lock, error) {
+	return acquire(ctx, path, timeout, true)
 }
 
-func acquire(path string, timeout time.Duration, shared bool) (*Lock, error) {
+func acquire(parent context.Context, path string, timeout time.Duration, shared bool) (*Lock, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	if err := parent.Err(); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
 	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o644))
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	start := time.Now()
 	var ok bool
@@ -115,6 +119,9 @@ func acquire(path string, timeout time.Duration, shared bool) (*Lock, error) {
 	}
 	if ok {
 		return &Lock{fl: fl, path: path}, nil
+	}
+	if perr := parent.Err(); perr != nil { // the caller gave up, not the timeout
+		return nil, fmt.Errorf("lock %s: %w", path, perr)
 	}
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)

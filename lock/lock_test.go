@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +20,7 @@ func TestHelperHold(t *testing.T) {
 	if p == "" {
 		t.Skip("helper process only")
 	}
-	l, err := Exclusive(p, time.Second)
+	l, err := Exclusive(context.Background(), p, time.Second)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -65,7 +66,7 @@ func TestTimeoutNamesFileAndHolder(t *testing.T) {
 	pid, release := holdInOtherProcess(t, p)
 	defer release()
 
-	_, err := Exclusive(p, 150*time.Millisecond)
+	_, err := Exclusive(context.Background(), p, 150*time.Millisecond)
 	var te *TimeoutError
 	if !errors.As(err, &te) || !errors.Is(err, ErrTimeout) {
 		t.Fatalf("want TimeoutError, got %v", err)
@@ -77,7 +78,7 @@ func TestTimeoutNamesFileAndHolder(t *testing.T) {
 	if !strings.Contains(msg, p) || !strings.Contains(msg, fmt.Sprint(pid)) {
 		t.Fatalf("message %q lacks lock path or pid", msg)
 	}
-	if _, err := Shared(p, 50*time.Millisecond); !errors.Is(err, ErrTimeout) {
+	if _, err := Shared(context.Background(), p, 50*time.Millisecond); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("shared lock while a writer holds it: %v", err)
 	}
 }
@@ -88,13 +89,13 @@ func TestTimeoutNamesFileAndHolder(t *testing.T) {
 func TestReleaseLetsNextIn(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.lock")
 	_, release := holdInOtherProcess(t, p)
-	if l, err := Exclusive(p, 100*time.Millisecond); !errors.Is(err, ErrTimeout) {
+	if l, err := Exclusive(context.Background(), p, 100*time.Millisecond); !errors.Is(err, ErrTimeout) {
 		_ = l.Release()
 		release()
 		t.Fatalf("took the lock while another process held it: %v", err)
 	}
 	release()
-	l, err := Exclusive(p, 5*time.Second)
+	l, err := Exclusive(context.Background(), p, 5*time.Second)
 	if err != nil {
 		t.Fatalf("the lock was released, yet: %v", err)
 	}
@@ -117,17 +118,17 @@ func TestReleaseLetsNextIn(t *testing.T) {
 
 func TestSharedLocksCoexist(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.lock")
-	a, err := Shared(p, time.Second)
+	a, err := Shared(context.Background(), p, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = a.Release() }()
-	b, err := Shared(p, time.Second)
+	b, err := Shared(context.Background(), p, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = b.Release()
-	if _, err := Exclusive(p, 50*time.Millisecond); !errors.Is(err, ErrTimeout) {
+	if _, err := Exclusive(context.Background(), p, 50*time.Millisecond); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("exclusive while a reader holds the lock: %v", err)
 	}
 }
@@ -149,7 +150,7 @@ func TestTimeoutNamesOnlyALiveHolder(t *testing.T) {
 	_, releaseFlock := startHolder(t, cmd)
 	defer releaseFlock()
 
-	_, err := Exclusive(p, 100*time.Millisecond)
+	_, err := Exclusive(context.Background(), p, 100*time.Millisecond)
 	var te *TimeoutError
 	if !errors.As(err, &te) {
 		t.Fatalf("want TimeoutError, got %v", err)
@@ -178,10 +179,10 @@ func TestLockNeverFollowsOrTruncates(t *testing.T) {
 	if err := os.Symlink(victim, p); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Exclusive(p, 50*time.Millisecond); err == nil || errors.Is(err, ErrTimeout) {
+	if _, err := Exclusive(context.Background(), p, 50*time.Millisecond); err == nil || errors.Is(err, ErrTimeout) {
 		t.Fatalf("exclusive through a symlink: %v", err)
 	}
-	if _, err := Shared(p, 50*time.Millisecond); err == nil || errors.Is(err, ErrTimeout) {
+	if _, err := Shared(context.Background(), p, 50*time.Millisecond); err == nil || errors.Is(err, ErrTimeout) {
 		t.Fatalf("shared through a symlink: %v", err)
 	}
 	if _, err := os.Lstat(victim); !errors.Is(err, os.ErrNotExist) {
@@ -193,7 +194,7 @@ func TestLockNeverFollowsOrTruncates(t *testing.T) {
 	if err := os.WriteFile(p, []byte(long), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Exclusive(p, time.Second)
+	l, err := Exclusive(context.Background(), p, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,5 +206,22 @@ func TestLockNeverFollowsOrTruncates(t *testing.T) {
 	first, _, _ := strings.Cut(string(b), "\n")
 	if strings.TrimSpace(first) != fmt.Sprint(os.Getpid()) {
 		t.Fatalf("first line %q, want this pid %d", first, os.Getpid())
+	}
+}
+
+// A done context ends the wait at once, with the context's error rather
+// than a timeout.
+func TestContextEndsWait(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "memories.md.lock")
+	_, release := holdInOtherProcess(t, p)
+	defer release()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := Exclusive(ctx, p, time.Minute)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout) {
+		t.Fatalf("want the context's deadline, got %v", err)
+	}
+	if _, err := Shared(ctx, p, time.Minute); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("shared with a done context: %v", err)
 	}
 }

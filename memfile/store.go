@@ -2,6 +2,7 @@ package memfile
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -66,6 +67,26 @@ type Store struct {
 	// a hook because the entry-level merge lives in package merge, which
 	// imports this package (the CLI sets it to merge.Unmark).
 	Unmark func(path string, data []byte) (*File, bool)
+
+	ctx context.Context // lock waits end when it is done (WithContext)
+}
+
+// WithContext returns a copy of the store whose lock waits also end when ctx
+// is done (a caller that gives up, a deadline); the copy shares everything
+// else with s.
+func (s *Store) WithContext(ctx context.Context) *Store {
+	c := *s
+	c.ctx = ctx
+	return &c
+}
+
+// Context is the context the store's lock waits honour (Background unless
+// WithContext set one).
+func (s *Store) Context() context.Context {
+	if s.ctx != nil {
+		return s.ctx
+	}
+	return context.Background()
 }
 
 // Open returns the store of a memory home with default limits.
@@ -427,7 +448,7 @@ func (s *Store) loadReusing(path string, locked bool, prev *File) (*File, error)
 			// A reader that cannot create the lock file (a read-only
 			// checkout) reads without it: appends are single writes and
 			// rewrites are renames, so it still never sees a mixed file.
-			l, err := lock.Shared(lp, s.LockTimeout)
+			l, err := lock.Shared(s.Context(), lp, s.LockTimeout)
 			switch {
 			case err == nil:
 				defer func() { _ = l.Release() }()
@@ -462,7 +483,7 @@ func (s *Store) WithLock(fn func() error) error {
 	if err != nil {
 		return err
 	}
-	l, err := lock.Exclusive(lp, s.LockTimeout)
+	l, err := lock.Exclusive(s.Context(), lp, s.LockTimeout)
 	if err != nil {
 		return err
 	}

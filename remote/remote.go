@@ -97,7 +97,7 @@ func Sync(h *history.History, remote string, opts Options) (*Result, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	l, err := lock.Exclusive(filepath.Join(dir, "sync.lock"), max(h.Store.LockTimeout, 2*time.Minute))
+	l, err := lock.Exclusive(h.Store.Context(), filepath.Join(dir, "sync.lock"), max(h.Store.LockTimeout, 2*time.Minute))
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 		// keeps it: a real second process for lock-timeout scripts.
 		"holdlock": func() {
 			d, _ := time.ParseDuration(os.Args[2])
-			l, err := lock.Exclusive(os.Args[1], time.Second)
+			l, err := lock.Exclusive(context.Background(), os.Args[1], time.Second)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
