@@ -27,6 +27,12 @@ var (
 func memsyncBinary(tb testing.TB) string {
 	tb.Helper()
 	binOnce.Do(func() {
+		// MEMSYNC_TEST_BIN runs the process tests and benchmarks with a
+		// given binary (scripts/bench-baseline: another revision's).
+		if p := os.Getenv("MEMSYNC_TEST_BIN"); p != "" {
+			binPath = p
+			return
+		}
 		binDir, binErr = os.MkdirTemp("", "memsync-bin-")
 		if binErr != nil {
 			return
