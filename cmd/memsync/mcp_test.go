@@ -152,7 +152,7 @@ func TestMCPServer(t *testing.T) {
 	if listed.Total != 2 || listed.Entries[0].ID != other.Entry.ID || listed.Entries[0].Number != 2 {
 		t.Fatalf("list after the other server's write: %+v", listed)
 	}
-	var sum mcpserver.Summary
+	var sum memsync.Summary
 	mustCall(t, b, "get_memory_summary", nil, &sum)
 	if a := sum.Active; a == nil || a.Entries != 2 || a.Types["decision"] != 1 || a.Types["solution"] != 1 || a.Tags["auth"] != 1 || a.Bytes == 0 || sum.MaxBytes != 10<<20 || sum.MaxEntries != 1000 {
 		t.Fatalf("summary: %+v", sum)
@@ -209,7 +209,7 @@ func TestMCPServer(t *testing.T) {
 	if len(found.Entries) != 1 || found.Entries[0].ID != "arch00000001" {
 		t.Fatalf("archive search: %+v", found)
 	}
-	var asum mcpserver.Summary
+	var asum memsync.Summary
 	mustCall(t, b, "get_memory_archive_summary", nil, &asum)
 	if sum = asum; sum.Active != nil || sum.Archive.Entries != 1 || sum.Archive.Types["fix"] != 1 {
 		t.Fatalf("archive summary: %+v", sum)
