@@ -519,3 +519,47 @@ func TestMCPDeleteKeepsStatusClean(t *testing.T) {
 		t.Fatalf("git status after an MCP delete:\n%s", st)
 	}
 }
+
+// The MCP summary tools and `memsync summary --json` give the same object for
+// the same memory — a session's view, a damaged line, a size cap from the
+// environment — on both layers (issue 11: one summary).
+func TestSummarySameOverCLIAndMCP(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir(), "MEMSYNC_SESSION=s1", "MEMSYNC_MAX_BYTES=500000", "MCP_MEMORY_MAX_ENTRIES=40")
+	repo := newRepo(t, env)
+	for _, args := range [][]string{
+		{"add", "Use retries", "-t", "pattern", "--tags", "net"},
+		{"add", "Chose Postgres", "-t", "decision", "--tags", "db"},
+		{"add", "only in s2", "--session", "s2"},
+		{"archive", "2"},
+		{"--global", "add", "Prefer small commits", "--tags", "git"},
+	} {
+		memsyncIn(t, env, repo, args...)
+	}
+	f, err := os.OpenFile(filepath.Join(repo, ".agent", "memories.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString("\n\xff not UTF-8\n")
+	_ = f.Close()
+	cs := startMCP(t, env, repo)
+	for _, c := range []struct {
+		tool string
+		args []string
+	}{
+		{"get_memory_summary", []string{"summary", "--json"}},
+		{"get_memory_archive_summary", []string{"summary", "--archive", "--json"}},
+		{"get_global_memory_summary", []string{"--global", "summary", "--json"}},
+		{"get_global_memory_archive_summary", []string{"--global", "summary", "--archive", "--json"}},
+	} {
+		var cli, mcp map[string]any
+		if err := json.Unmarshal([]byte(memsyncIn(t, env, repo, c.args...)), &cli); err != nil {
+			t.Fatal(err)
+		}
+		mustCall(t, cs, c.tool, nil, &mcp)
+		a, _ := json.Marshal(cli)
+		b, _ := json.Marshal(mcp)
+		if string(a) != string(b) {
+			t.Errorf("%v:\n%s\n%s:\n%s", c.args, a, c.tool, b)
+		}
+	}
+}
