@@ -74,6 +74,7 @@ type Memory struct {
 	noAccess bool
 	warn     func(string)
 	cache    cache
+	opts     Options // as Open got them, after the environment (Promote opens the global layer with them)
 }
 
 // ErrNoRepository is what Open returns (wrapped) when it finds no git
@@ -87,7 +88,7 @@ func Open(dir string, o Options) (*Memory, error) {
 	if err := o.fromEnv(os.Getenv); err != nil {
 		return nil, &ConfigError{err}
 	}
-	m := &Memory{session: o.Session, noAccess: o.NoAccessLog, warn: o.Warn}
+	m := &Memory{session: o.Session, noAccess: o.NoAccessLog, warn: o.Warn, opts: o}
 	if m.warn == nil {
 		m.warn = func(string) {}
 	}

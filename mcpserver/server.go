@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -180,18 +179,6 @@ func handler[In, Out any](l *layer, body func(ctx context.Context, m *memsync.Me
 		}
 		return nil, out, nil
 	}
-}
-
-func fileSize(st *memfile.Store, path string) int64 {
-	target, err := st.Resolve(path)
-	if err != nil {
-		return 0
-	}
-	fi, err := os.Stat(target)
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
 }
 
 func hasAll(e *memsync.Entry, tags []string) bool {

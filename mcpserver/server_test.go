@@ -106,7 +106,7 @@ func TestGlobalAndPaging(t *testing.T) {
 	if msg := callTool(t, owner, "delete_global_memory_entry", map[string]any{"key": "kb"}, &del); msg != "" || del.Deleted.Content != "note b" {
 		t.Fatalf("owner delete: %q %+v", msg, del)
 	}
-	var sum Summary
+	var sum memsync.Summary
 	callTool(t, worker, "get_global_memory_summary", nil, &sum)
 	if sum.Layer != "global" || sum.Active.Entries != 4 || sum.Active.Types["fix"] != 1 || sum.Active.Types["pattern"] != 3 || sum.Archive.Entries != 0 {
 		t.Fatalf("summary: %+v", sum)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,20 +61,6 @@ type Entries struct {
 // DeleteOutput is what a delete returns.
 type DeleteOutput struct {
 	Deleted memsync.Entry `json:"deleted"`
-}
-
-// Summary is what the summary tools return: the shape of the CLI's
-// `memsync summary --json` (the archive tool leaves out active).
-type Summary struct {
-	Layer      string           `json:"layer" jsonschema:"project or global"`
-	Session    string           `json:"session,omitempty"`
-	Path       string           `json:"path" jsonschema:"the memory file"`
-	Active     *memfile.Summary `json:"active,omitempty" jsonschema:"the active memory: entries, bytes, types, tags, oldest and newest date"`
-	Archive    *memfile.Summary `json:"archive"`
-	MaxBytes   int64            `json:"max_bytes" jsonschema:"size cap of the active file; past it the oldest entries are archived"`
-	MaxEntries int              `json:"max_entries" jsonschema:"most active entries; past it gc archives the least recently used"`
-	TTLDays    int              `json:"ttl_days" jsonschema:"gc archives entries not accessed for this many days"`
-	Problems   int              `json:"problems,omitempty" jsonschema:"damaged lines found in the active file (what parses is still served)"`
 }
 
 // RestoreOutput is what a restore returns.
@@ -156,8 +141,8 @@ var tools = []tool{
 			Name:        tool{base: "get_memory_summary"}.name(l.global),
 			Description: "Summarize " + l.what() + " and its archive: entries per type and tag, dates, size against the cap, the gc limits.",
 			Annotations: readOnly("Summarize memories"),
-		}, handler(l, func(ctx context.Context, m *memsync.Memory, _ struct{}) (Summary, error) {
-			return summary(ctx, m, false)
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, _ struct{}) (memsync.Summary, error) {
+			return m.Summary(ctx, memsync.SummaryOptions{})
 		}))
 	}},
 	{base: "search_memory_archive", add: func(s *mcp.Server, l *layer) {
@@ -183,8 +168,8 @@ var tools = []tool{
 			Name:        tool{base: "get_memory_archive_summary"}.name(l.global),
 			Description: "Summarize the archive of " + l.what() + ": entries per type and tag, dates, size.",
 			Annotations: readOnly("Summarize the archive"),
-		}, handler(l, func(ctx context.Context, m *memsync.Memory, _ struct{}) (Summary, error) {
-			return summary(ctx, m, true)
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, _ struct{}) (memsync.Summary, error) {
+			return m.Summary(ctx, memsync.SummaryOptions{ArchiveOnly: true})
 		}))
 	}},
 	{base: "restore_from_memory_archive", add: func(s *mcp.Server, l *layer) {
@@ -193,30 +178,11 @@ var tools = []tool{
 			Description: "Move an archived entry of " + l.what() + " back to the active memory, with its ID. Owners and admins only.",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: falseP, IdempotentHint: true, OpenWorldHint: falseP, Title: "Restore a memory"},
 		}, handler(l, func(ctx context.Context, m *memsync.Memory, in RefInput) (RestoreOutput, error) {
-			if err := ctx.Err(); err != nil {
-				return RestoreOutput{}, err
-			}
-			if err := m.Allow("restore"); err != nil {
-				return RestoreOutput{}, err
-			}
-			if err := m.BeforeWrite(); err != nil {
-				return RestoreOutput{}, err
-			}
-			moved, err := m.Store().Move(memfile.ToActive, func(f *memfile.File) ([]int, error) {
-				i, err := f.Find(in.Key)
-				if err != nil {
-					return nil, fmt.Errorf("%w in the archive", err)
-				}
-				return []int{i}, nil
-			})
+			restored, err := m.Restore(ctx, in.Key)
 			if err != nil {
 				return RestoreOutput{}, err
 			}
-			out := RestoreOutput{Restored: make([]memsync.Entry, len(moved))}
-			for k := range moved {
-				out.Restored[k] = memsync.EntryOf(&moved[k], 0)
-			}
-			return out, nil
+			return RestoreOutput{Restored: restored}, nil
 		}))
 	}},
 }
@@ -274,43 +240,4 @@ func list(ctx context.Context, m *memsync.Memory, in ListInput, archive bool) (E
 		out.Total++
 	}
 	return out, nil
-}
-
-// summary summarizes the memory's view of its files.
-func summary(ctx context.Context, m *memsync.Memory, archiveOnly bool) (Summary, error) {
-	st := m.Store()
-	lim := m.Limits()
-	sum := Summary{Layer: m.LayerName(), Session: m.Session(), Path: m.Path(), MaxBytes: st.MaxBytes,
-		MaxEntries: lim.MaxEntries, TTLDays: int(lim.TTL / (24 * time.Hour))}
-	if sum.MaxBytes <= 0 {
-		sum.MaxBytes = memfile.DefaultMaxBytes
-	}
-	load := func(archive bool, path string) (*memfile.Summary, *memfile.File, error) {
-		f, err := m.Load(ctx, memsync.View{Archive: archive})
-		if err != nil {
-			return nil, nil, err
-		}
-		in := &memfile.File{}
-		for i := range f.Entries {
-			if m.InView(&f.Entries[i]) {
-				in.Entries = append(in.Entries, f.Entries[i])
-			}
-		}
-		s := memfile.Summarize(in)
-		s.Bytes = fileSize(st, path)
-		return &s, f, nil
-	}
-	if !archiveOnly {
-		s, f, err := load(false, m.Path())
-		if err != nil {
-			return Summary{}, err
-		}
-		sum.Active, sum.Problems = s, len(f.Problems)
-	}
-	s, _, err := load(true, m.ArchivePath())
-	if err != nil {
-		return Summary{}, err
-	}
-	sum.Archive = s
-	return sum, nil
 }

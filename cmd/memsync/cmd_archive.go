@@ -4,9 +4,6 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/memfile"
 )
 
 func archiveCommand() *cli.Command {
@@ -18,7 +15,7 @@ func archiveCommand() *cli.Command {
 			"is written before the entries leave memories.md, under the one lock: a crash\n" +
 			"leaves an entry in both files, never in neither. Every ID is resolved first:\n" +
 			"one bad ID moves nothing. Owner and admin only.",
-		Action: func(c *cli.Context) error { return runMove(c, memfile.ToArchive) },
+		Action: func(c *cli.Context) error { return runMove(c, "archive") },
 	}
 }
 
@@ -29,12 +26,11 @@ func restoreCommand() *cli.Command {
 		ArgsUsage: "ID...",
 		Description: "IDs name entries of the archive (see 'memsync list --archive'); they come back\n" +
 			"with the same IDs. Owner and admin only.",
-		Action: func(c *cli.Context) error { return runMove(c, memfile.ToActive) },
+		Action: func(c *cli.Context) error { return runMove(c, "restore") },
 	}
 }
 
-func runMove(c *cli.Context, dir memfile.Direction) error {
-	op := map[memfile.Direction]string{memfile.ToArchive: "archive", memfile.ToActive: "restore"}[dir]
+func runMove(c *cli.Context, op string) error {
 	if c.NArg() == 0 {
 		return usageError{fmt.Errorf("%s needs at least one ID", op)}
 	}
@@ -42,34 +38,20 @@ func runMove(c *cli.Context, dir memfile.Direction) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allow(op); err != nil {
-		return err
+	move, verb := s.m.Archive, "archived"
+	if op == "restore" {
+		move, verb = s.m.Restore, "restored"
 	}
-	if err := s.beforeWrite(); err != nil {
-		return err
-	}
-	moved, err := s.store.Move(dir, func(f *memfile.File) ([]int, error) {
-		if dir == memfile.ToArchive {
-			s.reportDamage(s.store.Path(), f)
-		} else {
-			s.reportDamage(s.store.ArchivePath(), f)
-		}
-		return f.FindAll(c.Args().Slice())
-	})
+	moved, err := move(c.Context, c.Args().Slice()...)
 	if err != nil {
-		if dir == memfile.ToActive && exitCode(err) == exitNotFound {
+		if op == "restore" && exitCode(err) == exitNotFound {
 			return withHint(err, "'memsync list --archive' prints the archived entries with their IDs")
 		}
 		return err
 	}
 	if s.json {
-		out := make([]memsync.Entry, 0, len(moved))
-		for i := range moved {
-			out = append(out, memsync.EntryOf(&moved[i], 0))
-		}
-		return s.printJSON(out)
+		return s.printJSON(moved)
 	}
-	verb := map[memfile.Direction]string{memfile.ToArchive: "archived", memfile.ToActive: "restored"}[dir]
 	for _, e := range moved {
 		fmt.Fprintf(s.stdout, "%s %s  %s\n", verb, e.ID, e.Heading())
 	}

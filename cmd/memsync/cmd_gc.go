@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -29,14 +28,6 @@ func gcCommand() *cli.Command {
 	}
 }
 
-// gcJSON is what gc --json prints.
-type gcJSON struct {
-	DryRun     bool            `json:"dry_run"`
-	MaxEntries int             `json:"max_entries"`
-	TTLDays    int             `json:"ttl_days"`
-	Moved      []memsync.Entry `json:"moved"`
-}
-
 func runGC(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageError{fmt.Errorf("gc takes no arguments")}
@@ -45,39 +36,25 @@ func runGC(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	dry := c.Bool("dry-run")
-	if !dry {
-		if err := s.allow("gc"); err != nil {
-			return err
-		}
-		if err := s.beforeWrite(); err != nil {
-			return err
-		}
-	}
-	lim := *s.store.Limits
-	moved, err := s.store.GC(lim, dry)
+	res, err := s.m.GC(c.Context, memsync.GCOptions{DryRun: c.Bool("dry-run")})
 	if err != nil {
 		return err
 	}
 	if s.json {
-		out := gcJSON{DryRun: dry, MaxEntries: lim.MaxEntries, TTLDays: int(lim.TTL / (24 * time.Hour)), Moved: []memsync.Entry{}}
-		for i := range moved {
-			out.Moved = append(out.Moved, memsync.EntryOf(&moved[i], 0))
-		}
-		return s.printJSON(out)
+		return s.printJSON(res)
 	}
 	verb := "archived"
-	if dry {
+	if res.DryRun {
 		verb = "would archive"
 	}
 	w := bufio.NewWriter(s.stdout)
-	for _, e := range moved {
+	for _, e := range res.Moved {
 		fmt.Fprintf(w, "%s %s  %s\n", verb, e.ID, e.Heading())
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if len(moved) == 0 {
+	if len(res.Moved) == 0 {
 		fmt.Fprintln(s.stderr, "nothing to archive: every entry is within the limits")
 	}
 	return nil

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/memfile"
 )
 
 func importCommand() *cli.Command {
@@ -26,12 +26,6 @@ func importCommand() *cli.Command {
 	}
 }
 
-// importJSON is what import --json prints.
-type importJSON struct {
-	Added   []memsync.Entry `json:"added"`
-	Skipped int             `json:"skipped"`
-}
-
 func runImport(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return usageError{fmt.Errorf("import needs a DIR or FILE")}
@@ -40,49 +34,20 @@ func runImport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allow("import"); err != nil {
-		return err
+	res, err := s.m.Import(c.Context, c.Args().Slice()...)
+	var ie *memsync.ImportError
+	if errors.As(err, &ie) {
+		return withHint(err, "import reads folders of front-matter files (seed 001) and memories.md files (ralph, orch); fix or leave out "+ie.Path)
 	}
-	var active, archived []memfile.Entry
-	for _, p := range c.Args().Slice() {
-		a, b, err := memfile.ReadForeign(p)
-		if err != nil {
-			return withHint(err, "import reads folders of front-matter files (seed 001) and memories.md files (ralph, orch); fix or leave out "+p)
-		}
-		active, archived = append(active, a...), append(archived, b...)
-	}
-	if err := s.beforeWrite(); err != nil {
-		return err
-	}
-	added, skipped, err := s.store.Import(active, archived)
 	if err != nil {
 		return err
 	}
 	if s.json {
-		out := importJSON{Added: []memsync.Entry{}, Skipped: skipped}
-		for i := range added {
-			out.Added = append(out.Added, memsync.EntryOf(&added[i], 0))
-		}
-		return s.printJSON(out)
+		return s.printJSON(res)
 	}
-	for _, e := range added {
+	for _, e := range res.Added {
 		fmt.Fprintf(s.stdout, "imported %s  %s\n", e.ID, e.Heading())
 	}
-	fmt.Fprintf(s.stderr, "imported %d entries (%d archived), skipped %d already stored\n", len(added), countIn(added, archived), skipped)
+	fmt.Fprintf(s.stderr, "imported %d entries (%d archived), skipped %d already stored\n", len(res.Added), res.Archived, res.Skipped)
 	return nil
-}
-
-// countIn counts the entries of a that are in b (by ID).
-func countIn(a, b []memfile.Entry) int {
-	ids := map[string]bool{}
-	for _, e := range b {
-		ids[e.ID] = true
-	}
-	n := 0
-	for _, e := range a {
-		if ids[e.ID] {
-			n++
-		}
-	}
-	return n
 }

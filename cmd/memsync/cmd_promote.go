@@ -4,9 +4,6 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/memfile"
 )
 
 func promoteCommand() *cli.Command {
@@ -35,60 +32,12 @@ func runPromote(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allow("promote"); err != nil {
-		return err
-	}
-	f, err := s.load()
+	copies, err := s.m.Promote(c.Context, c.Args().Slice()...)
 	if err != nil {
-		return err
-	}
-	idx, err := f.FindAll(c.Args().Slice())
-	if err != nil {
-		return err
-	}
-	gm, err := s.open(true)
-	if err != nil {
-		return err
-	}
-	glob := gm.Store()
-	ids := map[string]bool{}
-	copies := make([]memfile.Entry, 0, len(idx))
-	for _, i := range idx {
-		e := f.Entries[i]
-		ids[e.ID] = true
-		e.Extra = append([]memfile.Field(nil), e.Extra...)
-		from := s.repo.Primary
-		if from == "" { // a bare repository
-			from = s.repo.CommonDir
-		}
-		e.SetField("Promoted-From", from)
-		copies = append(copies, e)
-	}
-	if _, _, err := glob.Import(copies, nil); err != nil {
-		return fmt.Errorf("write the global layer: %w", err)
-	}
-	if err := s.beforeWrite(); err != nil {
-		return err
-	}
-	if _, err := s.store.Move(memfile.ToArchive, func(f *memfile.File) ([]int, error) {
-		var out []int
-		for i := range f.Entries {
-			if ids[f.Entries[i].ID] {
-				out = append(out, i)
-			}
-		}
-		return out, nil
-	}); err != nil {
 		return err
 	}
 	if s.json {
-		out := make([]memsync.Entry, 0, len(copies))
-		for i := range copies {
-			j := memsync.EntryOf(&copies[i], 0)
-			j.Layer = "global"
-			out = append(out, j)
-		}
-		return s.printJSON(out)
+		return s.printJSON(copies)
 	}
 	for _, e := range copies {
 		fmt.Fprintf(s.stdout, "promoted %s  %s\n", e.ID, e.Heading())

@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -26,18 +25,6 @@ func summaryCommand() *cli.Command {
 	}
 }
 
-// summaryJSON is what summary --json prints.
-type summaryJSON struct {
-	Layer      string           `json:"layer"`
-	Session    string           `json:"session,omitempty"`
-	Path       string           `json:"path"`
-	Active     *memfile.Summary `json:"active,omitempty"`
-	Archive    *memfile.Summary `json:"archive"`
-	MaxBytes   int64            `json:"max_bytes"`
-	MaxEntries int              `json:"max_entries"`
-	TTLDays    int              `json:"ttl_days"`
-}
-
 func runSummary(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageError{fmt.Errorf("summary takes no arguments")}
@@ -46,46 +33,21 @@ func runSummary(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	out := summaryJSON{Layer: "project", Session: s.scope, Path: s.store.Path(), MaxBytes: c.Int64("max-bytes"),
-		MaxEntries: s.store.Limits.MaxEntries, TTLDays: int(s.store.Limits.TTL / (24 * time.Hour))}
-	if s.global {
-		out.Layer = "global"
-	}
-	sum := func(f *memfile.File, path string) *memfile.Summary {
-		view := &memfile.File{}
-		for _, i := range s.scoped(f) {
-			view.Entries = append(view.Entries, f.Entries[i])
-		}
-		m := memfile.Summarize(view)
-		if fi, err := os.Stat(path); err == nil {
-			m.Bytes = fi.Size()
-		}
-		return &m
-	}
-	if !c.Bool("archive") {
-		f, err := s.load()
-		if err != nil {
-			return err
-		}
-		out.Active = sum(f, s.store.Path())
-	}
-	a, err := s.loadArchive()
+	out, err := s.m.Summary(c.Context, memsync.SummaryOptions{ArchiveOnly: c.Bool("archive")})
 	if err != nil {
 		return err
 	}
-	out.Archive = sum(a, s.store.ArchivePath())
 	if s.json {
 		return s.printJSON(out)
 	}
-	if out.Active != nil {
-		m := out.Active
+	if m := out.Active; m != nil {
 		fmt.Fprintf(s.stdout, "%s memory: %s\n", out.Layer, out.Path)
 		fmt.Fprintf(s.stdout, "  entries  %d of max %d\n", m.Entries, out.MaxEntries)
 		fmt.Fprintf(s.stdout, "  size     %s of cap %s (%.1f%%)\n", humanBytes(m.Bytes), humanBytes(out.MaxBytes), 100*float64(m.Bytes)/float64(max(out.MaxBytes, 1)))
 		printCounts(s, m)
 	}
 	m := out.Archive
-	fmt.Fprintf(s.stdout, "archive: %s\n", s.store.ArchivePath())
+	fmt.Fprintf(s.stdout, "archive: %s\n", s.m.ArchivePath())
 	fmt.Fprintf(s.stdout, "  entries  %d\n", m.Entries)
 	fmt.Fprintf(s.stdout, "  size     %s\n", humanBytes(m.Bytes))
 	printCounts(s, m)

@@ -152,7 +152,7 @@ func TestMCPServer(t *testing.T) {
 	if listed.Total != 2 || listed.Entries[0].ID != other.Entry.ID || listed.Entries[0].Number != 2 {
 		t.Fatalf("list after the other server's write: %+v", listed)
 	}
-	var sum mcpserver.Summary
+	var sum memsync.Summary
 	mustCall(t, b, "get_memory_summary", nil, &sum)
 	if a := sum.Active; a == nil || a.Entries != 2 || a.Types["decision"] != 1 || a.Types["solution"] != 1 || a.Tags["auth"] != 1 || a.Bytes == 0 || sum.MaxBytes != 10<<20 || sum.MaxEntries != 1000 {
 		t.Fatalf("summary: %+v", sum)
@@ -209,7 +209,7 @@ func TestMCPServer(t *testing.T) {
 	if len(found.Entries) != 1 || found.Entries[0].ID != "arch00000001" {
 		t.Fatalf("archive search: %+v", found)
 	}
-	var asum mcpserver.Summary
+	var asum memsync.Summary
 	mustCall(t, b, "get_memory_archive_summary", nil, &asum)
 	if sum = asum; sum.Active != nil || sum.Archive.Entries != 1 || sum.Archive.Types["fix"] != 1 {
 		t.Fatalf("archive summary: %+v", sum)
@@ -517,5 +517,49 @@ func TestMCPDeleteKeepsStatusClean(t *testing.T) {
 	}
 	if st := gitRun(t, env, repo, "status", "--porcelain"); st != "" {
 		t.Fatalf("git status after an MCP delete:\n%s", st)
+	}
+}
+
+// The MCP summary tools and `memsync summary --json` give the same object for
+// the same memory — a session's view, a damaged line, a size cap from the
+// environment — on both layers (issue 11: one summary).
+func TestSummarySameOverCLIAndMCP(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir(), "MEMSYNC_SESSION=s1", "MEMSYNC_MAX_BYTES=500000", "MCP_MEMORY_MAX_ENTRIES=40")
+	repo := newRepo(t, env)
+	for _, args := range [][]string{
+		{"add", "Use retries", "-t", "pattern", "--tags", "net"},
+		{"add", "Chose Postgres", "-t", "decision", "--tags", "db"},
+		{"add", "only in s2", "--session", "s2"},
+		{"archive", "2"},
+		{"--global", "add", "Prefer small commits", "--tags", "git"},
+	} {
+		memsyncIn(t, env, repo, args...)
+	}
+	f, err := os.OpenFile(filepath.Join(repo, ".agent", "memories.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString("\n\xff not UTF-8\n")
+	_ = f.Close()
+	cs := startMCP(t, env, repo)
+	for _, c := range []struct {
+		tool string
+		args []string
+	}{
+		{"get_memory_summary", []string{"summary", "--json"}},
+		{"get_memory_archive_summary", []string{"summary", "--archive", "--json"}},
+		{"get_global_memory_summary", []string{"--global", "summary", "--json"}},
+		{"get_global_memory_archive_summary", []string{"--global", "summary", "--archive", "--json"}},
+	} {
+		var cli, mcp map[string]any
+		if err := json.Unmarshal([]byte(memsyncIn(t, env, repo, c.args...)), &cli); err != nil {
+			t.Fatal(err)
+		}
+		mustCall(t, cs, c.tool, nil, &mcp)
+		a, _ := json.Marshal(cli)
+		b, _ := json.Marshal(mcp)
+		if string(a) != string(b) {
+			t.Errorf("%v:\n%s\n%s:\n%s", c.args, a, c.tool, b)
+		}
 	}
 }

@@ -91,17 +91,6 @@ func (s *session) allow(op string) error { return s.role.Check(op) }
 // inScope tells whether an entry belongs to the session's view (memsync.Memory.InView).
 func (s *session) inScope(e *memfile.Entry) bool { return s.m.InView(e) }
 
-// scoped returns the indexes of the entries in the session's view.
-func (s *session) scoped(f *memfile.File) []int {
-	idx := make([]int, 0, len(f.Entries))
-	for i := range f.Entries {
-		if s.inScope(&f.Entries[i]) {
-			idx = append(idx, i)
-		}
-	}
-	return idx
-}
-
 func (s *session) warn(msg string) { fmt.Fprintf(s.stderr, "memsync: warning: %s\n", msg) }
 
 // reportDamage warns about what did not parse; the command goes on with what did.
@@ -114,16 +103,6 @@ func (s *session) load() (*memfile.File, error) {
 		return nil, err
 	}
 	s.reportDamage(s.store.Path(), f)
-	return f, nil
-}
-
-// loadArchive reads the archive and reports damage.
-func (s *session) loadArchive() (*memfile.File, error) {
-	f, err := s.store.LoadArchive()
-	if err != nil {
-		return nil, err
-	}
-	s.reportDamage(s.store.ArchivePath(), f)
 	return f, nil
 }
 

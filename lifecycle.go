@@ -1,0 +1,297 @@
+package memsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/memsync/memsync/memfile"
+)
+
+// Archive moves the entries refs name (as Get resolves them in the active
+// memory) to the archive, with the same IDs, and returns them. The archive
+// is written before the entries leave the active file, under the one lock:
+// a crash leaves an entry in both files, never in neither. Every reference
+// is resolved first: one that names nothing moves nothing. Owner and admin
+// only.
+func (m *Memory) Archive(ctx context.Context, refs ...string) ([]Entry, error) {
+	return m.move(ctx, "archive", memfile.ToArchive, refs)
+}
+
+// Restore moves the archived entries refs name back to the active memory,
+// with the same IDs, and returns them. A number is the entry's place in the
+// archive as List(ctx, View{Archive: true}) numbers it. Owner and admin only.
+func (m *Memory) Restore(ctx context.Context, refs ...string) ([]Entry, error) {
+	return m.move(ctx, "restore", memfile.ToActive, refs)
+}
+
+// move is Archive and Restore: op is the operation the role must be allowed.
+func (m *Memory) move(ctx context.Context, op string, dir memfile.Direction, refs []string) ([]Entry, error) {
+	if err := m.beginWrite(ctx, op); err != nil {
+		return nil, err
+	}
+	from := m.store.Path()
+	if dir == memfile.ToActive {
+		from = m.store.ArchivePath()
+	}
+	moved, err := m.store.Move(dir, func(f *memfile.File) ([]int, error) {
+		m.ReportDamage(from, f)
+		idx, err := f.FindAll(refs)
+		if err != nil && dir == memfile.ToActive {
+			return nil, fmt.Errorf("%w in the archive", err)
+		}
+		return idx, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return entriesOf(moved, ""), nil
+}
+
+// beginWrite is the prologue of a write: the context is live, the role may
+// do op, and the write will leave git status clean (BeforeWrite).
+func (m *Memory) beginWrite(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := m.Allow(op); err != nil {
+		return err
+	}
+	return m.BeforeWrite()
+}
+
+// entriesOf converts entries a store operation returned (unnumbered), each
+// with layer as its Layer.
+func entriesOf(es []memfile.Entry, layer string) []Entry {
+	out := make([]Entry, len(es))
+	for i := range es {
+		out[i] = EntryOf(&es[i], 0)
+		out[i].Layer = layer
+	}
+	return out
+}
+
+// GCOptions set up a GC.
+type GCOptions struct {
+	DryRun bool // report what would move; change nothing (allowed to every role)
+}
+
+// GCResult is what GC did (the JSON of `memsync gc --json`).
+type GCResult struct {
+	DryRun     bool    `json:"dry_run"`
+	MaxEntries int     `json:"max_entries"`
+	TTLDays    int     `json:"ttl_days"`
+	Moved      []Entry `json:"moved"` // with DryRun: what would move
+}
+
+// GC moves to the archive (never deletes) the entries not accessed for the
+// TTL, then, while more than the max count remain, the least recently
+// accessed (Limits; Options.MaxEntries and TTLDays). Owner and admin only,
+// except a dry run.
+func (m *Memory) GC(ctx context.Context, o GCOptions) (GCResult, error) {
+	if o.DryRun {
+		if err := ctx.Err(); err != nil {
+			return GCResult{}, err
+		}
+	} else if err := m.beginWrite(ctx, "gc"); err != nil {
+		return GCResult{}, err
+	}
+	lim := m.Limits()
+	moved, err := m.store.GC(lim, o.DryRun)
+	if err != nil {
+		return GCResult{}, err
+	}
+	return GCResult{DryRun: o.DryRun, MaxEntries: lim.MaxEntries, TTLDays: days(lim.TTL), Moved: entriesOf(moved, "")}, nil
+}
+
+func days(d time.Duration) int { return int(d / (24 * time.Hour)) }
+
+// SummaryOptions choose what Summary covers.
+type SummaryOptions struct {
+	ArchiveOnly bool // the archive only (Summary.Active is nil)
+}
+
+// Summary is the state of a memory and its archive: the JSON of `memsync
+// summary --json` and of the MCP summary tools (README documents it).
+type Summary struct {
+	Layer      string           `json:"layer" jsonschema:"project or global"`
+	Session    string           `json:"session,omitempty"`
+	Path       string           `json:"path" jsonschema:"the memory file"`
+	Active     *memfile.Summary `json:"active,omitempty" jsonschema:"the active memory: entries, bytes, types, tags, oldest and newest date"`
+	Archive    *memfile.Summary `json:"archive"`
+	MaxBytes   int64            `json:"max_bytes" jsonschema:"size cap of the active file; past it the oldest entries are archived"`
+	MaxEntries int              `json:"max_entries" jsonschema:"most active entries; past it gc archives the least recently used"`
+	TTLDays    int              `json:"ttl_days" jsonschema:"gc archives entries not accessed for this many days"`
+	Problems   int              `json:"problems,omitempty" jsonschema:"damaged lines found in the active file (what parses is still served)"`
+}
+
+// Summary counts the entries in the session's view of the memory and its
+// archive (by type and by tag, oldest and newest date), with the files'
+// sizes and the limits.
+func (m *Memory) Summary(ctx context.Context, o SummaryOptions) (Summary, error) {
+	lim := m.Limits()
+	maxBytes := m.store.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = memfile.DefaultMaxBytes
+	}
+	out := Summary{Layer: m.LayerName(), Session: m.session, Path: m.Path(), MaxBytes: maxBytes,
+		MaxEntries: lim.MaxEntries, TTLDays: days(lim.TTL)}
+	views := []View{{Archive: true}}
+	if !o.ArchiveOnly {
+		views = append(views, View{})
+	}
+	for _, v := range views {
+		f, err := m.Load(ctx, v)
+		if err != nil {
+			return Summary{}, err
+		}
+		in := &memfile.File{}
+		for i := range f.Entries {
+			if m.InView(&f.Entries[i]) {
+				in.Entries = append(in.Entries, f.Entries[i])
+			}
+		}
+		s := memfile.Summarize(in)
+		if v.Archive {
+			s.Bytes = m.fileSize(m.ArchivePath())
+			out.Archive = &s
+		} else {
+			s.Bytes = m.fileSize(m.Path())
+			out.Active, out.Problems = &s, len(f.Problems)
+		}
+	}
+	return out, nil
+}
+
+// fileSize is the size of a memory file (after its links), 0 when there is none.
+func (m *Memory) fileSize(path string) int64 {
+	target, err := m.store.Resolve(path)
+	if err != nil {
+		return 0
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// Promote copies the entries refs name to the global layer, with the same
+// IDs and content and a "Promoted-From" bullet naming the repository, then
+// moves the project copies to the project's archive; it returns the global
+// copies (Layer "global"). The global copy is written first, so a crash
+// leaves an entry in both layers, never in neither; an entry the global
+// layer already holds only has its project copy archived. The global layer
+// is opened with this Memory's Options. Owner and admin only.
+func (m *Memory) Promote(ctx context.Context, refs ...string) ([]Entry, error) {
+	if m.Global() {
+		return nil, errors.New("promote copies from a project's memory to the global layer; this is the global layer")
+	}
+	if err := m.beginWrite(ctx, "promote"); err != nil {
+		return nil, err
+	}
+	f, err := m.Load(ctx, View{})
+	if err != nil {
+		return nil, err
+	}
+	idx, err := f.FindAll(refs)
+	if err != nil {
+		return nil, err
+	}
+	o := m.opts
+	o.Global = true
+	g, err := Open("", o)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	from := m.repo.Primary
+	if from == "" { // a bare repository
+		from = m.repo.CommonDir
+	}
+	ids := map[string]bool{}
+	copies := make([]memfile.Entry, 0, len(idx))
+	for _, i := range idx {
+		e := f.Entries[i] // f is shared: copy what SetField changes
+		e.Extra = append([]memfile.Field(nil), e.Extra...)
+		e.SetField("Promoted-From", from)
+		ids[e.ID] = true
+		copies = append(copies, e)
+	}
+	if _, _, err := g.store.Import(copies, nil); err != nil {
+		return nil, fmt.Errorf("write the global layer: %w", err)
+	}
+	if _, err := m.store.Move(memfile.ToArchive, func(f *memfile.File) ([]int, error) {
+		var out []int
+		for i := range f.Entries {
+			if ids[f.Entries[i].ID] {
+				out = append(out, i)
+			}
+		}
+		return out, nil
+	}); err != nil {
+		return nil, err
+	}
+	return entriesOf(copies, "global"), nil
+}
+
+// ImportResult is what Import did (the JSON of `memsync import --json`).
+type ImportResult struct {
+	Added   []Entry `json:"added"`
+	Skipped int     `json:"skipped"` // entries whose ID or content was already stored
+	// Archived is how many of Added went to the archive.
+	Archived int `json:"-"`
+}
+
+// ImportError is a source Import could not read; nothing was imported.
+type ImportError struct {
+	Path string
+	Err  error
+}
+
+func (e *ImportError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the reading error.
+func (e *ImportError) Unwrap() error { return e.Err }
+
+// Import adds memories kept by other tools (memfile.ReadForeign: seed 001's
+// folder of front-matter files, ralph's and orch's memories.md), archived
+// ones to the archive, skipping any whose ID or content is already stored,
+// so importing twice adds nothing. Every source is read before anything is
+// written. Owner and admin only.
+func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, error) {
+	if err := ctx.Err(); err != nil {
+		return ImportResult{}, err
+	}
+	if err := m.Allow("import"); err != nil {
+		return ImportResult{}, err
+	}
+	var active, archived []memfile.Entry
+	for _, p := range paths {
+		a, b, err := memfile.ReadForeign(p)
+		if err != nil {
+			return ImportResult{}, &ImportError{Path: p, Err: err}
+		}
+		active, archived = append(active, a...), append(archived, b...)
+	}
+	if err := m.BeforeWrite(); err != nil {
+		return ImportResult{}, err
+	}
+	added, skipped, err := m.store.Import(active, archived)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	inArchive := map[string]bool{}
+	for _, e := range archived {
+		inArchive[e.ID] = true
+	}
+	out := ImportResult{Added: entriesOf(added, ""), Skipped: skipped}
+	for _, e := range added {
+		if inArchive[e.ID] {
+			out.Archived++
+		}
+	}
+	return out, nil
+}
