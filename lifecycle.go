@@ -36,7 +36,7 @@ func (m *Memory) move(ctx context.Context, op string, dir memfile.Direction, ref
 	if dir == memfile.ToActive {
 		from = m.store.ArchivePath()
 	}
-	moved, err := m.store.Move(dir, func(f *memfile.File) ([]int, error) {
+	moved, err := m.st(ctx).Move(dir, func(f *memfile.File) ([]int, error) {
 		m.ReportDamage(from, f)
 		idx, err := f.FindAll(refs)
 		if err != nil && dir == memfile.ToActive {
@@ -99,7 +99,7 @@ func (m *Memory) GC(ctx context.Context, o GCOptions) (GCResult, error) {
 		return GCResult{}, err
 	}
 	lim := m.Limits()
-	moved, err := m.store.GC(lim, o.DryRun)
+	moved, err := m.st(ctx).GC(lim, o.DryRun)
 	if err != nil {
 		return GCResult{}, err
 	}
@@ -223,7 +223,7 @@ func (m *Memory) Promote(ctx context.Context, refs ...string) ([]Entry, error) {
 	if _, _, err := g.store.Import(copies, nil); err != nil {
 		return nil, fmt.Errorf("write the global layer: %w", err)
 	}
-	if _, err := m.store.Move(memfile.ToArchive, func(f *memfile.File) ([]int, error) {
+	if _, err := m.st(ctx).Move(memfile.ToArchive, func(f *memfile.File) ([]int, error) {
 		var out []int
 		for i := range f.Entries {
 			if ids[f.Entries[i].ID] {
@@ -279,7 +279,7 @@ func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, err
 	if err := m.BeforeWrite(); err != nil {
 		return ImportResult{}, err
 	}
-	added, skipped, err := m.store.Import(active, archived)
+	added, skipped, err := m.st(ctx).Import(active, archived)
 	if err != nil {
 		return ImportResult{}, err
 	}
