@@ -26,6 +26,7 @@ import (
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/worktree"
 )
 
@@ -40,26 +41,23 @@ const OrigSuffix = ".memsync-orig"
 
 // Dir returns the folder git runs the repository's hooks from:
 // core.hooksPath (a relative value is taken relative to the worktree's top,
-// or to the git dir in a bare repository, as git does), else
-// <CommonDir>/hooks.
-func Dir(r *worktree.Repo) (string, error) {
+// or to the git dir in a bare repository, as git does; "~/" is the home
+// directory), else <CommonDir>/hooks. core.hooksPath is read from the
+// system, global, repository and worktree config files, as git reads them
+// for this worktree (without includes); no git is spawned.
+func Dir(r *worktree.Repo) string {
 	base := r.WorkTree
 	if base == "" {
 		base = r.GitDir
 	}
-	out, err := gitcmd.Output(base, "--git-dir="+r.GitDir, "config", "--type=path", "--get", "core.hooksPath")
-	p := strings.TrimSpace(out)
-	var ee interface{ ExitCode() int }
-	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) { // 1: not set
-		return "", err
-	}
-	if p == "" {
-		return filepath.Join(r.CommonDir, "hooks"), nil
+	p, ok := gitconfig.Effective(r.CommonDir, r.GitDir).Path("core.hooksPath")
+	if !ok {
+		return filepath.Join(r.CommonDir, "hooks")
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}
-	return filepath.Clean(p), nil
+	return filepath.Clean(p)
 }
 
 // Script is the hook script for hook name that runs the memsync binary bin
@@ -180,10 +178,7 @@ func InstallForce(r *worktree.Repo, bin string) (string, []Hook, error) {
 }
 
 func install(r *worktree.Repo, bin string, force bool) (string, []Hook, error) {
-	dir, err := Dir(r)
-	if err != nil {
-		return "", nil, err
-	}
+	dir := Dir(r)
 	type step struct {
 		h      Hook
 		script []byte
@@ -326,10 +321,7 @@ func gitList(dir string, paths []string, args ...string) (map[string]bool, error
 // byte for byte and with their mode (they are renamed back). A hook that is
 // not memsync's is left alone.
 func Uninstall(r *worktree.Repo) (string, []Hook, error) {
-	dir, err := Dir(r)
-	if err != nil {
-		return "", nil, err
-	}
+	dir := Dir(r)
 	var out []Hook
 	for _, name := range Names {
 		h := inspect(dir, name)
@@ -372,10 +364,7 @@ type Status struct {
 // Report tells what is installed where, and which hook managers (husky,
 // lefthook, pre-commit) the worktree uses, with the lines to add to them.
 func Report(r *worktree.Repo) (*Status, error) {
-	dir, err := Dir(r)
-	if err != nil {
-		return nil, err
-	}
+	dir := Dir(r)
 	s := &Status{Dir: dir, Managers: managers(r.WorkTree)}
 	for _, name := range Names {
 		s.Hooks = append(s.Hooks, inspect(dir, name))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -375,7 +376,7 @@ func readHomeFile(r *Repo) ([]byte, error) {
 // symlinksEnabled reads core.symlinks (default true) from the repository
 // config, as git would for the primary worktree.
 func symlinksEnabled(r *Repo) bool {
-	v, ok := readRepoConfig(r.CommonDir).boolean("core.symlinks")
+	v, ok := gitconfig.Repo(r.CommonDir, r.CommonDir).Bool("core.symlinks")
 	return !ok || v
 }
 
