@@ -119,7 +119,7 @@ func Open(dir string, o Options) (*Memory, error) {
 		return nil, &ConfigError{err}
 	}
 	m.cfg = cfg
-	lim := memfile.DefaultLimits
+	lim := memfile.DefaultLimits()
 	switch {
 	case o.MaxEntries != nil:
 		lim.MaxEntries = *o.MaxEntries
@@ -254,7 +254,7 @@ func (m *Memory) Exclude() ([]string, error) {
 	if m.repo == nil {
 		return nil, nil
 	}
-	added, err := worktree.EnsureExclude(m.repo, worktree.ExcludePatterns)
+	added, err := worktree.EnsureExclude(m.repo, worktree.ExcludePatterns())
 	if err != nil {
 		return nil, fmt.Errorf("update info/exclude: %w", err)
 	}

@@ -70,7 +70,7 @@ func TestInstallUninstallRestoresExactly(t *testing.T) {
 	before := map[string]fileState{commit: state(t, commit), merge: state(t, merge)}
 
 	got, hs, err := Install(r, "/usr/local/bin/memsync")
-	if err != nil || got != dir || len(hs) != len(Names) {
+	if err != nil || got != dir || len(hs) != len(Names()) {
 		t.Fatalf("Install: %s %v %v", got, hs, err)
 	}
 	for path, st := range before {

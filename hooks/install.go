@@ -30,8 +30,10 @@ import (
 	"github.com/memsync/memsync/worktree"
 )
 
-// Names are the hooks memsync installs.
-var Names = []string{"post-commit", "post-merge", "post-rewrite", "post-checkout"}
+// Names returns the hooks memsync installs (a fresh slice each call).
+func Names() []string {
+	return []string{"post-commit", "post-merge", "post-rewrite", "post-checkout"}
+}
 
 // Marker is the comment line that identifies memsync's hook scripts.
 const Marker = "# memsync hook: installed by 'memsync hooks install'; 'memsync hooks uninstall' restores what was here."
@@ -158,7 +160,7 @@ type Hook struct {
 // git does not ignore them.
 var ErrInWorktree = errors.New("the hooks folder is inside the worktree")
 
-// Install writes memsync's script for every hook in Names into the hooks
+// Install writes memsync's script for every hook in Names() into the hooks
 // folder, running bin. A hook already there is moved aside (a hard link,
 // then the script renamed over the name, so the name never goes missing)
 // and chained. Installing again changes nothing, unless bin changed.
@@ -185,7 +187,7 @@ func install(r *worktree.Repo, bin string, force bool) (string, []Hook, error) {
 	}
 	var plan []step
 	var writes []string // the files the plan writes
-	for _, name := range Names {
+	for _, name := range Names() {
 		h := inspect(dir, name)
 		orig, err := os.ReadFile(h.Path + OrigSuffix) // a hook chained already
 		if h.State == StateForeign {
@@ -323,7 +325,7 @@ func gitList(dir string, paths []string, args ...string) (map[string]bool, error
 func Uninstall(r *worktree.Repo) (string, []Hook, error) {
 	dir := Dir(r)
 	var out []Hook
-	for _, name := range Names {
+	for _, name := range Names() {
 		h := inspect(dir, name)
 		switch h.State {
 		case StateChained:
@@ -366,7 +368,7 @@ type Status struct {
 func Report(r *worktree.Repo) (*Status, error) {
 	dir := Dir(r)
 	s := &Status{Dir: dir, Managers: managers(r.WorkTree)}
-	for _, name := range Names {
+	for _, name := range Names() {
 		s.Hooks = append(s.Hooks, inspect(dir, name))
 	}
 	return s, nil
@@ -405,12 +407,12 @@ func managers(top string) []Manager {
 	exists := func(name string) bool { _, err := os.Stat(filepath.Join(top, name)); return err == nil }
 	if exists(".husky") {
 		out = append(out, Manager{Name: "husky", Config: ".husky/",
-			Add: `add the line  memsync hook NAME "$@"  to .husky/NAME for NAME in ` + strings.Join(Names, ", ")})
+			Add: `add the line  memsync hook NAME "$@"  to .husky/NAME for NAME in ` + strings.Join(Names(), ", ")})
 	}
 	for _, f := range []string{"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml"} {
 		if exists(f) {
 			var b strings.Builder
-			for _, n := range Names {
+			for _, n := range Names() {
 				fmt.Fprintf(&b, "%s:\n  commands:\n    memsync:\n      run: memsync hook %s {0}\n", n, n)
 			}
 			out = append(out, Manager{Name: "lefthook", Config: f, Add: b.String()})

@@ -17,14 +17,16 @@ import (
 	"github.com/memsync/memsync/memfile"
 )
 
-// ExcludePatterns keep the memory files out of git status in every worktree.
-// They go into the common info/exclude (see EnsureExclude), anchored at each
-// worktree's top.
-var ExcludePatterns = []string{
-	"/.agent/memories.md",
-	"/.agent/memories.md.*",
-	"/.agent/.memories.md.tmp-*",
-	"/.agent/archive/",
+// ExcludePatterns returns the patterns that keep the memory files out of git
+// status in every worktree (a fresh slice each call). They go into the
+// common info/exclude (see EnsureExclude), anchored at each worktree's top.
+func ExcludePatterns() []string {
+	return []string{
+		"/.agent/memories.md",
+		"/.agent/memories.md.*",
+		"/.agent/.memories.md.tmp-*",
+		"/.agent/archive/",
+	}
 }
 
 // State is how a worktree's .agent/memories.md relates to the memory home.
@@ -91,7 +93,7 @@ func Link(r *Repo, wt string) (LinkResult, error) {
 	if err != nil {
 		return LinkResult{}, err
 	}
-	if _, err := EnsureExclude(r, ExcludePatterns); err != nil {
+	if _, err := EnsureExclude(r, ExcludePatterns()); err != nil {
 		return LinkResult{}, err
 	}
 	if err := ensureHomeFile(r); err != nil {
