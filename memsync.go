@@ -237,7 +237,7 @@ func (m *Memory) Limits() memfile.Limits { return *m.store.Limits }
 func (m *Memory) Store() *memfile.Store { return m.store }
 
 // Allow refuses an operation the role may not do, before anything changes.
-func (m *Memory) Allow(op string) error { return m.role.Check(op) }
+func (m *Memory) Allow(op policy.Op) error { return m.role.Check(op) }
 
 // BeforeWrite makes sure a write leaves git status clean: the memory files
 // are in the common info/exclude (a read of one small file when they are

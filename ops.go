@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/recall"
 )
 
@@ -139,7 +140,7 @@ func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := m.Allow("delete"); err != nil {
+	if err := m.Allow(policy.OpDelete); err != nil {
 		return nil, err
 	}
 	if err := m.BeforeWrite(); err != nil {

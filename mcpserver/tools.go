@@ -11,6 +11,7 @@ import (
 
 	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/policy"
 )
 
 // SaveInput are save_to_memory's arguments (seed 001, plus type and title).
@@ -196,7 +197,7 @@ var tools = []tool{
 			if err := ctx.Err(); err != nil {
 				return RestoreOutput{}, err
 			}
-			if err := m.Allow("restore"); err != nil {
+			if err := m.Allow(policy.OpRestore); err != nil {
 				return RestoreOutput{}, err
 			}
 			if err := m.BeforeWrite(); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/policy"
 )
 
 func archiveCommand() *cli.Command {
@@ -34,7 +35,7 @@ func restoreCommand() *cli.Command {
 }
 
 func runMove(c *cli.Context, dir memfile.Direction) error {
-	op := map[memfile.Direction]string{memfile.ToArchive: "archive", memfile.ToActive: "restore"}[dir]
+	op := map[memfile.Direction]policy.Op{memfile.ToArchive: policy.OpArchive, memfile.ToActive: policy.OpRestore}[dir]
 	if c.NArg() == 0 {
 		return usageError{fmt.Errorf("%s needs at least one ID", op)}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/policy"
 )
 
 func gcCommand() *cli.Command {
@@ -47,7 +48,7 @@ func runGC(c *cli.Context) error {
 	}
 	dry := c.Bool("dry-run")
 	if !dry {
-		if err := s.allow("gc"); err != nil {
+		if err := s.allow(policy.OpGC); err != nil {
 			return err
 		}
 		if err := s.beforeWrite(); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/policy"
 )
 
 func importCommand() *cli.Command {
@@ -40,7 +41,7 @@ func runImport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allow("import"); err != nil {
+	if err := s.allow(policy.OpImport); err != nil {
 		return err
 	}
 	var active, archived []memfile.Entry

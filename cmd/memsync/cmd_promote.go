@@ -7,6 +7,7 @@ import (
 
 	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/policy"
 )
 
 func promoteCommand() *cli.Command {
@@ -35,7 +36,7 @@ func runPromote(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allow("promote"); err != nil {
+	if err := s.allow(policy.OpPromote); err != nil {
 		return err
 	}
 	f, err := s.load()
