@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/policy"
 )
 
 // Archive moves the entries refs name (as Get resolves them in the active
@@ -17,18 +18,18 @@ import (
 // is resolved first: one that names nothing moves nothing. Owner and admin
 // only.
 func (m *Memory) Archive(ctx context.Context, refs ...string) ([]Entry, error) {
-	return m.move(ctx, "archive", memfile.ToArchive, refs)
+	return m.move(ctx, policy.OpArchive, memfile.ToArchive, refs)
 }
 
 // Restore moves the archived entries refs name back to the active memory,
 // with the same IDs, and returns them. A number is the entry's place in the
 // archive as List(ctx, View{Archive: true}) numbers it. Owner and admin only.
 func (m *Memory) Restore(ctx context.Context, refs ...string) ([]Entry, error) {
-	return m.move(ctx, "restore", memfile.ToActive, refs)
+	return m.move(ctx, policy.OpRestore, memfile.ToActive, refs)
 }
 
 // move is Archive and Restore: op is the operation the role must be allowed.
-func (m *Memory) move(ctx context.Context, op string, dir memfile.Direction, refs []string) ([]Entry, error) {
+func (m *Memory) move(ctx context.Context, op policy.Op, dir memfile.Direction, refs []string) ([]Entry, error) {
 	if err := m.beginWrite(ctx, op); err != nil {
 		return nil, err
 	}
@@ -48,18 +49,6 @@ func (m *Memory) move(ctx context.Context, op string, dir memfile.Direction, ref
 		return nil, err
 	}
 	return entriesOf(moved, ""), nil
-}
-
-// beginWrite is the prologue of a write: the context is live, the role may
-// do op, and the write will leave git status clean (BeforeWrite).
-func (m *Memory) beginWrite(ctx context.Context, op string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := m.Allow(op); err != nil {
-		return err
-	}
-	return m.BeforeWrite()
 }
 
 // entriesOf converts entries a store operation returned (unnumbered), each
@@ -95,7 +84,7 @@ func (m *Memory) GC(ctx context.Context, o GCOptions) (GCResult, error) {
 		if err := ctx.Err(); err != nil {
 			return GCResult{}, err
 		}
-	} else if err := m.beginWrite(ctx, "gc"); err != nil {
+	} else if err := m.beginWrite(ctx, policy.OpGC); err != nil {
 		return GCResult{}, err
 	}
 	lim := m.Limits()
@@ -189,7 +178,7 @@ func (m *Memory) Promote(ctx context.Context, refs ...string) ([]Entry, error) {
 	if m.Global() {
 		return nil, errors.New("promote copies from a project's memory to the global layer; this is the global layer")
 	}
-	if err := m.beginWrite(ctx, "promote"); err != nil {
+	if err := m.beginWrite(ctx, policy.OpPromote); err != nil {
 		return nil, err
 	}
 	f, err := m.Load(ctx, View{})
@@ -265,7 +254,7 @@ func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, err
 	if err := ctx.Err(); err != nil {
 		return ImportResult{}, err
 	}
-	if err := m.Allow("import"); err != nil {
+	if err := m.Allow(policy.OpImport); err != nil {
 		return ImportResult{}, err
 	}
 	var active, archived []memfile.Entry

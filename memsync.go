@@ -121,7 +121,7 @@ func Open(dir string, o Options) (*Memory, error) {
 		return nil, &ConfigError{err}
 	}
 	m.cfg = cfg
-	lim := memfile.DefaultLimits
+	lim := memfile.DefaultLimits()
 	switch {
 	case o.MaxEntries != nil:
 		lim.MaxEntries = *o.MaxEntries
@@ -242,7 +242,19 @@ func (m *Memory) Store() *memfile.Store { return m.store }
 func (m *Memory) st(ctx context.Context) *memfile.Store { return m.store.WithContext(ctx) }
 
 // Allow refuses an operation the role may not do, before anything changes.
-func (m *Memory) Allow(op string) error { return m.role.Check(op) }
+func (m *Memory) Allow(op policy.Op) error { return m.role.Check(op) }
+
+// beginWrite is the prologue of a write: the context is live, the role may
+// do op, and the write will leave git status clean (BeforeWrite).
+func (m *Memory) beginWrite(ctx context.Context, op policy.Op) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := m.Allow(op); err != nil {
+		return err
+	}
+	return m.BeforeWrite()
+}
 
 // BeforeWrite makes sure a write leaves git status clean: the memory files
 // are in the common info/exclude (a read of one small file when they are
@@ -259,7 +271,7 @@ func (m *Memory) Exclude() ([]string, error) {
 	if m.repo == nil {
 		return nil, nil
 	}
-	added, err := worktree.EnsureExclude(m.repo, worktree.ExcludePatterns)
+	added, err := worktree.EnsureExclude(m.repo, worktree.ExcludePatterns())
 	if err != nil {
 		return nil, fmt.Errorf("update info/exclude: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/recall"
 )
 
@@ -136,13 +137,7 @@ func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, erro
 // keeps them), in one atomic rewrite; a reference that names nothing
 // deletes nothing. Owner and admin only.
 func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := m.Allow("delete"); err != nil {
-		return nil, err
-	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beginWrite(ctx, policy.OpDelete); err != nil {
 		return nil, err
 	}
 	var deleted []Entry

@@ -26,6 +26,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
@@ -309,12 +310,10 @@ func (h *History) RefHash(name string) (string, error) {
 }
 
 // BranchRemote is the remote of a branch as the repository's own config
-// (<common dir>/config) sets it, branch.<name>.remote; "" when unset or
-// unreadable. It reads the file; no git is spawned.
+// sets it (<common dir>/config, and the worktree's config.worktree under
+// extensions.worktreeConfig), branch.<name>.remote; "" when unset or
+// unreadable. It reads the files; no git is spawned.
 func (h *History) BranchRemote(branch string) string {
-	cfg, err := h.st.Config()
-	if err != nil || cfg.Branches[branch] == nil {
-		return ""
-	}
-	return cfg.Branches[branch].Remote
+	v, _ := gitconfig.Repo(h.Repo.CommonDir, h.Repo.GitDir).Get("branch." + branch + ".remote")
+	return v
 }

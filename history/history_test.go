@@ -265,3 +265,22 @@ func TestTextDiff(t *testing.T) {
 		t.Fatalf("TextDiff:\n%s\nwant:\n%s", d, want)
 	}
 }
+
+// TestBranchRemote: branch.<name>.remote from the repository config, with
+// the branch name's case and dots kept, and from config.worktree under
+// extensions.worktreeConfig.
+func TestBranchRemote(t *testing.T) {
+	h, dir := testRepo(t)
+	testgit.Git(t, dir, "config", "branch.Feat/v1.2.remote", "up")
+	if got := h.BranchRemote("Feat/v1.2"); got != "up" {
+		t.Errorf("BranchRemote(Feat/v1.2) = %q", got)
+	}
+	if got := h.BranchRemote("feat/v1.2"); got != "" {
+		t.Errorf("BranchRemote(feat/v1.2) = %q, want none (branch names are case-sensitive)", got)
+	}
+	testgit.Git(t, dir, "config", "extensions.worktreeConfig", "true")
+	testgit.Git(t, dir, "config", "--worktree", "branch.wt.remote", "mine")
+	if got := h.BranchRemote("wt"); got != "mine" {
+		t.Errorf("BranchRemote(wt) from config.worktree = %q", got)
+	}
+}

@@ -71,7 +71,7 @@ func TestInstallUninstallRestoresExactly(t *testing.T) {
 	before := map[string]fileState{commit: state(t, commit), merge: state(t, merge)}
 
 	got, hs, err := Install(r, "/usr/local/bin/memsync")
-	if err != nil || got != dir || len(hs) != len(Names) {
+	if err != nil || got != dir || len(hs) != len(Names()) {
 		t.Fatalf("Install: %s %v %v", got, hs, err)
 	}
 	for path, st := range before {
@@ -216,9 +216,34 @@ func TestDirHooksPath(t *testing.T) {
 				t.Fatalf("%v %s", err, out)
 			}
 		}
-		if got, err := Dir(r); err != nil || got != want {
-			t.Errorf("core.hooksPath %q: %s, %v; want %s", value, got, err, want)
+		if got := Dir(r); got != want {
+			t.Errorf("core.hooksPath %q: %s; want %s", value, got, want)
 		}
+	}
+}
+
+// TestDirReadsConfigFiles: Dir finds core.hooksPath in the global config
+// ("~/" expanded) and in a linked worktree's config.worktree, without
+// spawning git (git is off PATH).
+func TestDirReadsConfigFiles(t *testing.T) {
+	r := testRepo(t)
+	home := os.Getenv("HOME")
+	testgit.Git(t, r.WorkTree, "config", "--global", "core.hooksPath", "~/global-hooks")
+	testgit.Git(t, r.WorkTree, "commit", "-q", "--allow-empty", "-m", "init")
+	linkedTop := filepath.Join(filepath.Dir(r.WorkTree), "linked")
+	testgit.Git(t, r.WorkTree, "worktree", "add", "-q", linkedTop)
+	testgit.Git(t, r.WorkTree, "config", "extensions.worktreeConfig", "true")
+	testgit.Git(t, linkedTop, "config", "--worktree", "core.hooksPath", "wt-hooks")
+	linked, err := worktree.Discover(linkedTop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if got, want := Dir(r), filepath.Join(home, "global-hooks"); got != want {
+		t.Errorf("global ~/ value: %s, want %s", got, want)
+	}
+	if got, want := Dir(linked), filepath.Join(linkedTop, "wt-hooks"); got != want {
+		t.Errorf("linked worktree's config.worktree: %s, want %s", got, want)
 	}
 }
 

@@ -26,11 +26,14 @@ import (
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/worktree"
 )
 
-// Names are the hooks memsync installs.
-var Names = []string{"post-commit", "post-merge", "post-rewrite", "post-checkout"}
+// Names returns the hooks memsync installs (a fresh slice each call).
+func Names() []string {
+	return []string{"post-commit", "post-merge", "post-rewrite", "post-checkout"}
+}
 
 // Marker is the comment line that identifies memsync's hook scripts.
 const Marker = "# memsync hook: installed by 'memsync hooks install'; 'memsync hooks uninstall' restores what was here."
@@ -40,26 +43,23 @@ const OrigSuffix = ".memsync-orig"
 
 // Dir returns the folder git runs the repository's hooks from:
 // core.hooksPath (a relative value is taken relative to the worktree's top,
-// or to the git dir in a bare repository, as git does), else
-// <CommonDir>/hooks.
-func Dir(r *worktree.Repo) (string, error) {
+// or to the git dir in a bare repository, as git does; "~/" is the home
+// directory), else <CommonDir>/hooks. core.hooksPath is read from the
+// system, global, repository and worktree config files, as git reads them
+// for this worktree (without includes); no git is spawned.
+func Dir(r *worktree.Repo) string {
 	base := r.WorkTree
 	if base == "" {
 		base = r.GitDir
 	}
-	out, err := gitcmd.Output(base, "--git-dir="+r.GitDir, "config", "--type=path", "--get", "core.hooksPath")
-	p := strings.TrimSpace(out)
-	var ee interface{ ExitCode() int }
-	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) { // 1: not set
-		return "", err
-	}
-	if p == "" {
-		return filepath.Join(r.CommonDir, "hooks"), nil
+	p, ok := gitconfig.Effective(r.CommonDir, r.GitDir).Path("core.hooksPath")
+	if !ok {
+		return filepath.Join(r.CommonDir, "hooks")
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}
-	return filepath.Clean(p), nil
+	return filepath.Clean(p)
 }
 
 // Script is the hook script for hook name that runs the memsync binary bin
@@ -160,7 +160,7 @@ type Hook struct {
 // git does not ignore them.
 var ErrInWorktree = errors.New("the hooks folder is inside the worktree")
 
-// Install writes memsync's script for every hook in Names into the hooks
+// Install writes memsync's script for every hook in Names() into the hooks
 // folder, running bin. A hook already there is moved aside (a hard link,
 // then the script renamed over the name, so the name never goes missing)
 // and chained. Installing again changes nothing, unless bin changed.
@@ -180,17 +180,14 @@ func InstallForce(r *worktree.Repo, bin string) (string, []Hook, error) {
 }
 
 func install(r *worktree.Repo, bin string, force bool) (string, []Hook, error) {
-	dir, err := Dir(r)
-	if err != nil {
-		return "", nil, err
-	}
+	dir := Dir(r)
 	type step struct {
 		h      Hook
 		script []byte
 	}
 	var plan []step
 	var writes []string // the files the plan writes
-	for _, name := range Names {
+	for _, name := range Names() {
 		h := inspect(dir, name)
 		orig, err := os.ReadFile(h.Path + OrigSuffix) // a hook chained already
 		if h.State == StateForeign {
@@ -326,12 +323,9 @@ func gitList(dir string, paths []string, args ...string) (map[string]bool, error
 // byte for byte and with their mode (they are renamed back). A hook that is
 // not memsync's is left alone.
 func Uninstall(r *worktree.Repo) (string, []Hook, error) {
-	dir, err := Dir(r)
-	if err != nil {
-		return "", nil, err
-	}
+	dir := Dir(r)
 	var out []Hook
-	for _, name := range Names {
+	for _, name := range Names() {
 		h := inspect(dir, name)
 		switch h.State {
 		case StateChained:
@@ -372,12 +366,9 @@ type Status struct {
 // Report tells what is installed where, and which hook managers (husky,
 // lefthook, pre-commit) the worktree uses, with the lines to add to them.
 func Report(r *worktree.Repo) (*Status, error) {
-	dir, err := Dir(r)
-	if err != nil {
-		return nil, err
-	}
+	dir := Dir(r)
 	s := &Status{Dir: dir, Managers: managers(r.WorkTree)}
-	for _, name := range Names {
+	for _, name := range Names() {
 		s.Hooks = append(s.Hooks, inspect(dir, name))
 	}
 	return s, nil
@@ -416,12 +407,12 @@ func managers(top string) []Manager {
 	exists := func(name string) bool { _, err := os.Stat(filepath.Join(top, name)); return err == nil }
 	if exists(".husky") {
 		out = append(out, Manager{Name: "husky", Config: ".husky/",
-			Add: `add the line  memsync hook NAME "$@"  to .husky/NAME for NAME in ` + strings.Join(Names, ", ")})
+			Add: `add the line  memsync hook NAME "$@"  to .husky/NAME for NAME in ` + strings.Join(Names(), ", ")})
 	}
 	for _, f := range []string{"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml"} {
 		if exists(f) {
 			var b strings.Builder
-			for _, n := range Names {
+			for _, n := range Names() {
 				fmt.Fprintf(&b, "%s:\n  commands:\n    memsync:\n      run: memsync hook %s {0}\n", n, n)
 			}
 			out = append(out, Manager{Name: "lefthook", Config: f, Add: b.String()})

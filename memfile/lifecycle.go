@@ -13,8 +13,8 @@ type Limits struct {
 	TTL        time.Duration // entries not accessed for this long are archived; negative: no TTL
 }
 
-// DefaultLimits are seed 001's: 1000 entries, 90 days.
-var DefaultLimits = Limits{MaxEntries: 1000, TTL: 90 * 24 * time.Hour}
+// DefaultLimits returns seed 001's limits: 1000 entries, 90 days.
+func DefaultLimits() Limits { return Limits{MaxEntries: 1000, TTL: 90 * 24 * time.Hour} }
 
 // gcEvery is how often a write runs the TTL rule when no limit forces it.
 const gcEvery = 24 * time.Hour

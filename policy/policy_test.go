@@ -2,23 +2,51 @@ package policy
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
 func TestCheck(t *testing.T) {
-	for _, op := range []string{"delete", "restore", "archive", "gc", "promote", "import"} {
+	privileged := map[Op]bool{
+		OpDelete: true, OpRestore: true, OpArchive: true, OpGC: true, OpPromote: true, OpImport: true,
+		OpRollback: true, OpResolve: true, OpSyncForce: true,
+	}
+	names := map[string]Op{}
+	for _, op := range Ops() {
+		name := op.String()
+		if name == "" || strings.HasPrefix(name, "op(") {
+			t.Errorf("Op %d has no name", int(op))
+		}
+		if prev, dup := names[name]; dup {
+			t.Errorf("Op %d and %d are both named %q", int(prev), int(op), name)
+		}
+		names[name] = op
+		if Owner.Check(op) != nil || Admin.Check(op) != nil {
+			t.Errorf("owner/admin refused %s", op)
+		}
 		err := Worker.Check(op)
+		if !privileged[op] {
+			if err != nil {
+				t.Errorf("worker %s: %v", op, err)
+			}
+			continue
+		}
 		var re *RefusedError
 		if !errors.As(err, &re) || re.Op != op || !errors.Is(err, ErrRefused) {
-			t.Fatalf("worker %s: %v", op, err)
-		}
-		if Owner.Check(op) != nil || Admin.Check(op) != nil {
-			t.Fatalf("owner/admin refused %s", op)
+			t.Errorf("worker %s: %v", op, err)
 		}
 	}
-	for _, op := range []string{"add", "search", "list", "show", "summary"} {
-		if err := Worker.Check(op); err != nil {
-			t.Fatalf("worker %s: %v", op, err)
+	for op := range privileged {
+		if _, ok := names[op.String()]; !ok {
+			t.Errorf("privileged %s missing from Ops()", op)
+		}
+	}
+	if got := Worker.Check(OpSyncForce).Error(); got != "role worker may not sync --force (only owner and admin may)" {
+		t.Errorf("message: %q", got)
+	}
+	for _, op := range []Op{0, Op(len(ops)), -1} {
+		if err := Worker.Check(op); !errors.Is(err, ErrRefused) {
+			t.Errorf("worker, unknown op %d: %v (want refused)", int(op), err)
 		}
 	}
 }

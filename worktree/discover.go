@@ -2,15 +2,15 @@
 package worktree
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"github.com/memsync/memsync/internal/gitconfig"
 )
 
 // Repo is what discovery found.
@@ -121,12 +121,15 @@ func Discover(dir string) (*Repo, error) {
 	}
 	d.known = append(d.known, r.CommonDir)
 
-	cfg := readRepoConfig(r.CommonDir)
+	// The repository-wide settings: <CommonDir>/config, overlaid with
+	// <CommonDir>/config.worktree (the main worktree's) under
+	// extensions.worktreeConfig.
+	cfg := gitconfig.Repo(r.CommonDir, r.CommonDir)
 	coreWorktree := ""
-	if wt, ok := cfg.get("core.worktree"); ok && wt != "" {
+	if wt, ok := cfg.Get("core.worktree"); ok && wt != "" {
 		coreWorktree = d.resolve(rawJoin(r.CommonDir, wt))
 	}
-	bareCfg, _ := cfg.boolean("core.bare")
+	bareCfg, _ := cfg.Bool("core.bare")
 
 	// Primary worktree and memory home: decided from the common dir alone, so
 	// every worktree of the repository agrees on them.
@@ -410,207 +413,4 @@ func pathWithin(p, dir string) bool {
 		return true
 	}
 	return os.IsPathSeparator(p[len(dir)])
-}
-
-// readRepoConfig reads the repository-wide settings discovery needs:
-// <commonDir>/config, overlaid with <commonDir>/config.worktree (the main
-// worktree's per-worktree config) when extensions.worktreeConfig is on.
-// Missing or unreadable files count as empty.
-func readRepoConfig(commonDir string) gitConfig {
-	cfg := gitConfig{}
-	cfg.parseFile(filepath.Join(commonDir, "config"))
-	if on, _ := cfg.boolean("extensions.worktreeconfig"); on {
-		cfg.parseFile(filepath.Join(commonDir, "config.worktree"))
-	}
-	return cfg
-}
-
-// gitConfig is a minimal reader for git's config format. Keys are
-// "section.name" or "section.subsection.name", with section and name
-// lower-cased (the subsection keeps its case); the last assignment wins.
-// Lookups take keys in that form. Includes are not followed.
-type gitConfig map[string]configValue
-
-type configValue struct {
-	value   string
-	noValue bool // "key" on its own line, which git reads as true
-}
-
-func (c gitConfig) get(key string) (string, bool) {
-	v, ok := c[key]
-	return v.value, ok
-}
-
-// boolean returns the key's value as git interprets a boolean.
-func (c gitConfig) boolean(key string) (value, ok bool) {
-	v, ok := c[key]
-	if !ok {
-		return false, false
-	}
-	if v.noValue {
-		return true, true
-	}
-	switch strings.ToLower(v.value) {
-	case "true", "yes", "on":
-		return true, true
-	case "false", "no", "off", "":
-		return false, true
-	}
-	if n, err := strconv.ParseInt(v.value, 0, 64); err == nil {
-		return n != 0, true
-	}
-	return false, false
-}
-
-func (c gitConfig) parseFile(path string) {
-	if b, err := os.ReadFile(path); err == nil {
-		c.parse(b)
-	}
-}
-
-// parse reads config text into c, skipping what it cannot understand.
-func (c gitConfig) parse(b []byte) {
-	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 4096), len(b)+1)
-	section := ""
-	var pending string // a value line continued with a trailing backslash
-	for sc.Scan() {
-		line := pending + strings.TrimSuffix(sc.Text(), "\r")
-		pending = ""
-		s := strings.TrimLeft(line, " \t")
-		if s == "" || s[0] == '#' || s[0] == ';' {
-			continue
-		}
-		if s[0] == '[' {
-			name, rest, ok := parseSectionHeader(s)
-			if !ok {
-				section = ""
-				continue
-			}
-			section = name
-			s = strings.TrimLeft(rest, " \t")
-			if s == "" || s[0] == '#' || s[0] == ';' {
-				continue
-			}
-		}
-		if section == "" {
-			continue
-		}
-		i := 0
-		for i < len(s) && (isConfigKeyChar(s[i]) || s[i] == '-') {
-			i++
-		}
-		if i == 0 {
-			continue
-		}
-		key := section + "." + strings.ToLower(s[:i])
-		rest := strings.TrimLeft(s[i:], " \t")
-		if rest == "" || rest[0] == '#' || rest[0] == ';' {
-			c[key] = configValue{noValue: true}
-			continue
-		}
-		if rest[0] != '=' {
-			continue
-		}
-		val, cont := parseConfigValue(rest[1:])
-		if cont {
-			pending = line[:len(line)-1] // drop the backslash, join with the next line
-			continue
-		}
-		c[key] = configValue{value: val}
-	}
-	_ = sc.Err()
-}
-
-// parseSectionHeader parses "[section]", "[section "sub"]" or
-// "[section.sub]", returning the lower-cased key prefix and the rest of the
-// line after "]".
-func parseSectionHeader(s string) (name, rest string, ok bool) {
-	end := strings.IndexByte(s, ']')
-	// A quoted subsection may contain "]".
-	if q := strings.IndexByte(s, '"'); q >= 0 && (end < 0 || q < end) {
-		var sub strings.Builder
-		i := q + 1
-		for ; i < len(s) && s[i] != '"'; i++ {
-			if s[i] == '\\' && i+1 < len(s) {
-				i++
-			}
-			sub.WriteByte(s[i])
-		}
-		if i >= len(s) {
-			return "", "", false
-		}
-		after := strings.TrimLeft(s[i+1:], " \t")
-		if !strings.HasPrefix(after, "]") {
-			return "", "", false
-		}
-		sect := strings.TrimSpace(s[1:q])
-		if sect == "" {
-			return "", "", false
-		}
-		return strings.ToLower(sect) + "." + sub.String(), after[1:], true
-	}
-	if end < 0 {
-		return "", "", false
-	}
-	sect := strings.TrimSpace(s[1:end])
-	if sect == "" {
-		return "", "", false
-	}
-	// [section.sub] (deprecated): the subsection is case-insensitive.
-	return strings.ToLower(sect), s[end+1:], true
-}
-
-// parseConfigValue parses the text after "=", handling quotes, escapes and
-// comments. cont reports a trailing backslash (the value continues on the
-// next line).
-func parseConfigValue(s string) (val string, cont bool) {
-	var b strings.Builder
-	quoted := false
-	spaces := 0 // unquoted whitespace seen but not yet written
-	started := false
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case !quoted && (ch == '#' || ch == ';'):
-			return b.String(), false
-		case !quoted && (ch == ' ' || ch == '\t'):
-			if started {
-				spaces++
-			}
-			continue
-		}
-		if spaces > 0 {
-			b.WriteString(strings.Repeat(" ", spaces))
-			spaces = 0
-		}
-		started = true
-		switch ch {
-		case '"':
-			quoted = !quoted
-		case '\\':
-			if i+1 >= len(s) {
-				return "", true
-			}
-			i++
-			switch s[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case 'b':
-				b.WriteByte('\b')
-			default:
-				b.WriteByte(s[i])
-			}
-		default:
-			b.WriteByte(ch)
-		}
-	}
-	return b.String(), false
-}
-
-func isConfigKeyChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

@@ -537,48 +537,6 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestGitConfigParse(t *testing.T) {
-	c := gitConfig{}
-	c.parse([]byte("\xef\xbb\xbf# comment\n" +
-		"[Core]\n" +
-		"\trepositoryformatversion = 0\n" +
-		"\tBare = yes ; trailing comment\n" +
-		"\tworktree = \"../my \\\"tree\\\"\" # quoted\r\n" +
-		"[core \"Sub\"] bare = false\n" +
-		"[remote \"origin\"]\n" +
-		"\turl = a\\\n" +
-		"b\n" +
-		"[extensions]\n" +
-		"\tworktreeConfig\n" +
-		"[other.Deprecated]\n" +
-		"\tkey = one   two\t\n"))
-	if v, ok := c.boolean("core.bare"); !v || !ok {
-		t.Errorf("core.bare = %v, %v", v, ok)
-	}
-	if v, _ := c.get("core.worktree"); v != `../my "tree"` {
-		t.Errorf("core.worktree = %q", v)
-	}
-	if v, _ := c.get("core.Sub.bare"); v != "false" {
-		t.Errorf("core.Sub.bare = %q", v)
-	}
-	if v, _ := c.get("remote.origin.url"); v != "ab" {
-		t.Errorf("remote.origin.url = %q", v)
-	}
-	if v, ok := c.boolean("extensions.worktreeconfig"); !v || !ok {
-		t.Errorf("extensions.worktreeconfig = %v, %v", v, ok)
-	}
-	if v, _ := c.get("other.deprecated.key"); v != "one   two" {
-		t.Errorf("other.deprecated.key = %q", v)
-	}
-	for val, want := range map[string]bool{"true": true, "On": true, "1": true, "2": true, "false": false, "off": false, "0": false, "": false} {
-		c := gitConfig{}
-		c.parse([]byte("[core]\nbare = " + val + "\n"))
-		if got, ok := c.boolean("core.bare"); got != want || !ok {
-			t.Errorf("bare = %q: got %v, %v", val, got, ok)
-		}
-	}
-}
-
 func BenchmarkDiscover(b *testing.B) {
 	root := testgit.Isolate(b)
 	proj := discRepo(b, filepath.Join(root, "proj"))

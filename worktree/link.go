@@ -13,17 +13,20 @@ import (
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/memfile"
 )
 
-// ExcludePatterns keep the memory files out of git status in every worktree.
-// They go into the common info/exclude (see EnsureExclude), anchored at each
-// worktree's top.
-var ExcludePatterns = []string{
-	"/.agent/memories.md",
-	"/.agent/memories.md.*",
-	"/.agent/.memories.md.tmp-*",
-	"/.agent/archive/",
+// ExcludePatterns returns the patterns that keep the memory files out of git
+// status in every worktree (a fresh slice each call). They go into the
+// common info/exclude (see EnsureExclude), anchored at each worktree's top.
+func ExcludePatterns() []string {
+	return []string{
+		"/.agent/memories.md",
+		"/.agent/memories.md.*",
+		"/.agent/.memories.md.tmp-*",
+		"/.agent/archive/",
+	}
 }
 
 // State is how a worktree's .agent/memories.md relates to the memory home.
@@ -90,7 +93,7 @@ func Link(r *Repo, wt string) (LinkResult, error) {
 	if err != nil {
 		return LinkResult{}, err
 	}
-	if _, err := EnsureExclude(r, ExcludePatterns); err != nil {
+	if _, err := EnsureExclude(r, ExcludePatterns()); err != nil {
 		return LinkResult{}, err
 	}
 	if err := ensureHomeFile(r); err != nil {
@@ -375,7 +378,7 @@ func readHomeFile(r *Repo) ([]byte, error) {
 // symlinksEnabled reads core.symlinks (default true) from the repository
 // config, as git would for the primary worktree.
 func symlinksEnabled(r *Repo) bool {
-	v, ok := readRepoConfig(r.CommonDir).boolean("core.symlinks")
+	v, ok := gitconfig.Repo(r.CommonDir, r.CommonDir).Bool("core.symlinks")
 	return !ok || v
 }
 

@@ -131,7 +131,7 @@ type AddOptions struct {
 // worktrees), then links the new worktree. When git fails the error is a
 // *GitError carrying git's exit status.
 func Add(r *Repo, dir string, o AddOptions, stdout, stderr io.Writer) (LinkResult, error) {
-	if _, err := EnsureExclude(r, ExcludePatterns); err != nil {
+	if _, err := EnsureExclude(r, ExcludePatterns()); err != nil {
 		return LinkResult{}, err
 	}
 	args := []string{"worktree", "add"}

@@ -73,8 +73,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.Int64Flag{Name: "max-bytes", Value: memfile.DefaultMaxBytes, EnvVars: []string{"MEMSYNC_MAX_BYTES"}, Usage: "size cap of memories.md; past it the oldest entries are archived"},
 			&cli.StringFlag{Name: "role", Value: string(policy.Default), EnvVars: []string{"MEMSYNC_ROLE"}, Usage: "owner, admin or worker; workers cannot delete, restore, archive, gc, promote, import or roll back; the configuration may set it too"},
 			&cli.StringFlag{Name: "session", EnvVars: []string{"MEMSYNC_SESSION"}, Usage: "session `ID`: add tags entries with it; list/search/summary see it and the entries of no session"},
-			&cli.IntFlag{Name: "max-entries", Value: memfile.DefaultLimits.MaxEntries, EnvVars: []string{"MCP_MEMORY_MAX_ENTRIES"}, Usage: "most active entries; past it gc archives the least recently used"},
-			&cli.IntFlag{Name: "ttl-days", Value: int(memfile.DefaultLimits.TTL / (24 * time.Hour)), EnvVars: []string{"MCP_MEMORY_TTL_DAYS"}, Usage: "gc archives entries not accessed for this many days"},
+			&cli.IntFlag{Name: "max-entries", Value: memfile.DefaultLimits().MaxEntries, EnvVars: []string{"MCP_MEMORY_MAX_ENTRIES"}, Usage: "most active entries; past it gc archives the least recently used"},
+			&cli.IntFlag{Name: "ttl-days", Value: int(memfile.DefaultLimits().TTL / (24 * time.Hour)), EnvVars: []string{"MCP_MEMORY_TTL_DAYS"}, Usage: "gc archives entries not accessed for this many days"},
 		},
 		Commands: []*cli.Command{
 			initCommand(),

@@ -15,6 +15,7 @@ import (
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
+	"github.com/memsync/memsync/policy"
 )
 
 func conflictsCommand() *cli.Command {
@@ -165,7 +166,7 @@ func runResolve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allow("resolve"); err != nil {
+	if err := s.allow(policy.OpResolve); err != nil {
 		return err
 	}
 	if err := s.beforeWrite(); err != nil {

@@ -84,7 +84,7 @@ func runHooksInstall(c *cli.Context) error {
 	if errors.Is(err, hooks.ErrInWorktree) {
 		if !c.Bool("force") {
 			return withHint(err, "nothing was changed; have your tracked hooks run memsync: add the line  memsync hook NAME \"$@\"  to "+
-				dir+"/NAME for NAME in "+strings.Join(hooks.Names, ", ")+" (and commit them); or install memsync's scripts there anyway: memsync hooks install --force")
+				dir+"/NAME for NAME in "+strings.Join(hooks.Names(), ", ")+" (and commit them); or install memsync's scripts there anyway: memsync hooks install --force")
 		}
 		s.warn(err.Error() + "; installing anyway (--force): git status will show these changes, and the scripts name this machine's memsync")
 		dir, hs, err = hooks.InstallForce(s.repo, bin)

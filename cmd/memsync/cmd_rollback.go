@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/policy"
 )
 
 func rollbackCommand() *cli.Command {
@@ -30,7 +31,7 @@ func runRollback(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allow("rollback"); err != nil {
+	if err := s.allow(policy.OpRollback); err != nil {
 		return err
 	}
 	if err := s.beforeWrite(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/merge"
+	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/remote"
 )
 
@@ -59,7 +60,7 @@ func runSync(c *cli.Context) error {
 	}
 	force, dry := c.Bool("force"), c.Bool("dry-run")
 	if force && !dry {
-		if err := s.allow("sync --force"); err != nil {
+		if err := s.allow(policy.OpSyncForce); err != nil {
 			return err
 		}
 	}

@@ -86,7 +86,7 @@ func plural(n int, one, many string) string {
 }
 
 // allow refuses an operation the role may not do, before anything changes.
-func (s *session) allow(op string) error { return s.role.Check(op) }
+func (s *session) allow(op policy.Op) error { return s.role.Check(op) }
 
 // inScope tells whether an entry belongs to the session's view (memsync.Memory.InView).
 func (s *session) inScope(e *memfile.Entry) bool { return s.m.InView(e) }
