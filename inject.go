@@ -22,7 +22,8 @@ type InjectOptions struct {
 	Query *string
 	// Types, Tags and RecentDays narrow which memories may be injected
 	// (only these types; only entries with one of these tags; only entries
-	// dated within this many days, 0: all).
+	// dated within this many days, 0: all). A nil list leaves the
+	// configuration's; an empty one lifts it.
 	Types      []string
 	Tags       []string
 	RecentDays *int
