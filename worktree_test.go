@@ -2,6 +2,7 @@ package memsync
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,7 +162,7 @@ func TestWorktreesGlobal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Worktrees(context.Background()); err != ErrGlobalLayer {
+	if _, err := m.Worktrees(context.Background()); !errors.Is(err, ErrGlobalLayer) {
 		t.Fatalf("Worktrees on the global layer: %v", err)
 	}
 }
