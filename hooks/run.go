@@ -81,7 +81,7 @@ func handle(name string, o Options) string {
 		if _, err := os.Stat(r.Home); err != nil || !r.IsSecondary() {
 			return "" // the primary, or a repository without memory
 		}
-		if _, err := worktree.Link(r, r.WorkTree); err != nil {
+		if _, err := worktree.Link(r, &memfile.Store{Home: r.Home, LockTimeout: o.LockTimeout}, r.WorkTree); err != nil {
 			return "link the new worktree's memory: " + err.Error() + " (run 'memsync worktree doctor')"
 		}
 	}

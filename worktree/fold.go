@@ -32,12 +32,15 @@ var errNoChange = errors.New("no change")
 // .agent/memories.md) into the memory home, by entry ID, under the writers'
 // lock: entries only in the copy are appended, entries with an ID the memory
 // has are not duplicated (entries without a stored ID have one derived from
-// their text, so identical text counts as the same entry). When the copy holds
+// their text, so identical text counts as the same entry). A store that
+// dedups (one with a StateDir, as memsync.Open builds) also skips an entry
+// whose content the memory already holds, active or archived, where the
+// entry's session sees it (the rule of memfile.Store.Add). When the copy holds
 // anything the memory lacks word for word (a new entry, or another version of
 // one), its bytes are first kept in backup ("" means <copy>.bak-<time> beside
 // it). The copy itself is left in place for the caller to replace. A symlink
 // is refused: Fold never reads or writes through one.
-func Fold(r *Repo, copyPath, backup string) (FoldResult, error) {
+func Fold(s *memfile.Store, copyPath, backup string) (FoldResult, error) {
 	var res FoldResult
 	fi, err := os.Lstat(copyPath)
 	if err != nil {
@@ -52,7 +55,7 @@ func Fold(r *Repo, copyPath, backup string) (FoldResult, error) {
 	}
 	res.folded = data
 	copied := memfile.Parse(data)
-	err = memfile.Open(r.Home).Update(func(f *memfile.File) error {
+	err = s.Update(func(f *memfile.File) error {
 		if covered(f, copied) {
 			return errNoChange
 		}
@@ -63,7 +66,15 @@ func Fold(r *Repo, copyPath, backup string) (FoldResult, error) {
 			return fmt.Errorf("worktree: keep a backup of the copy: %w", err)
 		}
 		res.Backup = backup
-		if res.Added = union(f, copied); res.Added == 0 {
+		var stored []*memfile.File
+		if s.StateDir != "" {
+			archive, err := readArchive(s)
+			if err != nil {
+				return err
+			}
+			stored = []*memfile.File{f, archive}
+		}
+		if res.Added = union(f, copied, stored); res.Added == 0 {
 			return errNoChange
 		}
 		return nil
@@ -92,31 +103,69 @@ func covered(dst, src *memfile.File) bool {
 	return true
 }
 
-// union appends to dst the entries of src whose ID dst lacks, in src's
+// union appends to dst the entries of src whose ID dst lacks, and whose
+// content no file of stored holds where the entry's session sees it, in src's
 // order, and returns how many. (A full 3-way merge by entry is the merge
 // package's job; a worktree copy only ever needs this union.)
-func union(dst, src *memfile.File) int {
+func union(dst, src *memfile.File, stored []*memfile.File) int {
 	have := make(map[string]bool, len(dst.Entries))
 	for _, e := range dst.Entries {
 		have[e.ID] = true
 	}
+	content := map[string][]*memfile.Entry{}
+	for _, f := range stored {
+		for i := range f.Entries {
+			h := memfile.ContentHash(f.Entries[i].Content)
+			content[h] = append(content[h], &f.Entries[i])
+		}
+	}
 	n := 0
 	for _, e := range src.Entries {
-		if have[e.ID] {
+		if have[e.ID] || storedFor(content[memfile.ContentHash(e.Content)], &e) {
 			continue
 		}
 		have[e.ID] = true
 		dst.Entries = append(dst.Entries, e)
+		if stored != nil {
+			h := memfile.ContentHash(e.Content)
+			content[h] = append(content[h], &e)
+		}
 		n++
 	}
 	return n
 }
 
+// storedFor tells whether one of the stored entries with e's content is
+// in e's session's view.
+func storedFor(same []*memfile.Entry, e *memfile.Entry) bool {
+	session := e.Field("Session")
+	for _, c := range same {
+		if memfile.Visible(c, session) {
+			return true
+		}
+	}
+	return false
+}
+
+// readArchive reads the archive as it is on disk (the caller holds the
+// writers' lock).
+func readArchive(s *memfile.Store) (*memfile.File, error) {
+	target, err := s.Resolve(s.ArchivePath())
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(target)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("worktree: %w", err)
+	}
+	return memfile.Parse(data), nil
+}
+
 // Diff shows how the regular-file copy at copyPath differs from the memory
 // home's file, line by line ("-" only in the memory, "+" only in the copy),
 // computed with go-diff. It is "" when they are equal.
-func Diff(r *Repo, copyPath string) (string, error) {
-	home, err := readHomeFile(r)
+func Diff(s *memfile.Store, copyPath string) (string, error) {
+	home, err := readHomeFile(s)
 	if err != nil {
 		return "", err
 	}

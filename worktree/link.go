@@ -87,8 +87,9 @@ type LinkResult struct {
 // anything the memory lacks). A path inside a worktree names that worktree;
 // a path outside this repository's worktrees is refused. A file that git
 // tracks is not touched: the error wraps ErrTracked and the fix is
-// `git rm --cached .agent/memories.md`.
-func Link(r *Repo, wt string) (LinkResult, error) {
+// `git rm --cached .agent/memories.md`. s is the memory's store (the
+// memory home's file is created, and a copy folded, through it).
+func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 	top, err := worktreeTop(r, wt)
 	if err != nil {
 		return LinkResult{}, err
@@ -96,10 +97,10 @@ func Link(r *Repo, wt string) (LinkResult, error) {
 	if _, err := EnsureExclude(r, ExcludePatterns()); err != nil {
 		return LinkResult{}, err
 	}
-	if err := ensureHomeFile(r); err != nil {
+	if err := ensureHomeFile(s); err != nil {
 		return LinkResult{}, err
 	}
-	st, err := Inspect(r, top)
+	st, err := Inspect(r, s, top)
 	if err != nil {
 		return LinkResult{}, err
 	}
@@ -130,7 +131,7 @@ func Link(r *Repo, wt string) (LinkResult, error) {
 	if st.State == StateCopyDiverged {
 		// Fold until the copy stays as folded: a tool may still write to it.
 		for range 3 {
-			fr, err := Fold(r, st.Path, "")
+			fr, err := Fold(s, st.Path, "")
 			if err != nil {
 				return res, err
 			}
@@ -143,7 +144,7 @@ func Link(r *Repo, wt string) (LinkResult, error) {
 			}
 		}
 	}
-	if err := place(r, st.Path, copyMode, &res); err != nil {
+	if err := place(r, s, st.Path, copyMode, &res); err != nil {
 		return res, err
 	}
 	res.Changed = true
@@ -181,7 +182,7 @@ func worktreeTop(r *Repo, wt string) (string, error) {
 
 // place puts the link (or, failing that, a copy) at path, replacing what is
 // there atomically.
-func place(r *Repo, path string, copyMode bool, res *LinkResult) error {
+func place(r *Repo, s *memfile.Store, path string, copyMode bool, res *LinkResult) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
@@ -196,7 +197,7 @@ func place(r *Repo, path string, copyMode bool, res *LinkResult) error {
 			return nil
 		}
 	}
-	data, err := readHomeFile(r)
+	data, err := readHomeFile(s)
 	if err != nil {
 		return err
 	}
@@ -243,7 +244,8 @@ func relLink(r *Repo, path string) (string, error) {
 
 // Inspect reports the memory state of the worktree at wt. Only reads files;
 // git is asked whether the file is tracked when it exists and is not linked.
-func Inspect(r *Repo, wt string) (Status, error) {
+// s is the memory's store, whose home is r.Home.
+func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 	st := Status{}
 	real, err := filepath.EvalSymlinks(wt)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -254,8 +256,7 @@ func Inspect(r *Repo, wt string) (Status, error) {
 		return st, fmt.Errorf("worktree: %w", err)
 	}
 	st.Path = filepath.Join(real, ".agent", "memories.md")
-	store := memfile.Open(r.Home)
-	home, homeErr := store.Resolve(store.Path())
+	home, homeErr := s.Resolve(s.Path())
 	if homeErr != nil && !errors.Is(homeErr, memfile.ErrUnsafePath) {
 		return st, homeErr
 	}
@@ -290,7 +291,7 @@ func Inspect(r *Repo, wt string) (Status, error) {
 		if st.Link, err = os.Readlink(st.Path); err != nil {
 			return st, fmt.Errorf("worktree: %w", err)
 		}
-		target, rerr := store.Resolve(st.Path)
+		target, rerr := s.Resolve(st.Path)
 		_, serr := os.Stat(st.Path)
 		switch {
 		case rerr == nil && homeErr == nil && target == home:
@@ -346,25 +347,23 @@ func isTracked(wt string) bool {
 
 // ensureHomeFile creates the home and an empty memory file in it (under the
 // writers' lock) if there is none, so that links never dangle.
-func ensureHomeFile(r *Repo) error {
-	store := memfile.Open(r.Home)
-	if err := os.MkdirAll(r.Home, 0o755); err != nil {
+func ensureHomeFile(s *memfile.Store) error {
+	if err := os.MkdirAll(s.Home, 0o755); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
-	target, err := store.Resolve(store.Path())
+	target, err := s.Resolve(s.Path())
 	if err != nil {
 		return err
 	}
 	if _, err := os.Stat(target); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return store.Update(func(*memfile.File) error { return nil })
+	return s.Update(func(*memfile.File) error { return nil })
 }
 
 // readHomeFile reads the home's memory file as it is on disk.
-func readHomeFile(r *Repo) ([]byte, error) {
-	store := memfile.Open(r.Home)
-	target, err := store.Resolve(store.Path())
+func readHomeFile(s *memfile.Store) ([]byte, error) {
+	target, err := s.Resolve(s.Path())
 	if err != nil {
 		return nil, err
 	}

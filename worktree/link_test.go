@@ -12,7 +12,7 @@ import (
 
 func linkMust(t *testing.T, r *Repo, wt string) LinkResult {
 	t.Helper()
-	res, err := Link(r, wt)
+	res, err := Link(r, memfile.Open(r.Home), wt)
 	if err != nil {
 		t.Fatalf("Link(%s): %v", wt, err)
 	}
@@ -54,7 +54,7 @@ func TestLink(t *testing.T) {
 		if _, err := memfile.Open(wr.Home).Append(memfile.Entry{ID: "id-" + name, Title: name, Content: "from " + name}); err != nil {
 			t.Fatal(err)
 		}
-		if st, err := Inspect(r, wt); err != nil || st.State != StateLinked {
+		if st, err := Inspect(r, memfile.Open(r.Home), wt); err != nil || st.State != StateLinked {
 			t.Errorf("%s: Inspect = %+v, %v", name, st, err)
 		}
 	}
@@ -98,7 +98,7 @@ func TestLinkRepairs(t *testing.T) {
 		}, StateCopyIdentical},
 	} {
 		tc.setup()
-		st, err := Inspect(r, wt)
+		st, err := Inspect(r, memfile.Open(r.Home), wt)
 		if err != nil || st.State != tc.was {
 			t.Fatalf("%s: Inspect = %+v, %v", tc.name, st, err)
 		}
@@ -106,7 +106,7 @@ func TestLinkRepairs(t *testing.T) {
 		if res.State != StateLinked || res.Was != tc.was || !res.Changed {
 			t.Errorf("%s: Link = %+v", tc.name, res)
 		}
-		if st, _ := Inspect(r, wt); st.State != StateLinked {
+		if st, _ := Inspect(r, memfile.Open(r.Home), wt); st.State != StateLinked {
 			t.Errorf("%s: after Link: %+v", tc.name, st)
 		}
 	}
@@ -118,7 +118,7 @@ func TestLinkRepairs(t *testing.T) {
 	data, _ := os.ReadFile(r.MemoryFile())
 	_ = os.Remove(mem)
 	writeFile(t, mem, string(data)+"\n## Only in the copy\n- Content: learned in wt1\n")
-	diff, err := Diff(r, mem)
+	diff, err := Diff(memfile.Open(r.Home), mem)
 	if err != nil || !strings.Contains(diff, "+ ## Only in the copy") || strings.HasPrefix(diff, "- ") || strings.Contains(diff, "\n- ") {
 		t.Errorf("Diff = %q, %v", diff, err)
 	}
@@ -163,11 +163,11 @@ func TestLinkRefusesTracked(t *testing.T) {
 	testgit.Git(t, wt, "add", ".agent/memories.md")
 	testgit.Git(t, wt, "commit", "-q", "-m", "track it")
 	r := discMust(t, f.primary)
-	st, err := Inspect(r, wt)
+	st, err := Inspect(r, memfile.Open(r.Home), wt)
 	if err != nil || !st.Tracked || !strings.Contains(st.Detail, "git rm --cached") {
 		t.Fatalf("Inspect = %+v, %v", st, err)
 	}
-	if _, err := Link(r, wt); err == nil || !strings.Contains(err.Error(), "tracked") {
+	if _, err := Link(r, memfile.Open(r.Home), wt); err == nil || !strings.Contains(err.Error(), "tracked") {
 		t.Fatalf("Link of a tracked file: %v", err)
 	}
 	if out := testgit.Git(t, wt, "status", "--porcelain"); out != "" {
@@ -193,7 +193,7 @@ func TestLinkFindsTheWorktree(t *testing.T) {
 	other := discRepo(t, filepath.Join(f.root, "other"))
 	plain := discMkdir(t, filepath.Join(f.root, "plain"))
 	for _, dir := range []string{other, plain, filepath.Join(f.primary, ".git")} {
-		if _, err := Link(r, dir); err == nil {
+		if _, err := Link(r, memfile.Open(r.Home), dir); err == nil {
 			t.Errorf("Link(%s) succeeded", dir)
 		}
 		if _, err := os.Lstat(filepath.Join(dir, ".agent")); err == nil {
@@ -242,11 +242,11 @@ func TestInspectAgentFile(t *testing.T) {
 	r := discMust(t, f.primary)
 	wt := f.wt(t, "wt1")
 	writeFile(t, filepath.Join(wt, ".agent"), "not a folder\n")
-	st, err := Inspect(r, wt)
+	st, err := Inspect(r, memfile.Open(r.Home), wt)
 	if err != nil || st.State != StateWrongTarget {
 		t.Fatalf("Inspect = %+v, %v", st, err)
 	}
-	if _, err := Link(r, wt); err == nil {
+	if _, err := Link(r, memfile.Open(r.Home), wt); err == nil {
 		t.Fatal("Link over a file named .agent succeeded")
 	}
 	if b, _ := os.ReadFile(filepath.Join(wt, ".agent")); string(b) != "not a folder\n" {

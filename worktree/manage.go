@@ -1,6 +1,8 @@
 package worktree
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,27 +27,41 @@ type Worktree struct {
 }
 
 // GitError is a git command that failed; its output went to the caller's
-// streams. ExitCode is git's, so that memsync can exit with it.
+// streams (or, where the caller gave none, is in Output). ExitCode is git's,
+// so that memsync can exit with it.
 type GitError struct {
-	Args []string
-	Code int
+	Args   []string
+	Code   int
+	Output string // git's standard error when the caller gave no stream for it
 }
 
 func (e *GitError) Error() string {
-	return fmt.Sprintf("git %s failed (exit status %d)", strings.Join(e.Args, " "), e.Code)
+	msg := fmt.Sprintf("git %s failed (exit status %d)", strings.Join(e.Args, " "), e.Code)
+	if out := strings.TrimSpace(e.Output); out != "" {
+		msg += ": " + out
+	}
+	return msg
 }
 
 // ExitCode is git's exit status.
 func (e *GitError) ExitCode() int { return e.Code }
 
-// runGit runs the user's git in dir with the caller's streams.
-func runGit(dir string, stdout, stderr io.Writer, args ...string) error {
-	cmd := gitcmd.Command(dir, args...)
+// runGit runs the user's git in dir with the caller's streams; nil streams
+// discard git's output, but for its standard error in a GitError.
+func runGit(ctx context.Context, dir string, stdout, stderr io.Writer, args ...string) error {
+	cmd := gitcmd.CommandContext(ctx, dir, args...)
+	var kept bytes.Buffer
+	if stderr == nil {
+		stderr = &kept
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		return fmt.Errorf("worktree: git %s: %w", strings.Join(args, " "), ctx.Err())
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return &GitError{Args: args, Code: ee.ExitCode()}
+		return &GitError{Args: args, Code: ee.ExitCode(), Output: kept.String()}
 	}
 	if err != nil {
 		return fmt.Errorf("worktree: run git: %w", err)
@@ -62,12 +78,14 @@ func (r *Repo) gitRunDir() string {
 }
 
 // List returns every worktree of the repository (the bare repository itself
-// excepted), from `git worktree list --porcelain -z`, each inspected.
-func List(r *Repo) ([]Worktree, error) {
-	out, err := gitcmd.Output(r.gitRunDir(), "worktree", "list", "--porcelain", "-z")
-	if err != nil {
+// excepted), from `git worktree list --porcelain -z`, each inspected (s
+// is the memory's store).
+func List(ctx context.Context, r *Repo, s *memfile.Store) ([]Worktree, error) {
+	var buf bytes.Buffer
+	if err := runGit(ctx, r.gitRunDir(), &buf, nil, "worktree", "list", "--porcelain", "-z"); err != nil {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
+	out := buf.String()
 	var (
 		list []Worktree
 		cur  Worktree
@@ -75,7 +93,7 @@ func List(r *Repo) ([]Worktree, error) {
 	)
 	flush := func() error {
 		if cur.Path != "" && !bare {
-			st, err := Inspect(r, cur.Path)
+			st, err := Inspect(r, s, cur.Path)
 			if err != nil {
 				return err
 			}
@@ -128,9 +146,9 @@ type AddOptions struct {
 
 // Add runs the user's `git worktree add` in dir, git's output going to
 // stdout and stderr (git runs hooks and filters; go-git cannot make linked
-// worktrees), then links the new worktree. When git fails the error is a
-// *GitError carrying git's exit status.
-func Add(r *Repo, dir string, o AddOptions, stdout, stderr io.Writer) (LinkResult, error) {
+// worktrees), then links the new worktree through the memory's store s.
+// When git fails the error is a *GitError carrying git's exit status.
+func Add(ctx context.Context, r *Repo, s *memfile.Store, dir string, o AddOptions, stdout, stderr io.Writer) (LinkResult, error) {
 	if _, err := EnsureExclude(r, ExcludePatterns()); err != nil {
 		return LinkResult{}, err
 	}
@@ -154,19 +172,20 @@ func Add(r *Repo, dir string, o AddOptions, stdout, stderr io.Writer) (LinkResul
 	if o.CommitIsh != "" {
 		args = append(args, o.CommitIsh)
 	}
-	if err := runGit(dir, stdout, stderr, args...); err != nil {
+	if err := runGit(ctx, dir, stdout, stderr, args...); err != nil {
 		return LinkResult{}, err
 	}
-	return Link(r, AbsIn(dir, o.Path))
+	return Link(r, s, AbsIn(dir, o.Path))
 }
 
 // Remove folds any entries only in the worktree's copy of the memory into
-// the memory home (the copy is kept as memories.md.bak-<time>-<name> in the
-// home, since the worktree goes away), then runs `git worktree remove`.
-func Remove(r *Repo, dir, path string, force bool, stdout, stderr io.Writer) (FoldResult, error) {
+// the memory home through its store s (see Fold; the copy is kept as
+// memories.md.bak-<time>-<name> in the home, since the worktree goes away),
+// then runs `git worktree remove`.
+func Remove(ctx context.Context, r *Repo, s *memfile.Store, dir, path string, force bool, stdout, stderr io.Writer) (FoldResult, error) {
 	var res FoldResult
 	wt := AbsIn(dir, path)
-	st, err := Inspect(r, wt)
+	st, err := Inspect(r, s, wt)
 	if err != nil {
 		return res, err
 	}
@@ -175,7 +194,7 @@ func Remove(r *Repo, dir, path string, force bool, stdout, stderr io.Writer) (Fo
 	}
 	if st.State == StateCopyDiverged {
 		backup := filepath.Join(r.Home, "memories.md.bak-"+BackupStamp()+"-"+filepath.Base(wt))
-		if res, err = Fold(r, st.Path, backup); err != nil {
+		if res, err = Fold(s, st.Path, backup); err != nil {
 			return res, err
 		}
 	}
@@ -183,7 +202,7 @@ func Remove(r *Repo, dir, path string, force bool, stdout, stderr io.Writer) (Fo
 	if force {
 		args = append(args, "--force")
 	}
-	return res, runGit(dir, stdout, stderr, append(args, "--", wt)...)
+	return res, runGit(ctx, dir, stdout, stderr, append(args, "--", wt)...)
 }
 
 // Finding is a worktree whose memory needs attention, and what fixes it.
@@ -196,8 +215,8 @@ type Finding struct {
 // Doctor returns a finding for every worktree whose memory is not shared as
 // it should be: not linked (or, where symlinks are off, a copy that drifted),
 // tracked by git, unsafe, or prunable.
-func Doctor(r *Repo) ([]Finding, error) {
-	list, err := List(r)
+func Doctor(ctx context.Context, r *Repo, s *memfile.Store) ([]Finding, error) {
+	list, err := List(ctx, r, s)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +228,7 @@ func Doctor(r *Repo) ([]Finding, error) {
 		case st.Tracked:
 			f.Fix, f.Fixable = "in "+w.Path+": git rm --cached .agent/memories.md, then commit (memsync keeps memory history on its own ref)", false
 		case st.Primary && st.State == StateUnsafe:
-			link := memfile.Open(r.Home).LinkOn(st.Path) // .agent itself, or the file
+			link := s.LinkOn(st.Path) // .agent itself, or the file
 			if link == "" {
 				link = st.Path
 			}
@@ -237,15 +256,15 @@ func Doctor(r *Repo) ([]Finding, error) {
 // Repair fixes a finding that is Fixable: prunes git's records of a vanished
 // worktree, or links the worktree (which folds a diverged copy first and
 // replaces a bad link without writing through it).
-func Repair(r *Repo, f Finding, stdout, stderr io.Writer) (LinkResult, error) {
+func Repair(ctx context.Context, r *Repo, s *memfile.Store, f Finding, stdout, stderr io.Writer) (LinkResult, error) {
 	if !f.Fixable {
 		return LinkResult{}, fmt.Errorf("worktree: %s needs a manual fix: %s", f.Worktree.Path, f.Fix)
 	}
 	if f.Worktree.Status.State == StatePrunable {
 		res := LinkResult{State: StatePrunable, Was: StatePrunable, Changed: true, Message: "pruned git's records of " + f.Worktree.Path}
-		return res, runGit(r.gitRunDir(), stdout, stderr, "worktree", "prune")
+		return res, runGit(ctx, r.gitRunDir(), stdout, stderr, "worktree", "prune")
 	}
-	return Link(r, f.Worktree.Path)
+	return Link(r, s, f.Worktree.Path)
 }
 
 // AbsIn makes p absolute against dir ("" is the working directory).

@@ -9,7 +9,6 @@ import (
 
 	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/config"
-	"github.com/memsync/memsync/inject"
 )
 
 func injectCommand() *cli.Command {
@@ -42,20 +41,6 @@ func injectCommand() *cli.Command {
 	}
 }
 
-// injectJSON is inject's --json shape (README documents it).
-type injectJSON struct {
-	Mode     string          `json:"mode"`
-	Enabled  bool            `json:"enabled"`
-	Prompt   string          `json:"prompt"`
-	Output   string          `json:"output"`
-	Memories string          `json:"memories"`
-	Path     string          `json:"path,omitempty"`
-	Entries  []memsync.Entry `json:"entries"`
-	Omitted  int             `json:"omitted"`
-	Filtered int             `json:"filtered"`
-	Budget   int             `json:"budget"`
-}
-
 func runInject(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return usageError{fmt.Errorf("inject takes one PROMPT argument (or '-' for stdin), got %d; quote the prompt", c.NArg())}
@@ -74,66 +59,51 @@ func runInject(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := s.cfg
-	if err := injectFlags(c, &cfg); err != nil {
+	o, err := injectFlags(c)
+	if err != nil {
 		return err
 	}
-	out := injectJSON{Mode: string(cfg.Mode()), Enabled: cfg.Enabled, Prompt: prompt, Output: prompt, Entries: []memsync.Entry{}, Budget: cfg.Budget}
-	if cfg.Mode() != config.None {
-		f, err := s.load()
-		if err != nil {
-			return err
-		}
-		query := c.String("query")
-		if !c.IsSet("query") {
-			query = prompt
-		}
-		res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter, Keep: s.inScope})
-		if res.Block == "" && res.Omitted > 0 {
-			s.warn(fmt.Sprintf("a budget of %d tokens leaves no room for any memory; %s", cfg.Budget, inject.Note(res.Omitted, res.Filtered)))
-		}
-		out.Path, out.Memories, out.Omitted, out.Filtered = s.store.Path(), res.Block, res.Omitted, res.Filtered
-		for _, i := range res.Chosen {
-			out.Entries = append(out.Entries, memsync.EntryOf(&f.Entries[i], i+1))
-		}
-		s.m.Touch(idsOf(f, res.Chosen)...) // injected memories are in use (gc's TTL)
-		if cfg.Mode() == config.Auto {
-			out.Output = res.Prompt(prompt)
-		}
+	out, err := s.m.Inject(c.Context, prompt, o)
+	if err != nil {
+		return err
 	}
 	if s.json {
 		return s.printJSON(out)
 	}
-	if cfg.Mode() == config.Manual {
+	if out.Mode == string(config.Manual) {
 		fmt.Fprint(s.stderr, out.Memories)
 	}
 	_, err = io.WriteString(s.stdout, out.Output)
 	return err
 }
 
-// injectFlags lets the command line override the configuration.
-func injectFlags(c *cli.Context, cfg *config.Config) error {
+// injectFlags are what the command line overrides of the configuration.
+func injectFlags(c *cli.Context) (memsync.InjectOptions, error) {
+	var o memsync.InjectOptions
 	if c.IsSet("mode") {
 		m, err := config.ParseMode(c.String("mode"))
 		if err != nil {
-			return usageError{fmt.Errorf("--mode: %w", err)}
+			return o, usageError{fmt.Errorf("--mode: %w", err)}
 		}
-		cfg.Inject = m
+		o.Mode = m
 	}
 	if c.IsSet("budget") {
 		if c.Int("budget") < 0 {
-			return usageError{fmt.Errorf("--budget must be 0 or more tokens")}
+			return o, usageError{fmt.Errorf("--budget must be 0 or more tokens")}
 		}
-		cfg.Budget = c.Int("budget")
+		o.Budget = new(c.Int("budget"))
+	}
+	if c.IsSet("query") {
+		o.Query = new(c.String("query"))
 	}
 	if c.IsSet("type") {
-		cfg.Filter.Types = config.Split(c.String("type"))
+		o.Types = append([]string{}, config.Split(c.String("type"))...) // "" clears the configuration's
 	}
 	if c.IsSet("tags") {
-		cfg.Filter.Tags = config.Split(c.String("tags"))
+		o.Tags = append([]string{}, config.Split(c.String("tags"))...)
 	}
 	if c.IsSet("recent-days") {
-		cfg.Filter.RecentDays = c.Int("recent-days")
+		o.RecentDays = new(c.Int("recent-days"))
 	}
-	return nil
+	return o, nil
 }

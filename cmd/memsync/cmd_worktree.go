@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/worktree"
 )
 
@@ -78,49 +79,9 @@ func worktreeCommand() *cli.Command {
 	}
 }
 
-// worktreeJSON is the JSON shape of one worktree in `worktree list`.
-type worktreeJSON struct {
-	Path     string `json:"path"`
-	Branch   string `json:"branch"`
-	Head     string `json:"head"`
-	Locked   bool   `json:"locked"`
-	Prunable bool   `json:"prunable"`
-	State    string `json:"state"`
-	File     string `json:"file"`
-	Link     string `json:"link,omitempty"`
-	Target   string `json:"target,omitempty"`
-	Tracked  bool   `json:"tracked"`
-	Detail   string `json:"detail"`
-	Fix      string `json:"fix,omitempty"`
-	Fixed    *bool  `json:"fixed,omitempty"`
-	Diff     string `json:"diff,omitempty"`
-	Result   string `json:"result,omitempty"`
-	Fixable  *bool  `json:"fixable,omitempty"`
-	Backup   string `json:"backup,omitempty"`
-	Added    int    `json:"added,omitempty"`
-}
-
-func toWorktreeJSON(w worktree.Worktree) worktreeJSON {
-	st := w.Status
-	return worktreeJSON{Path: w.Path, Branch: w.Branch, Head: w.Head, Locked: w.Locked, Prunable: w.Prunable,
-		State: string(st.State), File: st.Path, Link: st.Link, Target: st.Target, Tracked: st.Tracked, Detail: st.Detail}
-}
-
-// linkJSON is the JSON shape of `worktree add` and `worktree link`.
-type linkJSON struct {
-	Path    string `json:"path"`
-	State   string `json:"state"`
-	Was     string `json:"was"`
-	Changed bool   `json:"changed"`
-	Added   int    `json:"added"`
-	Backup  string `json:"backup,omitempty"`
-	Message string `json:"message"`
-}
-
-func (s *session) printLink(path string, res worktree.LinkResult) error {
+func (s *session) printLink(res memsync.WorktreeLinkResult) error {
 	if s.json {
-		return s.printJSON(linkJSON{Path: path, State: string(res.State), Was: string(res.Was), Changed: res.Changed,
-			Added: res.Added, Backup: res.Backup, Message: res.Message})
+		return s.printJSON(res)
 	}
 	fmt.Fprintln(s.stdout, res.Message)
 	return nil
@@ -134,6 +95,16 @@ func trackedHint(err error) error {
 	return err
 }
 
+// gitStreams is where git's own output goes: stdout, but stderr with --json
+// (stdout is for the JSON).
+func (s *session) gitStreams(c *cli.Context) memsync.Git {
+	g := memsync.Git{Dir: c.String("C"), Stdout: s.stdout, Stderr: s.stderr}
+	if s.json {
+		g.Stdout = s.stderr
+	}
+	return g
+}
+
 func runWorktreeAdd(c *cli.Context) error {
 	if c.NArg() < 1 || c.NArg() > 2 {
 		return usageError{fmt.Errorf("worktree add needs PATH and at most one COMMIT-ISH")}
@@ -142,13 +113,9 @@ func runWorktreeAdd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o := worktree.AddOptions{Path: c.Args().Get(0), CommitIsh: c.Args().Get(1), Branch: c.String("b"),
+	o := memsync.WorktreeAddOptions{Git: s.gitStreams(c), CommitIsh: c.Args().Get(1), Branch: c.String("b"),
 		ResetBranch: c.String("B"), Detach: c.Bool("detach"), Force: c.Bool("force"), Quiet: c.Bool("quiet")}
-	gitOut := s.stdout
-	if s.json {
-		gitOut = s.stderr // keep stdout for the JSON
-	}
-	res, err := worktree.Add(s.repo, c.String("C"), o, gitOut, s.stderr)
+	res, err := s.m.WorktreeAdd(c.Context, c.Args().Get(0), o)
 	var ge *worktree.GitError
 	if errors.As(err, &ge) {
 		return cli.Exit("", ge.Code) // git said why
@@ -163,7 +130,7 @@ func runWorktreeAdd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.printLink(o.Path, res)
+	return s.printLink(res)
 }
 
 func runWorktreeLink(c *cli.Context) error {
@@ -181,11 +148,12 @@ func runWorktreeLink(c *cli.Context) error {
 		}
 		path = s.repo.WorkTree
 	}
-	res, err := worktree.Link(s.repo, absPath(c, path))
+	res, err := s.m.WorktreeLink(c.Context, absPath(c, path))
 	if err != nil {
 		return trackedHint(err)
 	}
-	return s.printLink(path, res)
+	res.Path = path
+	return s.printLink(res)
 }
 
 func runWorktreeList(c *cli.Context) error {
@@ -196,23 +164,19 @@ func runWorktreeList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := worktree.List(s.repo)
+	list, err := s.m.Worktrees(c.Context)
 	if err != nil {
 		return err
 	}
 	if s.json {
-		out := make([]worktreeJSON, 0, len(list))
-		for _, w := range list {
-			out = append(out, toWorktreeJSON(w))
-		}
-		return s.printJSON(out)
+		return s.printJSON(list)
 	}
 	for _, w := range list {
 		branch := w.Branch
 		if branch == "" {
 			branch = "(detached)"
 		}
-		fmt.Fprintf(s.stdout, "%-14s %s  [%s]  %s\n", w.Status.State, w.Path, branch, w.Status.Detail)
+		fmt.Fprintf(s.stdout, "%-14s %s  [%s]  %s\n", w.State, w.Path, branch, w.Detail)
 	}
 	return nil
 }
@@ -225,52 +189,33 @@ func runWorktreeDoctor(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	findings, err := worktree.Doctor(s.repo)
+	fix := c.Bool("fix")
+	findings, err := s.m.WorktreeDoctor(c.Context, fix)
 	if err != nil {
 		return err
 	}
-	fix := c.Bool("fix")
-	out := make([]worktreeJSON, 0, len(findings))
 	left := 0
 	for _, f := range findings {
-		j := toWorktreeJSON(f.Worktree)
-		j.Fix, j.Fixable = f.Fix, &f.Fixable
-		if !s.json {
-			fmt.Fprintf(s.stdout, "%s: %s: %s\n", f.Worktree.Path, f.Worktree.Status.State, f.Worktree.Status.Detail)
-		}
-		if fix && f.Fixable {
-			if f.Worktree.Status.State == worktree.StateCopyDiverged {
-				diff, err := worktree.Diff(s.repo, f.Worktree.Status.Path)
-				if err != nil {
-					return err
-				}
-				j.Diff = diff
-				if !s.json {
-					fmt.Fprintf(s.stdout, "  the copy differs from the memory (- only in the memory, + only in the copy):\n%s", indent(diff, "    "))
-				}
-			}
-			res, err := worktree.Repair(s.repo, f, s.stderr, s.stderr)
-			fixed := err == nil
-			j.Fixed = &fixed
-			if err != nil {
-				s.warn(fmt.Sprintf("%s: %v", f.Worktree.Path, err))
-				left++
-			} else {
-				j.Result, j.Backup, j.Added = res.Message, res.Backup, res.Added
-				if !s.json {
-					fmt.Fprintf(s.stdout, "  fixed: %s\n", res.Message)
-				}
-			}
-		} else {
+		if f.Fixed == nil || !*f.Fixed {
 			left++
-			if !s.json {
-				fmt.Fprintf(s.stdout, "  fix: %s\n", f.Fix)
-			}
 		}
-		out = append(out, j)
+		if s.json {
+			continue
+		}
+		fmt.Fprintf(s.stdout, "%s: %s: %s\n", f.Path, f.State, f.Detail)
+		switch {
+		case f.Fixed == nil:
+			fmt.Fprintf(s.stdout, "  fix: %s\n", f.Fix)
+			continue
+		case f.State == string(worktree.StateCopyDiverged):
+			fmt.Fprintf(s.stdout, "  the copy differs from the memory (- only in the memory, + only in the copy):\n%s", indent(f.Diff, "    "))
+		}
+		if *f.Fixed {
+			fmt.Fprintf(s.stdout, "  fixed: %s\n", f.Result)
+		}
 	}
 	if s.json {
-		if err := s.printJSON(out); err != nil {
+		if err := s.printJSON(findings); err != nil {
 			return err
 		}
 	} else if len(findings) == 0 {
@@ -294,13 +239,9 @@ func runWorktreeRemove(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	gitOut := s.stdout
-	if s.json {
-		gitOut = s.stderr
-	}
-	res, err := worktree.Remove(s.repo, c.String("C"), c.Args().First(), c.Bool("force"), gitOut, s.stderr)
+	res, err := s.m.WorktreeRemove(c.Context, c.Args().First(), c.Bool("force"), s.gitStreams(c))
 	if res.Added > 0 && !s.json {
-		fmt.Fprintf(s.stdout, "folded %d entr%s from the worktree's copy into the memory (copy kept as %s)\n", res.Added, map[bool]string{true: "y", false: "ies"}[res.Added == 1], res.Backup)
+		fmt.Fprintf(s.stdout, "folded %d entr%s from the worktree's copy into the memory (copy kept as %s)\n", res.Added, plural(res.Added, "y", "ies"), res.Backup)
 	}
 	var ge *worktree.GitError
 	if errors.As(err, &ge) {
@@ -310,14 +251,9 @@ func runWorktreeRemove(c *cli.Context) error {
 		return err
 	}
 	if s.json {
-		return s.printJSON(struct {
-			Path    string `json:"path"`
-			Removed bool   `json:"removed"`
-			Added   int    `json:"added"`
-			Backup  string `json:"backup,omitempty"`
-		}{c.Args().First(), true, res.Added, res.Backup})
+		return s.printJSON(res)
 	}
-	fmt.Fprintf(s.stdout, "removed %s\n", c.Args().First())
+	fmt.Fprintf(s.stdout, "removed %s\n", res.Path)
 	return nil
 }
 

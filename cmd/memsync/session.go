@@ -88,23 +88,7 @@ func plural(n int, one, many string) string {
 // allow refuses an operation the role may not do, before anything changes.
 func (s *session) allow(op policy.Op) error { return s.role.Check(op) }
 
-// inScope tells whether an entry belongs to the session's view (memsync.Memory.InView).
-func (s *session) inScope(e *memfile.Entry) bool { return s.m.InView(e) }
-
 func (s *session) warn(msg string) { fmt.Fprintf(s.stderr, "memsync: warning: %s\n", msg) }
-
-// reportDamage warns about what did not parse; the command goes on with what did.
-func (s *session) reportDamage(path string, f *memfile.File) { s.m.ReportDamage(path, f) }
-
-// load reads the active memory and reports damage.
-func (s *session) load() (*memfile.File, error) {
-	f, err := s.store.Load()
-	if err != nil {
-		return nil, err
-	}
-	s.reportDamage(s.store.Path(), f)
-	return f, nil
-}
 
 func (s *session) printJSON(v any) error {
 	enc := json.NewEncoder(s.stdout)

@@ -9,6 +9,7 @@ package gitcmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -55,7 +56,12 @@ func isLocal(name string) bool {
 
 // Command returns git with args, to run in dir, with the scrubbed environment.
 func Command(dir string, args ...string) *exec.Cmd {
-	cmd := exec.Command("git", args...)
+	return CommandContext(context.Background(), dir, args...)
+}
+
+// CommandContext is Command killed when ctx is done.
+func CommandContext(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = dir, Env()
 	return cmd
 }

@@ -1,0 +1,353 @@
+package memsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/merge"
+	"github.com/memsync/memsync/worktree"
+)
+
+// The statuses of a doctor check.
+const (
+	CheckOK      = "ok"
+	CheckProblem = "problem"
+	CheckFixed   = "fixed" // a problem Doctor repaired
+	CheckInfo    = "info"
+)
+
+// Check is one finding of Doctor (README documents the JSON).
+type Check struct {
+	Check  string `json:"check"`  // memory, archive, lock, temp, worktree, hooks, history, conflicts, tracked
+	Status string `json:"status"` // CheckOK, CheckProblem, CheckFixed or CheckInfo
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`    // what repairs a problem, for people
+	Backup string `json:"backup,omitempty"` // where a repair kept the old content
+	// Fixable tells that Doctor with Fix repairs this problem.
+	Fixable bool `json:"-"`
+}
+
+// DoctorReport is Doctor's health report (the JSON of `memsync doctor --json`).
+type DoctorReport struct {
+	OK     bool    `json:"ok"` // no problem is left
+	Checks []Check `json:"checks"`
+}
+
+// Problems counts the checks that are problems, and tells whether Doctor
+// with Fix would repair one of them.
+func (r DoctorReport) Problems() (left int, fixable bool) {
+	for _, ch := range r.Checks {
+		if ch.Status == CheckProblem {
+			left++
+			fixable = fixable || ch.Fixable
+		}
+	}
+	return left, fixable
+}
+
+// DoctorOptions are Doctor's.
+type DoctorOptions struct {
+	// Fix repairs what can be repaired: git conflict markers (merged by
+	// entry), duplicate IDs, temp files of interrupted writes, worktree
+	// links (as WorktreeDoctor), a stale lock on the snapshot ref.
+	Fix bool
+}
+
+// Doctor checks the whole setup: the memory file and the archive (git
+// conflict markers, NUL bytes, bad UTF-8, duplicate IDs, unsafe paths), the
+// lock file, temp files left by interrupted writes, every worktree's link to
+// the memory, the git hooks, a stale lock on refs/memsync/snapshots, a
+// memory file git tracks, and the recorded conflicts. Damage a repair
+// cannot fix gets the edit to make by hand as its Fix.
+func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, error) {
+	if err := ctx.Err(); err != nil {
+		return DoctorReport{}, err
+	}
+	var checks []Check
+	unsafe := m.store.PathProblems()
+	for _, file := range []struct {
+		name, path string
+		update     func(func(*memfile.File) error) error
+	}{{"memory", m.store.Path(), m.st(ctx).Update}, {"archive", m.store.ArchivePath(), m.st(ctx).UpdateArchive}} {
+		if ch, ok := pathCheck(file.name, file.path, unsafe); ok {
+			checks = append(checks, ch)
+			continue
+		}
+		ch, err := m.checkFile(file.name, file.path, o.Fix, file.update)
+		if err != nil {
+			return DoctorReport{}, err
+		}
+		checks = append(checks, ch)
+	}
+	checks = append(checks, m.checkLock(unsafe))
+	temps, err := m.checkTemps(ctx, o.Fix, len(unsafe) == 0)
+	if err != nil {
+		return DoctorReport{}, err
+	}
+	checks = append(checks, temps)
+	if m.repo != nil {
+		more, err := m.checkRepo(ctx, o.Fix)
+		if err != nil {
+			return DoctorReport{}, err
+		}
+		checks = append(checks, more...)
+	}
+	rs, err := merge.LoadLog(conflictLogOf(m))
+	if err != nil {
+		return DoctorReport{}, err
+	}
+	if n := len(rs); n > 0 {
+		checks = append(checks, Check{Check: "conflicts", Status: CheckProblem,
+			Detail: fmt.Sprintf("%d recorded conflict%s", n, ending(n, "", "s")),
+			Fix:    "see them: memsync conflicts; settle each: memsync resolve ID --ours|--theirs|--edit"})
+	} else {
+		checks = append(checks, Check{Check: "conflicts", Status: CheckOK, Detail: "no recorded conflicts"})
+	}
+	r := DoctorReport{Checks: checks}
+	left, _ := r.Problems()
+	r.OK = left == 0
+	return r, nil
+}
+
+// conflictLogOf is where m's recorded conflicts are kept.
+func conflictLogOf(m *Memory) string {
+	if m.repo == nil {
+		return filepath.Join(m.store.Home, "state", "conflicts.json")
+	}
+	return history.ConflictLog(m.repo)
+}
+
+// ending picks the singular or plural ending for n.
+func ending(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// checkFile reports a memory file's damage and, with fix, repairs what a
+// rewrite through the store repairs: git conflict markers are merged by entry
+// and entries that repeat an earlier entry's ID get new IDs. What it cannot
+// repair gets the step to take by hand, never "doctor --fix" again.
+func (m *Memory) checkFile(name, path string, fix bool, update func(func(*memfile.File) error) error) (Check, error) {
+	ch := Check{Check: name, Status: CheckOK}
+	target, err := m.store.Resolve(path)
+	if err != nil {
+		return ch, err
+	}
+	data, err := os.ReadFile(target)
+	if errors.Is(err, os.ErrNotExist) {
+		ch.Detail = path + ": none yet"
+		return ch, nil
+	}
+	if err != nil {
+		return ch, err
+	}
+	f := memfile.Parse(data)
+	ch.Detail = fmt.Sprintf("%s: %d entr%s", path, len(f.Entries), ending(len(f.Entries), "y", "ies"))
+	if len(f.Problems) == 0 {
+		return ch, nil
+	}
+	ch.Status = CheckProblem
+	ch.Detail = fmt.Sprintf("%s: %d problem(s), first at line %d: %s", path, len(f.Problems), f.Problems[0].Line, f.Problems[0].Msg)
+	marked, dups := memfile.HasConflictMarkers(data), len(memfile.DuplicateIDs(f))
+	switch {
+	case marked:
+		ch.Fix, ch.Fixable = "memsync doctor --fix merges the two sides of the conflict by entry (nothing is lost; a backup is kept)", true
+	case dups > 0:
+		ch.Fix, ch.Fixable = fmt.Sprintf("memsync doctor --fix gives the %d entr%s that repeat an earlier entry's ID new IDs (a backup is kept)", dups, ending(dups, "y", "ies")), true
+	default:
+		ch.Fix = byHand(path, f.Problems[0].Line, "")
+		return ch, nil
+	}
+	if !fix {
+		return ch, nil
+	}
+	if err := update(func(*memfile.File) error { return nil }); err != nil {
+		return ch, err
+	}
+	if _, err := os.Stat(memfile.BackupPath(target, data)); err == nil {
+		ch.Backup = memfile.BackupPath(target, data)
+	}
+	now, err := os.ReadFile(target)
+	if err != nil {
+		return ch, err
+	}
+	g := memfile.Parse(now)
+	ch.Fixable = false
+	switch {
+	case memfile.HasConflictMarkers(now):
+		ch.Detail = path + ": the conflict markers are not well-formed; merge the file by hand"
+		ch.Fix = byHand(path, g.Problems[0].Line, ch.Backup)
+	case len(g.Problems) > 0:
+		ch.Detail = fmt.Sprintf("%s: %d problem(s) left, first at line %d: %s", path, len(g.Problems), g.Problems[0].Line, g.Problems[0].Msg)
+		ch.Fix = byHand(path, g.Problems[0].Line, ch.Backup)
+	case marked:
+		ch.Status, ch.Detail = CheckFixed, fmt.Sprintf("%s: merged the two sides of the conflict by entry: %d entries", path, len(g.Entries))
+	default:
+		ch.Status, ch.Detail = CheckFixed, fmt.Sprintf("%s: gave %d entr%s a new ID: %d entries", path, dups, ending(dups, "y", "ies"), len(g.Entries))
+	}
+	return ch, nil
+}
+
+// byHand is the advice for damage memsync does not repair by itself: the
+// edit to make, and how to check it.
+func byHand(path string, line int, backup string) string {
+	msg := fmt.Sprintf("edit %s by hand at line %d: keep the entries you want and delete the conflict marker lines (<<<<<<<, =======, >>>>>>>), NUL bytes or invalid text; then run 'memsync doctor'", path, line)
+	if backup != "" {
+		msg += " (the old content is in " + backup + ")"
+	}
+	return msg
+}
+
+// pathCheck reports the first unsafe path problem of the file at path (the
+// file itself, or an alias of it), ok false when it has none.
+func pathCheck(name, path string, unsafe []error) (Check, bool) {
+	for _, err := range unsafe {
+		var pe *memfile.PathError
+		if errors.As(err, &pe) && (pe.Path == path || pe.Other == path) {
+			return Check{Check: name, Status: CheckProblem, Detail: err.Error(), Fix: pe.Fix()}, true
+		}
+	}
+	return Check{}, false
+}
+
+// checkLock reports the lock file: resolved inside the memory home, no alias
+// of a memory file.
+func (m *Memory) checkLock(unsafe []error) Check {
+	lp := m.store.Path() + ".lock"
+	if ch, ok := pathCheck("lock", lp, unsafe); ok {
+		return ch
+	}
+	if _, err := m.store.Resolve(m.store.Path()); err != nil {
+		return Check{Check: "lock", Status: CheckInfo, Detail: "not checked: it lies beside the memory file, whose path is unsafe"}
+	}
+	if real, err := m.store.LockPath(); err == nil {
+		lp = real
+	}
+	if ch, ok := pathCheck("lock", lp, unsafe); ok {
+		return ch
+	}
+	return Check{Check: "lock", Status: CheckOK, Detail: lp}
+}
+
+// checkTemps reports the temp files that killed rewrites left in the memory
+// home; with fix (and only where every path is safe) it removes them under
+// the writers' lock.
+func (m *Memory) checkTemps(ctx context.Context, fix, safe bool) (Check, error) {
+	ch := Check{Check: "temp", Status: CheckOK, Detail: "no temp files left by interrupted writes"}
+	stale, err := m.store.StaleTemps()
+	if err != nil || len(stale) == 0 {
+		return ch, err
+	}
+	var size int64
+	for _, p := range stale {
+		if fi, err := os.Stat(p); err == nil {
+			size += fi.Size()
+		}
+	}
+	ch.Status, ch.Fix = CheckProblem, "memsync doctor --fix removes them (no live process is writing them)"
+	ch.Detail = fmt.Sprintf("%d temp file%s left by interrupted writes (%d bytes), e.g. %s", len(stale), ending(len(stale), "", "s"), size, stale[0])
+	if !fix || !safe {
+		return ch, nil
+	}
+	removed, err := m.st(ctx).RemoveStaleTemps()
+	if err != nil {
+		return ch, err
+	}
+	ch.Status = CheckFixed
+	ch.Detail = fmt.Sprintf("removed %d temp file%s left by interrupted writes", len(removed), ending(len(removed), "", "s"))
+	return ch, nil
+}
+
+// checkRepo reports the worktrees, the hooks and a tracked memory file.
+func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
+	var out []Check
+	findings, err := worktree.Doctor(ctx, m.repo, m.st(ctx))
+	if err != nil {
+		return nil, err
+	}
+	driver := m.mergeDriverSet()
+	trackedSeen := false
+	for _, f := range findings {
+		ch := Check{Check: "worktree", Status: CheckProblem, Detail: fmt.Sprintf("%s: %s: %s", f.Worktree.Path, f.Worktree.Status.State, f.Worktree.Status.Detail), Fix: f.Fix}
+		if f.Worktree.Status.Tracked {
+			trackedSeen = true
+			if driver { // tracked on purpose, merged by memsync's merge driver
+				ch.Status, ch.Fix = CheckInfo, ""
+				ch.Detail = f.Worktree.Path + ": .agent/memories.md is tracked by git, merged by memsync's merge driver"
+			}
+		}
+		ch.Fixable = f.Fixable
+		if fix && f.Fixable {
+			res, err := m.repair(ctx, f)
+			if err != nil {
+				ch.Detail += " (repair failed: " + err.Error() + ")"
+			} else {
+				ch.Status, ch.Detail, ch.Backup = CheckFixed, f.Worktree.Path+": "+res.Message, res.Backup
+			}
+		}
+		out = append(out, ch)
+	}
+	if len(findings) == 0 {
+		out = append(out, Check{Check: "worktree", Status: CheckOK, Detail: "every worktree shares the memory"})
+	}
+	if st, err := hooks.Report(m.repo); err == nil {
+		n := 0
+		for _, h := range st.Hooks {
+			if h.State == hooks.StateInstalled || h.State == hooks.StateChained {
+				n++
+			}
+		}
+		ch := Check{Check: "hooks", Status: CheckOK, Detail: fmt.Sprintf("%d of %d hooks installed in %s", n, len(st.Hooks), st.Dir)}
+		switch {
+		case n == 0:
+			ch.Status, ch.Detail = CheckInfo, "no hooks installed: no snapshots after commits (memsync hooks install)"
+		case n < len(st.Hooks):
+			ch.Status, ch.Fix = CheckProblem, "memsync hooks install"
+		}
+		out = append(out, ch)
+		for _, mg := range st.Managers {
+			out = append(out, Check{Check: "hooks", Status: CheckInfo, Detail: mg.Name + " manages hooks here (" + mg.Config + "); see memsync hooks status"})
+		}
+	}
+	if ch, err := m.checkRefLock(ctx, fix); err != nil {
+		return nil, err
+	} else if ch != nil {
+		out = append(out, *ch)
+	}
+	if !trackedSeen && !driver && trackedIn(m.repo.Primary) {
+		out = append(out, Check{Check: "tracked", Status: CheckProblem, Detail: ".agent/memories.md is tracked by git on this branch",
+			Fix: "git rm --cached .agent/memories.md && git commit (memsync keeps history on refs/memsync/snapshots; or keep it tracked with the merge driver: memsync init --merge-driver)"})
+	}
+	return out, nil
+}
+
+// checkRefLock reports the snapshot ref's lock file left by a killed
+// snapshot (it blocks every later one) and, with fix, removes it; nil when
+// there is none.
+func (m *Memory) checkRefLock(ctx context.Context, fix bool) (*Check, error) {
+	h := history.Open(m.repo, m.st(ctx))
+	path, err := h.StaleRefLock(false)
+	if err != nil || path == "" {
+		return nil, err
+	}
+	ch := &Check{Check: "history", Status: CheckProblem,
+		Detail: fmt.Sprintf("%s is older than %s and no process holds it: every snapshot fails on it", path, history.StaleRefLockAge),
+		Fix:    "memsync doctor --fix removes it"}
+	if !fix {
+		return ch, nil
+	}
+	if path, err = h.StaleRefLock(true); err != nil {
+		ch.Detail += " (removing it failed: " + err.Error() + ")"
+	} else if path != "" {
+		ch.Status, ch.Detail = CheckFixed, "removed "+path+", left by a killed snapshot"
+	}
+	return ch, nil
+}

@@ -1,0 +1,117 @@
+package memsync
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/inject"
+)
+
+// InjectOptions override, for one Inject, what the configuration sets
+// (orch.yml's memories block, .agent/memsync.yml, MEMSYNC_ENABLED,
+// MEMSYNC_INJECT, MEMSYNC_BUDGET). Nil and "" leave the configuration's.
+type InjectOptions struct {
+	// Mode is auto, manual or none. Memories disabled in the configuration
+	// (enabled: false) make it none whatever Mode says.
+	Mode config.Mode
+	// Budget is the most tokens of memory to add (about 4 bytes each; 0:
+	// no limit).
+	Budget *int
+	// Query is what memories are ranked for; nil is the prompt.
+	Query *string
+	// Types, Tags and RecentDays narrow which memories may be injected
+	// (only these types; only entries with one of these tags; only entries
+	// dated within this many days, 0: all). A nil list leaves the
+	// configuration's; an empty one lifts it.
+	Types      []string
+	Tags       []string
+	RecentDays *int
+}
+
+// InjectResult is a prompt with the memories put into it (the JSON of
+// `memsync inject --json`; README documents it).
+type InjectResult struct {
+	Mode    string `json:"mode"`    // the mode in effect
+	Enabled bool   `json:"enabled"` // memories are enabled in the configuration
+	Prompt  string `json:"prompt"`  // the prompt as given
+	// Output is the prompt for the agent: with Mode auto, "# Memories", the
+	// chosen entries, "---", "# Task", then the prompt; else the prompt.
+	Output string `json:"output"`
+	// Memories is the block of chosen memories (manual mode gives it to the
+	// agent apart from the prompt).
+	Memories string  `json:"memories"`
+	Path     string  `json:"path,omitempty"` // the memory file read
+	Entries  []Entry `json:"entries"`        // the chosen entries
+	Omitted  int     `json:"omitted"`        // entries left out for the budget
+	Filtered int     `json:"filtered"`       // entries the filter left out
+	Budget   int     `json:"budget"`         // tokens
+}
+
+// settings are the injection settings in effect: the configuration Open
+// read with o's overrides.
+func (o InjectOptions) settings(cfg config.Config) config.Config {
+	if o.Mode != "" {
+		cfg.Inject = o.Mode
+	}
+	if o.Budget != nil {
+		cfg.Budget = *o.Budget
+	}
+	if o.Types != nil {
+		cfg.Filter.Types = o.Types
+	}
+	if o.Tags != nil {
+		cfg.Filter.Tags = o.Tags
+	}
+	if o.RecentDays != nil {
+		cfg.Filter.RecentDays = *o.RecentDays
+	}
+	return cfg
+}
+
+// Inject chooses the memories for an agent's prompt (orch's
+// memories.inject, seed 004 §8): under the budget, entries in the session's
+// view are ranked by relevance to the query blended with recency (fixes and
+// solutions get a bonus); entries are never cut. The chosen entries count
+// as accessed. With mode none no memory is read.
+func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (InjectResult, error) {
+	if err := ctx.Err(); err != nil {
+		return InjectResult{}, err
+	}
+	if o.Mode != "" {
+		if _, err := config.ParseMode(string(o.Mode)); err != nil {
+			return InjectResult{}, err
+		}
+	}
+	if o.Budget != nil && *o.Budget < 0 {
+		return InjectResult{}, fmt.Errorf("the budget must be 0 or more tokens, not %d", *o.Budget)
+	}
+	cfg := o.settings(m.cfg)
+	out := InjectResult{Mode: string(cfg.Mode()), Enabled: cfg.Enabled, Prompt: prompt, Output: prompt, Entries: []Entry{}, Budget: cfg.Budget}
+	if cfg.Mode() == config.None {
+		return out, nil
+	}
+	f, err := m.Load(ctx, View{})
+	if err != nil {
+		return out, err
+	}
+	query := prompt
+	if o.Query != nil {
+		query = *o.Query
+	}
+	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter, Keep: m.InView})
+	if res.Block == "" && res.Omitted > 0 {
+		m.warn(fmt.Sprintf("a budget of %d tokens leaves no room for any memory; %s", cfg.Budget, inject.Note(res.Omitted, res.Filtered)))
+	}
+	out.Path, out.Memories, out.Omitted, out.Filtered = m.store.Path(), res.Block, res.Omitted, res.Filtered
+	ids := make([]string, 0, len(res.Chosen))
+	for _, i := range res.Chosen {
+		out.Entries = append(out.Entries, EntryOf(&f.Entries[i], i+1))
+		ids = append(ids, f.Entries[i].ID)
+	}
+	m.Touch(ids...) // injected memories are in use (gc's TTL)
+	if cfg.Mode() == config.Auto {
+		out.Output = res.Prompt(prompt)
+	}
+	return out, nil
+}
