@@ -12,6 +12,8 @@ import (
 
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/internal/testgit"
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/policy"
 )
 
@@ -196,5 +198,62 @@ func TestSyncAndContext(t *testing.T) {
 	}
 	if got, _ := b.List(ctx, View{}); len(got) != 2 {
 		t.Fatalf("after the sync: %+v", got)
+	}
+}
+
+// Conflicts lists what was recorded; Resolve keeps a version, takes an
+// edited entry, refuses an archived one, and snapshots the result.
+func TestConflictsResolve(t *testing.T) {
+	ctx := context.Background()
+	m, _ := openRepo(t, Options{})
+	a, b := add(t, m, "the build uses ninja"), add(t, m, "tests run in ci")
+	f, err := m.Load(ctx, View{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(e memfile.Entry, theirs string) {
+		t.Helper()
+		th := e
+		th.Content = theirs
+		if err := merge.Log(m.ConflictLog(), "test", []merge.Conflict{{ID: e.ID, Ours: e, Theirs: th}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record(f.Entries[0], "the build uses bazel")
+	record(f.Entries[1], "tests run locally")
+	cs, err := m.Conflicts(ctx)
+	if err != nil || len(cs) != 2 || cs[0].ID != a.ID || cs[0].Theirs.Content != "the build uses bazel" || !strings.Contains(cs[0].Diff, "bazel") {
+		t.Fatalf("conflicts: %+v, %v", cs, err)
+	}
+	if ours, theirs := cs[0].Markdown(); !strings.Contains(ours, "ninja") || !strings.Contains(theirs, "bazel") {
+		t.Fatalf("markdown: %q %q", ours, theirs)
+	}
+	if _, err := m.Resolve(ctx, "zzzzzzzzzzzz", Resolution{Keep: KeepOurs}); !errors.Is(err, memfile.ErrNotFound) {
+		t.Fatalf("unknown conflict: %v", err)
+	}
+	if _, err := m.Resolve(ctx, a.ID, Resolution{Keep: KeepEdit}); !errors.Is(err, memfile.ErrInvalid) {
+		t.Fatalf("edit without an entry: %v", err)
+	}
+	edited := f.Entries[0]
+	edited.ID, edited.Content = "", "the build uses bazel 7"
+	res, err := m.Resolve(ctx, a.ID[:8], Resolution{Keep: KeepEdit, Edited: &edited})
+	if err != nil || res.ID != a.ID || res.Kept != KeepEdit || res.Entry.ID != a.ID || res.Snapshot == "" {
+		t.Fatalf("resolve --edit: %+v, %v", res, err)
+	}
+	if got, _ := m.Get(ctx, View{}, a.ID); len(got) != 1 || got[0].Content != "the build uses bazel 7" {
+		t.Fatalf("after the edit: %+v", got)
+	}
+	if _, err := m.store.Archive(b.ID); err != nil {
+		t.Fatal(err)
+	}
+	var ae *ArchivedError
+	if _, err := m.Resolve(ctx, b.ID, Resolution{Keep: KeepTheirs}); !errors.As(err, &ae) || ae.ID != b.ID {
+		t.Fatalf("resolve of an archived entry: %v", err)
+	}
+	if _, err := m.Resolve(ctx, b.ID, Resolution{Keep: KeepOurs}); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := m.Conflicts(ctx); err != nil || len(cs) != 0 {
+		t.Fatalf("conflicts left: %+v, %v", cs, err)
 	}
 }
