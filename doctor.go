@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
@@ -98,7 +97,7 @@ func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, err
 		}
 		checks = append(checks, more...)
 	}
-	rs, err := merge.LoadLog(conflictLogOf(m))
+	rs, err := merge.LoadLog(m.ConflictLog())
 	if err != nil {
 		return DoctorReport{}, err
 	}
@@ -113,14 +112,6 @@ func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, err
 	left, _ := r.Problems()
 	r.OK = left == 0
 	return r, nil
-}
-
-// conflictLogOf is where m's recorded conflicts are kept.
-func conflictLogOf(m *Memory) string {
-	if m.repo == nil {
-		return filepath.Join(m.store.Home, "state", "conflicts.json")
-	}
-	return history.ConflictLog(m.repo)
 }
 
 // ending picks the singular or plural ending for n.
@@ -333,7 +324,7 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 // snapshot (it blocks every later one) and, with fix, removes it; nil when
 // there is none.
 func (m *Memory) checkRefLock(ctx context.Context, fix bool) (*Check, error) {
-	h := history.Open(m.repo, m.st(ctx))
+	h := history.Open(m.repo, m.st(ctx)) // the caller checked m.repo
 	path, err := h.StaleRefLock(false)
 	if err != nil || path == "" {
 		return nil, err

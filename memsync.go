@@ -66,15 +66,16 @@ type Options struct {
 // the global layer. Its methods are safe for use by several goroutines and,
 // through the file lock, by several processes.
 type Memory struct {
-	repo     *worktree.Repo // nil for the global layer
-	store    *memfile.Store
-	role     policy.Role
-	cfg      config.Config
-	session  string
-	noAccess bool
-	warn     func(string)
-	cache    cache
-	opts     Options // as Open got them, after the environment (Promote opens the global layer with them)
+	repo        *worktree.Repo // nil for the global layer
+	store       *memfile.Store
+	role        policy.Role
+	cfg         config.Config
+	session     string
+	noAccess    bool
+	warn        func(string)
+	cache       cache
+	opts        Options // as Open got them, after the environment (Promote opens the global layer with them)
+	conflictLog string  // where conflicts are recorded (ConflictLog)
 }
 
 // ErrNoRepository is what Open returns (wrapped) when it finds no git
@@ -150,6 +151,7 @@ func Open(dir string, o Options) (*Memory, error) {
 		StateDir:    state,
 		Limits:      &lim,
 	}
+	m.conflictLog = conflicts
 	m.store.Unmark = merge.Hook(conflicts, m.warn)
 	return m, nil
 }
@@ -233,10 +235,6 @@ func (m *Memory) Session() string { return m.session }
 
 // Limits are gc's limits.
 func (m *Memory) Limits() memfile.Limits { return *m.store.Limits }
-
-// Store is the memory's store, for the packages of this module whose
-// operations have not moved onto Memory yet.
-func (m *Memory) Store() *memfile.Store { return m.store }
 
 // st is the store for one call: its lock waits end when ctx is done.
 func (m *Memory) st(ctx context.Context) *memfile.Store { return m.store.WithContext(ctx) }

@@ -16,6 +16,7 @@
 package history
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -162,15 +163,18 @@ func (h *History) Head() (*Snapshot, error) {
 // one), with "~N" and "^" alone taken relative to Ref ("~1" is the snapshot
 // before the newest). The commit must be a snapshot: a tree holding only
 // the memory files (an empty one only with memsync's trailers).
-func (h *History) Resolve(rev string) (string, error) {
+func (h *History) Resolve(ctx context.Context, rev string) (string, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") {
 		return "", fmt.Errorf("bad revision %q", rev)
 	}
 	if strings.HasPrefix(rev, "~") || strings.HasPrefix(rev, "^") {
 		rev = Ref + rev
 	}
-	out, err := gitcmd.Output(h.Repo.GitDir, "--git-dir="+h.Repo.GitDir, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	out, err := gitcmd.OutputContext(ctx, h.Repo.GitDir, "--git-dir="+h.Repo.GitDir, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	hash := strings.TrimSpace(out)
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
 	if err != nil || !plumbing.IsHash(hash) {
 		return "", fmt.Errorf("%w: unknown revision %q", ErrNotSnapshot, rev)
 	}

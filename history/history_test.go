@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,7 @@ func write(t *testing.T, path, text string) {
 
 func take(t *testing.T, h *History, msg string) *Result {
 	t.Helper()
-	res, err := h.Take(msg, h.CurrentProvenance("post-commit"))
+	res, err := h.Take(context.Background(), msg, h.CurrentProvenance("post-commit"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestLogAndCompare(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	h, dir := testRepo(t)
-	if _, err := h.Resolve("~1"); err == nil {
+	if _, err := h.Resolve(context.Background(), "~1"); err == nil {
 		t.Fatal("resolved a revision without any snapshot")
 	}
 	write(t, h.Store.Path(), memfile.Header)
@@ -174,12 +175,12 @@ func TestResolve(t *testing.T) {
 	write(t, h.Store.Path(), memfile.Header+"\n"+entry(idA, "A", "x"))
 	second := take(t, h, "").Snapshot.Commit
 	for rev, want := range map[string]string{"~1": first, Ref: second, Ref + "~1": first, second[:10]: second, "memsync/snapshots^": first} {
-		if got, err := h.Resolve(rev); err != nil || got != want {
+		if got, err := h.Resolve(context.Background(), rev); err != nil || got != want {
 			t.Errorf("Resolve(%q) = %s, %v; want %s", rev, got, err, want)
 		}
 	}
 	for _, rev := range []string{"HEAD", "nope", "-h", "~5"} {
-		if _, err := h.Resolve(rev); err == nil {
+		if _, err := h.Resolve(context.Background(), rev); err == nil {
 			t.Errorf("Resolve(%q) succeeded", rev)
 		}
 	}
@@ -199,7 +200,7 @@ func TestRollback(t *testing.T) {
 	// One entry: A as at the snapshot; C, which did not exist then, goes; B
 	// comes back from the archive.
 	p := h.CurrentProvenance("")
-	res, err := h.Rollback(at, []string{"aaaa", idC, "bbbbbbbb"}, p)
+	res, err := h.Rollback(context.Background(), at, []string{"aaaa", idC, "bbbbbbbb"}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestRollback(t *testing.T) {
 
 	// Undo: back to the snapshot taken before the rollback, exactly.
 	beforeFiles, _ := h.Files(res.Before)
-	if _, err := h.Rollback(res.Before, nil, p); err != nil {
+	if _, err := h.Rollback(context.Background(), res.Before, nil, p); err != nil {
 		t.Fatal(err)
 	}
 	live, _ = h.Live()
@@ -231,7 +232,7 @@ func TestRollback(t *testing.T) {
 
 	// The whole memory: exactly the bytes at the snapshot; its missing
 	// archive becomes an empty one.
-	if _, err := h.Rollback(at, nil, p); err != nil {
+	if _, err := h.Rollback(context.Background(), at, nil, p); err != nil {
 		t.Fatal(err)
 	}
 	live, _ = h.Live()
@@ -239,11 +240,11 @@ func TestRollback(t *testing.T) {
 		t.Fatalf("whole rollback: %q / %q", live.Memory, live.Archive)
 	}
 	// Again: nothing to do.
-	res, err = h.Rollback(at, nil, p)
+	res, err = h.Rollback(context.Background(), at, nil, p)
 	if err != nil || res.Snapshot != "" {
 		t.Fatalf("second rollback: %+v %v", res, err)
 	}
-	if _, err := h.Rollback(at, []string{"zzzzzzzz"}, p); err == nil {
+	if _, err := h.Rollback(context.Background(), at, []string{"zzzzzzzz"}, p); err == nil {
 		t.Fatal("rollback of an unknown entry succeeded")
 	}
 	if out := testgit.Git(t, dir, "fsck", "--strict", "--no-dangling"); strings.TrimSpace(out) != "" {

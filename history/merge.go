@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -70,7 +71,10 @@ func ConflictLog(r *worktree.Repo) string { return merge.LogPath(r.CommonDir) }
 // A result that would remove more than half of our entries stops with
 // merge.ErrMassDeletion unless opts.Force. A damaged live file is backed up
 // before it is replaced.
-func (h *History) MergeFrom(theirs string, opts MergeOptions) (*MergeResult, error) {
+//
+// ctx stops MergeFrom before it changes a file (a git it spawned is
+// killed); once the files are rewritten, the ref is moved whatever ctx says.
+func (h *History) MergeFrom(ctx context.Context, theirs string, opts MergeOptions) (*MergeResult, error) {
 	h.st = openStorage(h.Repo.CommonDir) // see objects a fetch just brought
 	res := &MergeResult{Theirs: theirs}
 	with := h.Store.WithLock
@@ -79,7 +83,7 @@ func (h *History) MergeFrom(theirs string, opts MergeOptions) (*MergeResult, err
 	}
 	err := with(func() error {
 		if !opts.DryRun {
-			if _, err := h.takeLocked("memsync snapshot before merging "+opts.Source, opts.Provenance, ""); err != nil {
+			if _, err := h.takeLocked(ctx, "memsync snapshot before merging "+opts.Source, opts.Provenance, ""); err != nil {
 				return err
 			}
 		}
@@ -96,7 +100,7 @@ func (h *History) MergeFrom(theirs string, opts MergeOptions) (*MergeResult, err
 			return nil
 		}
 		if res.Ours != "" {
-			if behind, err := h.isAncestor(theirs, res.Ours); err != nil || behind {
+			if behind, err := h.isAncestor(ctx, theirs, res.Ours); err != nil || behind {
 				res.Kind = UpToDate
 				return err
 			}
@@ -105,7 +109,7 @@ func (h *History) MergeFrom(theirs string, opts MergeOptions) (*MergeResult, err
 		if err != nil {
 			return err
 		}
-		return h.mergeLocked(res, old, live, opts)
+		return h.mergeLocked(ctx, res, old, live, opts)
 	})
 	if err != nil {
 		return nil, err
@@ -113,14 +117,14 @@ func (h *History) MergeFrom(theirs string, opts MergeOptions) (*MergeResult, err
 	return res, nil
 }
 
-func (h *History) mergeLocked(res *MergeResult, old plumbing.Hash, live Files, opts MergeOptions) error {
+func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbing.Hash, live Files, opts MergeOptions) error {
 	theirFiles, err := h.Files(res.Theirs)
 	if err != nil {
 		return err
 	}
 	ff := res.Ours == ""
 	if !ff {
-		if ff, err = h.isAncestor(res.Ours, res.Theirs); err != nil {
+		if ff, err = h.isAncestor(ctx, res.Ours, res.Theirs); err != nil {
 			return err
 		}
 	}
@@ -154,7 +158,7 @@ func (h *History) mergeLocked(res *MergeResult, old plumbing.Hash, live Files, o
 	} else {
 		res.Kind = Merged
 		var base merge.State
-		if res.Base, err = h.mergeBase(res.Ours, res.Theirs); err != nil {
+		if res.Base, err = h.mergeBase(ctx, res.Ours, res.Theirs); err != nil {
 			return err
 		}
 		if res.Base != "" {
@@ -182,6 +186,9 @@ func (h *History) mergeLocked(res *MergeResult, old plumbing.Hash, live Files, o
 	}
 	if opts.DryRun {
 		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		path string
@@ -267,13 +274,15 @@ func renderLike(f *memfile.File, data []byte, other *memfile.File, entries []mem
 }
 
 // isAncestor tells whether commit a is an ancestor of (or is) commit b.
-func (h *History) isAncestor(a, b string) (bool, error) {
-	cmd := gitcmd.Command(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "merge-base", "--is-ancestor", a, b)
+func (h *History) isAncestor(ctx context.Context, a, b string) (bool, error) {
+	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "merge-base", "--is-ancestor", a, b)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
+	case ctx.Err() != nil:
+		return false, ctx.Err()
 	case err == nil:
 		return true, nil
 	case errors.As(err, &ee) && ee.ExitCode() == 1:
@@ -283,13 +292,15 @@ func (h *History) isAncestor(a, b string) (bool, error) {
 }
 
 // mergeBase is the best common ancestor of a and b, "" when they have none.
-func (h *History) mergeBase(a, b string) (string, error) {
-	cmd := gitcmd.Command(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "merge-base", a, b)
+func (h *History) mergeBase(ctx context.Context, a, b string) (string, error) {
+	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "merge-base", a, b)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	var ee *exec.ExitError
 	switch {
+	case ctx.Err() != nil:
+		return "", ctx.Err()
 	case err == nil:
 		return strings.TrimSpace(string(out)), nil
 	case errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.Len() == 0:

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -43,7 +44,7 @@ func TestMergeFrom(t *testing.T) {
 
 	// A dry run changes nothing.
 	before, _ := os.ReadFile(h.Store.Path())
-	res, err := h.MergeFrom(theirs, MergeOptions{DryRun: true, Source: "test"})
+	res, err := h.MergeFrom(context.Background(), theirs, MergeOptions{DryRun: true, Source: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestMergeFrom(t *testing.T) {
 		t.Fatalf("dry run changes: %+v", res.Changes)
 	}
 
-	res, err = h.MergeFrom(theirs, MergeOptions{Source: "test"})
+	res, err = h.MergeFrom(context.Background(), theirs, MergeOptions{Source: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestMergeFrom(t *testing.T) {
 		}
 	}
 	// Merging it again is nothing new.
-	if res, err := h.MergeFrom(theirs, MergeOptions{}); err != nil || res.Kind != UpToDate {
+	if res, err := h.MergeFrom(context.Background(), theirs, MergeOptions{}); err != nil || res.Kind != UpToDate {
 		t.Fatalf("again: %+v %v", res, err)
 	}
 }
@@ -91,13 +92,13 @@ func TestMergeFromFastForwardAndGuard(t *testing.T) {
 	base := branch(t, h, dir, "", memText("a=1", "b=2", "c=3", "d=4"))
 	theirs := branch(t, h, dir, base, memText("a=1", "e=5"))
 	branch(t, h, dir, base, memText("a=1", "b=2", "c=3", "d=4"))
-	if _, err := h.MergeFrom(theirs, MergeOptions{}); !errors.Is(err, merge.ErrMassDeletion) {
+	if _, err := h.MergeFrom(context.Background(), theirs, MergeOptions{}); !errors.Is(err, merge.ErrMassDeletion) {
 		t.Fatalf("removing 3 of 4 entries: %v", err)
 	}
 	if got := strings.TrimSpace(testgit.Git(t, dir, "rev-parse", Ref)); got != base {
 		t.Fatalf("a refused merge moved the ref to %s", got)
 	}
-	res, err := h.MergeFrom(theirs, MergeOptions{Force: true})
+	res, err := h.MergeFrom(context.Background(), theirs, MergeOptions{Force: true})
 	if err != nil || res.Kind != FastForward || res.Snapshot != theirs {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -112,7 +113,7 @@ func TestMergeFromConflictLog(t *testing.T) {
 	base := branch(t, h, dir, "", memText("a=one two three"))
 	theirs := branch(t, h, dir, base, memText("a=uno"))
 	branch(t, h, dir, base, memText("a=eins"))
-	res, err := h.MergeFrom(theirs, MergeOptions{Source: "test"})
+	res, err := h.MergeFrom(context.Background(), theirs, MergeOptions{Source: "test"})
 	if err != nil || len(res.Conflicts) != 1 {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -133,7 +134,7 @@ func TestMergeFromMarkedLive(t *testing.T) {
 	theirs := branch(t, h, dir, base, memText("a=1", "t=theirs"))
 	testgit.Git(t, dir, "update-ref", Ref, base)
 	write(t, h.Store.Path(), memfile.Header+"\n## a\n- ID: a\n- Content: 1\n\n<<<<<<< HEAD\n## x\n- ID: x\n- Content: x\n=======\n## y\n- ID: y\n- Content: y\n>>>>>>> b\n")
-	res, err := h.MergeFrom(theirs, MergeOptions{Source: "test"})
+	res, err := h.MergeFrom(context.Background(), theirs, MergeOptions{Source: "test"})
 	if err != nil || res.Kind != Merged || res.Backup == "" {
 		t.Fatalf("%+v %v", res, err)
 	}

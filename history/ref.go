@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -24,13 +23,10 @@ import (
 // the new value into the lock file and rename it over the ref. A reader
 // sees the old value or the new one, never a missing or partial ref. A
 // repository whose refs are not files (the reftable format) is left to git
-// itself.
+// itself. It does not look at a context: once begun, an update runs to its
+// end (a few small writes), so that it never leaves the lock file behind;
+// callers check their context before.
 func (h *History) updateRef(commit, old plumbing.Hash) error {
-	refGate.Lock()
-	defer refGate.Unlock()
-	if refGate.closed {
-		return fmt.Errorf("update %s: memsync is exiting", Ref)
-	}
 	common := h.Repo.CommonDir
 	if _, err := os.Stat(filepath.Join(common, "reftable")); err == nil {
 		return h.gitUpdateRef(commit, old)
@@ -112,30 +108,6 @@ func (h *History) StaleRefLock(remove bool) (string, error) {
 		return "", nil // a writer is at work; its snapshot may hold the lock
 	}
 	return stale, err
-}
-
-// refGate is held while this process updates the ref, so that it does not
-// exit halfway and leave the ref's lock file behind (see Settle).
-var refGate struct {
-	sync.Mutex
-	closed bool
-}
-
-// Settle waits, at most for wait, for a ref update under way in this
-// process to finish, and refuses those that would start afterwards: for a
-// process about to exit while a snapshot may still be running (a hook out of
-// time). It reports whether no update is under way any more.
-func Settle(wait time.Duration) bool {
-	deadline := time.Now().Add(wait)
-	for !refGate.TryLock() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond)
-	}
-	refGate.closed = true
-	refGate.Unlock()
-	return true
 }
 
 // gitUpdateRef is updateRef done by `git update-ref REF NEW OLD`.

@@ -1,11 +1,12 @@
 package history
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -40,7 +41,7 @@ func TestUpdateRefFollowsGitsProtocol(t *testing.T) {
 	lockPath := filepath.Join(dir, ".git", "refs", "memsync", "snapshots.lock")
 	write(t, lockPath, "")
 	write(t, mem, "# Memories\n\n"+entry(idC, "c", "third"))
-	if _, err := h.Take("", h.CurrentProvenance("post-commit")); err == nil || !strings.Contains(err.Error(), lockPath) {
+	if _, err := h.Take(context.Background(), "", h.CurrentProvenance("post-commit")); err == nil || !strings.Contains(err.Error(), lockPath) {
 		t.Fatalf("update with the lock held: %v", err)
 	}
 	if got := strings.TrimSpace(testgit.Git(t, dir, "rev-parse", Ref)); got != second {
@@ -65,24 +66,30 @@ func TestUpdateRefFollowsGitsProtocol(t *testing.T) {
 	}
 }
 
-// Settle waits for an update under way, within its bound, and refuses later
-// ones, so a process that exits leaves no lock file behind.
-func TestSettle(t *testing.T) {
-	defer func() { refGate.Lock(); refGate.closed = false; refGate.Unlock() }()
-	refGate.Lock() // an update under way
-	if Settle(20 * time.Millisecond) {
-		t.Fatal("settled while an update was under way")
-	}
-	refGate.Unlock()
-	if !Settle(time.Second) {
-		t.Fatal("did not settle with no update under way")
-	}
+// A Take whose context is done (a hook out of time) stops before it moves
+// the ref and leaves no lock file; nothing in the process is latched: the
+// snapshots taken after it, in the same process, work.
+func TestTakeAfterCancelledTake(t *testing.T) {
 	h, dir := testRepo(t)
-	write(t, filepath.Join(dir, ".agent", "memories.md"), "# Memories\n\n"+entry(idA, "a", "first"))
-	if _, err := h.Take("", h.CurrentProvenance("post-commit")); err == nil || !strings.Contains(err.Error(), "exiting") {
-		t.Fatalf("an update after Settle: %v", err)
+	mem := filepath.Join(dir, ".agent", "memories.md")
+	write(t, mem, "# Memories\n\n"+entry(idA, "a", "first"))
+	first := take(t, h, "").Snapshot.Commit
+	write(t, mem, "# Memories\n\n"+entry(idA, "a", "first")+"\n"+entry(idB, "b", "second"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := h.Take(ctx, "", h.CurrentProvenance("post-commit")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled Take: %v", err)
+	}
+	if got := strings.TrimSpace(testgit.Git(t, dir, "rev-parse", Ref)); got != first {
+		t.Fatalf("a cancelled Take moved the ref to %s", got)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".git", "refs", "memsync", "snapshots.lock")); !os.IsNotExist(err) {
-		t.Fatalf("lock file after a refused update: %v", err)
+		t.Fatalf("lock file after a cancelled Take: %v", err)
+	}
+	second := take(t, h, "").Snapshot.Commit
+	write(t, mem, "# Memories\n\n"+entry(idC, "c", "third"))
+	third := take(t, h, "").Snapshot.Commit
+	if second == first || third == second {
+		t.Fatalf("snapshots after a cancelled one: %s %s %s", first, second, third)
 	}
 }

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -29,14 +30,20 @@ type RollbackResult struct {
 // first (so the rollback can be undone), the files are rewritten atomically
 // (archive first), and the result is snapshotted with a message naming the
 // target.
-func (h *History) Rollback(target string, refs []string, p Provenance) (*RollbackResult, error) {
+//
+// ctx stops Rollback before it changes a file; once the files are
+// rewritten, the result is snapshotted whatever ctx says.
+func (h *History) Rollback(ctx context.Context, target string, refs []string, p Provenance) (*RollbackResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	at, err := h.Files(target)
 	if err != nil {
 		return nil, err
 	}
 	res := &RollbackResult{Target: target, IDs: []string{}}
 	err = h.Store.WithLock(func() error {
-		before, err := h.takeLocked("memsync snapshot before rollback to "+short(target), p, "")
+		before, err := h.takeLocked(ctx, "memsync snapshot before rollback to "+short(target), p, "")
 		if err != nil {
 			return err
 		}
@@ -45,6 +52,9 @@ func (h *History) Rollback(target string, refs []string, p Provenance) (*Rollbac
 		}
 		live, err := h.readLiveLocked()
 		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		next := at
@@ -63,7 +73,7 @@ func (h *History) Rollback(target string, refs []string, p Provenance) (*Rollbac
 		if len(res.IDs) > 0 {
 			msg += fmt.Sprintf(" (%d entries)", len(res.IDs))
 		}
-		after, err := h.takeLocked(msg, p, target)
+		after, err := h.takeLocked(context.WithoutCancel(ctx), msg, p, target)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package history
 
 import (
 	"compress/zlib"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,7 +29,14 @@ type Result struct {
 // the provenance as trailers. When the tree is the same as the newest
 // snapshot's, nothing is written. A repository whose memory home has no
 // files and no snapshot yet is left alone (no lock file, no ref).
-func (h *History) Take(msg string, p Provenance) (*Result, error) {
+//
+// ctx stops Take before it moves the ref (with ctx's error); a ref update
+// under way is let finish, so a cancelled Take returns after its work
+// stopped and leaves no lock file behind.
+func (h *History) Take(ctx context.Context, msg string, p Provenance) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if !h.hasMemory() {
 		old, err := h.head()
 		if err != nil || old.IsZero() {
@@ -38,7 +46,7 @@ func (h *History) Take(msg string, p Provenance) (*Result, error) {
 	var res *Result
 	err := h.Store.WithLock(func() error {
 		var err error
-		res, err = h.takeLocked(msg, p, "")
+		res, err = h.takeLocked(ctx, msg, p, "")
 		return err
 	})
 	return res, err
@@ -55,7 +63,7 @@ func (h *History) hasMemory() bool {
 }
 
 // takeLocked is Take with the writers' lock held by the caller.
-func (h *History) takeLocked(msg string, p Provenance, rollback string) (*Result, error) {
+func (h *History) takeLocked(ctx context.Context, msg string, p Provenance, rollback string) (*Result, error) {
 	files, err := h.readLiveLocked()
 	if err != nil {
 		return nil, err
@@ -99,6 +107,9 @@ func (h *History) takeLocked(msg string, p Provenance, rollback string) (*Result
 	commit, err := h.writeObject(newObject(plumbing.CommitObject, commitData))
 	if err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // the objects written are unreachable, harmless; git's gc prunes them
 	}
 	if err := h.updateRef(commit, old); err != nil {
 		return nil, err

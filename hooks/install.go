@@ -12,8 +12,9 @@
 // takes it), else the common git dir's hooks/. Uninstalling puts back exactly
 // what was there.
 //
-// The handlers (Run) never fail a git command: they always return, within a
-// time bound, and report trouble as one warning line.
+// Run bounds a hook's handler (the work is memsync.RunHook's): it never
+// fails a git command, returns within a time bound once the handler has
+// stopped, and reports trouble as one warning line.
 package hooks
 
 import (

@@ -1,8 +1,10 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/memsync/memsync"
@@ -13,17 +15,15 @@ import (
 // entries, never the one it saved, so retrieve finds what save returned
 // (issue 10, defect 1).
 func TestSaveIsNotArchivedByItsOwnCleanup(t *testing.T) {
-	ttl := 90
-	m := openRepo(t, memsync.Options{Role: "owner", MaxEntries: new(5), TTLDays: &ttl})
-	st := m.Store()
-	if err := os.MkdirAll(st.Home, 0o755); err != nil {
+	m := openRepo(t, memsync.Options{Role: "owner", MaxEntries: new(5), TTLDays: new(90)})
+	if err := os.MkdirAll(filepath.Dir(m.Path()), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	text := memfile.Header + "\n"
 	for i := range 6 {
 		text += fmt.Sprintf("\n## Note: n%d\n- Content: written by another tool %d\n", i, i)
 	}
-	if err := os.WriteFile(st.Path(), []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(m.Path(), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cs := connect(t, Options{Project: m})
@@ -38,14 +38,14 @@ func TestSaveIsNotArchivedByItsOwnCleanup(t *testing.T) {
 	if got.Total != 1 || got.Entries[0].ID != saved.Entry.ID {
 		t.Fatalf("retrieve after save %s: %+v", saved.Entry.ID, got)
 	}
-	arc, err := st.LoadArchive()
+	arc, err := m.List(context.Background(), memsync.View{Archive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(arc.Entries) != 2 {
-		t.Fatalf("archive holds %d entries, want the 2 oldest", len(arc.Entries))
+	if len(arc) != 2 {
+		t.Fatalf("archive holds %d entries, want the 2 oldest", len(arc))
 	}
-	for _, e := range arc.Entries {
+	for _, e := range arc {
 		if e.ID == saved.Entry.ID {
 			t.Fatal("the saved entry was archived")
 		}

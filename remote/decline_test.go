@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ func TestSyncDeclinedByRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	add(t, a, "from a")
-	res, err := Sync(a, "origin", Options{})
+	res, err := Sync(context.Background(), a, "origin", Options{})
 	if !errors.Is(err, ErrPush) || errors.Is(err, ErrRaced) {
 		t.Fatalf("want ErrPush, got %v", err)
 	}

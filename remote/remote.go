@@ -7,6 +7,7 @@ package remote
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -88,8 +89,10 @@ func DefaultRemote(h *history.History) string {
 // clone pushed in between, the push is rejected and Sync fetches and merges
 // again, up to opts.Tries rounds with a short random wait. Syncs of one
 // repository run one at a time (a lock beside its conflict log), without
-// holding the memory's lock during network work.
-func Sync(h *history.History, remote string, opts Options) (*Result, error) {
+// holding the memory's lock during network work. ctx kills a git fetch or
+// push under way and stops Sync between steps (history.MergeFrom says what
+// a merge does when ctx is done).
+func Sync(ctx context.Context, h *history.History, remote string, opts Options) (*Result, error) {
 	if !remoteName.MatchString(remote) || strings.Contains(remote, "..") {
 		return nil, fmt.Errorf("%w: %q (sync takes the name of a remote; 'git remote -v' lists them, 'git remote add NAME URL' adds one)", ErrBadRemote, remote)
 	}
@@ -109,12 +112,12 @@ func Sync(h *history.History, remote string, opts Options) (*Result, error) {
 	}
 	res := &Result{Remote: remote}
 	for res.Tries = 1; ; res.Tries++ {
-		theirs, err := fetch(h, remote)
+		theirs, err := fetch(ctx, h, remote)
 		if err != nil {
 			return res, err
 		}
 		res.Fetched = theirs
-		m, err := h.MergeFrom(theirs, history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance})
+		m, err := h.MergeFrom(ctx, theirs, history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance})
 		if err != nil {
 			return res, err
 		}
@@ -137,7 +140,7 @@ func Sync(h *history.History, remote string, opts Options) (*Result, error) {
 		if head == "" || head == theirs {
 			return res, nil // nothing the remote lacks
 		}
-		raced, err := push(h, remote, head, theirs)
+		raced, err := push(ctx, h, remote, head, theirs)
 		if err != nil {
 			return res, err
 		}
@@ -148,18 +151,25 @@ func Sync(h *history.History, remote string, opts Options) (*Result, error) {
 		if res.Tries >= tries {
 			return res, fmt.Errorf("%w: %s's snapshots changed during each of %d tries", ErrRaced, remote, tries)
 		}
-		time.Sleep(time.Duration(30+rand.IntN(100*res.Tries)) * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(time.Duration(30+rand.IntN(100*res.Tries)) * time.Millisecond):
+		}
 	}
 }
 
 // fetch brings the remote's snapshots into TrackingRef(remote) and returns
 // their hash, "" when the remote has no snapshots.
-func fetch(h *history.History, remote string) (string, error) {
-	cmd := gitcmd.Command(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "fetch", "--quiet", "--no-tags",
+func fetch(ctx context.Context, h *history.History, remote string) (string, error) {
+	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "fetch", "--quiet", "--no-tags",
 		"--no-write-fetch-head", "--no-auto-gc", remote, "+"+history.Ref+":"+TrackingRef(remote))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("%w: git fetch %s: %w", ErrFetch, remote, ctx.Err())
+		}
 		msg := strings.TrimSpace(stderr.String())
 		if strings.Contains(msg, "couldn't find remote ref") {
 			return "", nil
@@ -176,12 +186,15 @@ func fetch(h *history.History, remote string) (string, error) {
 // remote found its ref changed under the update. Any other refusal (a hook
 // that declines, a read-only remote, no access) is an ErrPush with git's own
 // words; retrying would not change it.
-func push(h *history.History, remote, head, expect string) (raced bool, err error) {
-	cmd := gitcmd.Command(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "push", "--quiet", "--porcelain", "--no-verify",
+func push(ctx context.Context, h *history.History, remote, head, expect string) (raced bool, err error) {
+	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "push", "--quiet", "--porcelain", "--no-verify",
 		"--force-with-lease="+history.Ref+":"+expect, remote, head+":"+history.Ref)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return false, fmt.Errorf("%w: git push %s: %w", ErrPush, remote, ctx.Err())
+		}
 		status := rejection(stdout.String())
 		msg := gitMessage(stderr.String())
 		if isRace(status, msg) {
@@ -193,7 +206,7 @@ func push(h *history.History, remote, head, expect string) (raced bool, err erro
 		return false, fmt.Errorf("%w: git push %s: %w: %s", ErrPush, remote, err, msg)
 	}
 	// The tracking ref follows (best effort: the next fetch sets it anyway).
-	_, _ = gitcmd.Output(h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", TrackingRef(remote), head)
+	_, _ = gitcmd.OutputContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", TrackingRef(remote), head)
 	return false, nil
 }
 

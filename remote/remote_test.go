@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -43,16 +44,16 @@ func TestSync(t *testing.T) {
 	cs := clones(t, 2)
 	a, b := cs[0], cs[1]
 	add(t, a, "from a")
-	res, err := Sync(a, "origin", Options{})
+	res, err := Sync(context.Background(), a, "origin", Options{})
 	if err != nil || !res.Pushed || res.Fetched != "" {
 		t.Fatalf("%+v %v", res, err)
 	}
 	add(t, b, "from b")
-	res, err = Sync(b, "origin", Options{})
+	res, err = Sync(context.Background(), b, "origin", Options{})
 	if err != nil || res.Kind != history.Merged || !res.Pushed {
 		t.Fatalf("%+v %v", res, err)
 	}
-	res, err = Sync(a, "origin", Options{})
+	res, err = Sync(context.Background(), a, "origin", Options{})
 	if err != nil || res.Kind != history.FastForward || res.Pushed {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -75,16 +76,16 @@ func TestPushLease(t *testing.T) {
 	cs := clones(t, 2)
 	a, b := cs[0], cs[1]
 	add(t, a, "from a")
-	if _, err := Sync(a, "origin", Options{}); err != nil {
+	if _, err := Sync(context.Background(), a, "origin", Options{}); err != nil {
 		t.Fatal(err)
 	}
 	remoteHead := testgit.Git(t, a.Repo.WorkTree, "rev-parse", history.Ref)
 	add(t, b, "from b")
-	if _, err := b.Take("", history.Provenance{}); err != nil {
+	if _, err := b.Take(context.Background(), "", history.Provenance{}); err != nil {
 		t.Fatal(err)
 	}
 	head := testgit.Git(t, b.Repo.WorkTree, "rev-parse", history.Ref)
-	raced, err := push(b, "origin", head, "") // b believes the remote has none
+	raced, err := push(context.Background(), b, "origin", head, "") // b believes the remote has none
 	if err != nil || !raced {
 		t.Fatalf("raced %v, err %v", raced, err)
 	}
@@ -92,7 +93,7 @@ func TestPushLease(t *testing.T) {
 		t.Fatalf("the remote moved: %s", got)
 	}
 	// Sync itself fetches, merges and pushes.
-	res, err := Sync(b, "origin", Options{})
+	res, err := Sync(context.Background(), b, "origin", Options{})
 	if err != nil || !res.Pushed || res.Kind != history.Merged {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -102,22 +103,42 @@ func TestSyncErrors(t *testing.T) {
 	cs := clones(t, 1)
 	a := cs[0]
 	add(t, a, "kept")
-	if _, err := Sync(a, "nosuch", Options{}); !errors.Is(err, ErrFetch) {
+	if _, err := Sync(context.Background(), a, "nosuch", Options{}); !errors.Is(err, ErrFetch) {
 		t.Fatalf("missing remote: %v", err)
 	}
 	for _, bad := range []string{"../x", "/tmp/x", "a b", "-x", ""} {
-		if _, err := Sync(a, bad, Options{}); !errors.Is(err, ErrBadRemote) {
+		if _, err := Sync(context.Background(), a, bad, Options{}); !errors.Is(err, ErrBadRemote) {
 			t.Fatalf("%q: %v", bad, err)
 		}
 	}
 	// A push that fails for another reason than a race: the remote is gone.
 	testgit.Git(t, a.Repo.WorkTree, "remote", "add", "gone", filepath.Join(t.TempDir(), "missing.git"))
-	if _, err := Sync(a, "gone", Options{}); !errors.Is(err, ErrFetch) {
+	if _, err := Sync(context.Background(), a, "gone", Options{}); !errors.Is(err, ErrFetch) {
 		t.Fatalf("gone remote: %v", err)
 	}
 	data, _ := os.ReadFile(a.Store.Path())
 	if !strings.Contains(string(data), "kept") {
 		t.Fatal("a failed sync lost the local entry")
+	}
+}
+
+// A sync whose context is done spawns no git to its end and changes nothing:
+// the remote has no snapshots, the local memory is as it was.
+func TestSyncHonoursContext(t *testing.T) {
+	cs := clones(t, 1)
+	a := cs[0]
+	add(t, a, "kept")
+	before, _ := os.ReadFile(a.Store.Path())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Sync(ctx, a, "origin", Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("sync with a cancelled context: %v", err)
+	}
+	if out, _ := testgit.GitErr(a.Repo.WorkTree, "ls-remote", "origin", history.Ref); out != "" {
+		t.Fatalf("the remote got snapshots: %s", out)
+	}
+	if after, _ := os.ReadFile(a.Store.Path()); string(after) != string(before) {
+		t.Fatal("a cancelled sync changed the memory")
 	}
 }
 

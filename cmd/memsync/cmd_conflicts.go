@@ -6,15 +6,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/policy"
 )
 
@@ -50,25 +47,6 @@ func resolveCommand() *cli.Command {
 	}
 }
 
-type conflictJSON struct {
-	ID     string         `json:"id"`
-	Title  string         `json:"title"`
-	Source string         `json:"source"`
-	Time   string         `json:"time"`
-	Base   *memsync.Entry `json:"base"`
-	Ours   memsync.Entry  `json:"ours"`
-	Theirs memsync.Entry  `json:"theirs"`
-	Diff   string         `json:"diff"`
-}
-
-// conflictLog is the conflict log of the session's memory.
-func (s *session) conflictLog() string {
-	if s.repo == nil {
-		return filepath.Join(s.store.Home, "state", "conflicts.json")
-	}
-	return history.ConflictLog(s.repo)
-}
-
 func runConflicts(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageError{fmt.Errorf("conflicts takes no arguments")}
@@ -77,20 +55,9 @@ func runConflicts(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rs, err := merge.LoadLog(s.conflictLog())
+	out, err := s.m.Conflicts(c.Context)
 	if err != nil {
 		return err
-	}
-	out := []conflictJSON{}
-	for _, r := range rs {
-		base, ours, theirs := r.Versions()
-		j := conflictJSON{ID: r.ID, Title: r.Title, Source: r.Source, Time: r.Time,
-			Ours: memsync.EntryOf(&ours, 0), Theirs: memsync.EntryOf(&theirs, 0), Diff: history.TextDiff(r.Ours, r.Theirs)}
-		if base != nil {
-			b := memsync.EntryOf(base, 0)
-			j.Base = &b
-		}
-		out = append(out, j)
 	}
 	if s.json {
 		return s.printJSON(out)
@@ -142,21 +109,14 @@ func paint(on bool, code, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-type resolveJSON struct {
-	ID       string        `json:"id"`
-	Kept     string        `json:"kept"` // ours, theirs or edit
-	Entry    memsync.Entry `json:"entry"`
-	Snapshot string        `json:"snapshot"` // "" when the memory was unchanged since the last snapshot
-}
-
 func runResolve(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return usageError{fmt.Errorf("resolve needs one conflict ID (see memsync conflicts)")}
 	}
-	var how []string
-	for _, f := range []string{"ours", "theirs", "edit"} {
-		if c.Bool(f) {
-			how = append(how, f)
+	var how []memsync.Keep
+	for _, k := range []memsync.Keep{memsync.KeepOurs, memsync.KeepTheirs, memsync.KeepEdit} {
+		if c.Bool(string(k)) {
+			how = append(how, k)
 		}
 	}
 	if len(how) != 1 {
@@ -166,93 +126,46 @@ func runResolve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allow(policy.OpResolve); err != nil {
-		return err
-	}
-	if err := s.beforeWrite(); err != nil {
-		return err
-	}
-	logPath := s.conflictLog()
-	rs, err := merge.LoadLog(logPath)
-	if err != nil {
-		return err
-	}
-	i, err := merge.Find(rs, c.Args().First())
-	if err != nil {
-		return withHint(err, "'memsync conflicts' lists the recorded conflicts")
-	}
-	rec := rs[i]
-	_, ours, theirs := rec.Versions()
-	keep := ours
-	switch how[0] {
-	case "theirs":
-		keep = theirs
-	case "edit":
-		if keep, err = editConflict(s, rec); err != nil {
+	r := memsync.Resolution{Keep: how[0]}
+	if r.Keep == memsync.KeepEdit {
+		// Refused before the editor opens, not after (Resolve checks again).
+		if err := s.m.Allow(policy.OpResolve); err != nil {
 			return err
 		}
-	}
-	if how[0] != "ours" {
-		if err := s.store.Validate(&keep); err != nil {
-			return err
+		cf, err := s.m.Conflict(c.Context, c.Args().First())
+		if err != nil {
+			return resolveError(err)
 		}
-		if err := setEntry(s.store, keep); err != nil {
-			return err
-		}
-	}
-	err = s.store.WithLock(func() error {
-		rs, err := merge.LoadLog(logPath)
+		e, err := editConflict(s, &cf)
 		if err != nil {
 			return err
 		}
-		return merge.SaveLog(logPath, merge.Forget(rs, rec.ID))
-	})
-	if err != nil {
-		return err
+		r.Edited = &e
 	}
-	out := resolveJSON{ID: rec.ID, Kept: how[0], Entry: memsync.EntryOf(&keep, 0)}
-	if s.repo != nil {
-		h := history.Open(s.repo, s.store)
-		res, err := h.Take("memsync resolve "+rec.ID+" ("+how[0]+")", h.CurrentProvenance(""))
-		if err != nil {
-			return err
-		}
-		if res.Created {
-			out.Snapshot = res.Snapshot.Commit
-		}
+	out, err := s.m.Resolve(c.Context, c.Args().First(), r)
+	if err != nil {
+		return resolveError(err)
 	}
 	if s.json {
 		return s.printJSON(out)
 	}
-	fmt.Fprintf(s.stdout, "resolved %s: kept %s\n", rec.ID, map[string]string{"ours": "ours", "theirs": "theirs", "edit": "the edited version"}[how[0]])
+	fmt.Fprintf(s.stdout, "resolved %s: kept %s\n", out.ID, map[memsync.Keep]string{memsync.KeepOurs: "ours", memsync.KeepTheirs: "theirs", memsync.KeepEdit: "the edited version"}[out.Kept])
 	if out.Snapshot != "" {
 		fmt.Fprintf(s.stdout, "snapshot %s (the next 'memsync sync' carries it)\n", shortHash(out.Snapshot))
 	}
 	return nil
 }
 
-// setEntry replaces the active entry with e's ID by e, or appends e when the
-// memory no longer has it. An archived entry is left to restore first.
-func setEntry(st *memfile.Store, e memfile.Entry) error {
-	arch, err := st.LoadArchive()
-	if err != nil {
-		return err
+// resolveError gives resolve's failures their advice.
+func resolveError(err error) error {
+	var ae *memsync.ArchivedError
+	switch {
+	case errors.As(err, &ae):
+		return withHint(err, "restore it first (memsync restore "+ae.ID+"), then resolve again")
+	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
+		return withHint(err, "'memsync conflicts' lists the recorded conflicts")
 	}
-	return st.Update(func(f *memfile.File) error {
-		for i := range f.Entries {
-			if f.Entries[i].ID == e.ID {
-				f.Entries[i] = e
-				return nil
-			}
-		}
-		for _, a := range arch.Entries {
-			if a.ID == e.ID {
-				return withHint(fmt.Errorf("entry %s is in the archive now", e.ID), "restore it first (memsync restore "+e.ID+"), then resolve again")
-			}
-		}
-		f.Entries = append(f.Entries, e)
-		return nil
-	})
+	return err
 }
 
 // errEditCancelled: the edited file held no entry.
@@ -260,16 +173,17 @@ var errEditCancelled = errors.New("no entry left in the edited file; nothing cha
 
 // editConflict opens the editor on both versions and returns the one entry
 // left in the saved file, with the conflict's ID.
-func editConflict(s *session, rec merge.Record) (memfile.Entry, error) {
+func editConflict(s *session, cf *memsync.Conflict) (memfile.Entry, error) {
 	tmp, err := os.CreateTemp("", "memsync-resolve-*.md")
 	if err != nil {
 		return memfile.Entry{}, err
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
-	text := "# memsync resolve " + rec.ID + ": keep one version of this entry, or combine the\n" +
+	ours, theirs := cf.Markdown()
+	text := "# memsync resolve " + cf.ID + ": keep one version of this entry, or combine the\n" +
 		"# two into one, then save and quit. Text above the first '## ' line is ignored;\n" +
 		"# leave no entry to cancel. First ours (in the memory now), then theirs.\n\n" +
-		rec.Ours + "\n" + rec.Theirs
+		ours + "\n" + theirs
 	if _, err := tmp.WriteString(text); err != nil {
 		_ = tmp.Close()
 		return memfile.Entry{}, err
@@ -302,6 +216,6 @@ func editConflict(s *session, rec merge.Record) (memfile.Entry, error) {
 		return memfile.Entry{}, withHint(fmt.Errorf("the edited file holds %d entries", len(f.Entries)), "keep exactly one entry (or none to cancel); nothing was changed")
 	}
 	e := f.Entries[0]
-	e.ID = rec.ID
+	e.ID = cf.ID
 	return e, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/hooks"
 )
 
@@ -52,8 +53,7 @@ func hookCommand() *cli.Command {
 			if len(args) == 0 {
 				return nil
 			}
-			hooks.Run(args[0], args[1:], hooks.Options{
-				Dir:         c.String("C"),
+			memsync.RunHook(c.Context, c.String("C"), args[0], args[1:], memsync.HookOptions{
 				Stderr:      c.App.ErrWriter,
 				LockTimeout: min(c.Duration("lock-timeout"), hooks.DefaultLockTimeout),
 			})

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/memsync/memsync/history"
 )
 
 func logCommand() *cli.Command {
@@ -28,14 +26,11 @@ func runLog(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	entries, err := history.Open(s.repo, s.store).Log(c.Int("n"))
+	entries, err := s.m.Log(c.Context, c.Int("n"))
 	if err != nil {
 		return err
 	}
 	if s.json {
-		if entries == nil {
-			entries = []history.LogEntry{}
-		}
 		return s.printJSON(entries)
 	}
 	if len(entries) == 0 {

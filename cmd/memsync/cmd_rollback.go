@@ -4,9 +4,6 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/memsync/memsync/history"
-	"github.com/memsync/memsync/policy"
 )
 
 func rollbackCommand() *cli.Command {
@@ -31,21 +28,11 @@ func runRollback(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allow(policy.OpRollback); err != nil {
-		return err
-	}
-	if err := s.beforeWrite(); err != nil {
-		return err
-	}
-	h := history.Open(s.repo, s.store)
-	target, err := h.Resolve(c.Args().First())
+	res, err := s.m.Rollback(c.Context, c.Args().First(), c.Args().Tail()...)
 	if err != nil {
 		return err
 	}
-	res, err := h.Rollback(target, c.Args().Tail(), h.CurrentProvenance(""))
-	if err != nil {
-		return err
-	}
+	target := res.Target
 	if s.json {
 		return s.printJSON(res)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync"
 )
 
 func snapshotCommand() *cli.Command {
@@ -22,26 +22,17 @@ func snapshotCommand() *cli.Command {
 	}
 }
 
-type snapshotResult struct {
-	Created  bool              `json:"created"`
-	Snapshot *history.Snapshot `json:"snapshot"`
-}
-
 func runSnapshot(c *cli.Context) error {
 	s, err := openRepoSession(c)
 	if err != nil {
 		return err
 	}
-	h := history.Open(s.repo, s.store)
-	res, err := h.Take(c.String("message"), h.CurrentProvenance(""))
+	res, err := s.m.Snapshot(c.Context, memsync.SnapshotOptions{Message: c.String("message")})
 	if err != nil {
 		return err
 	}
-	if n := len(res.Problems); n > 0 {
-		s.warn(fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is", s.store.Path(), n, res.Problems[0]))
-	}
 	if s.json {
-		return s.printJSON(snapshotResult{Created: res.Created, Snapshot: res.Snapshot})
+		return s.printJSON(res)
 	}
 	switch {
 	case res.Created:

@@ -9,7 +9,6 @@ import (
 	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/merge"
-	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/remote"
 )
 
@@ -37,19 +36,6 @@ func syncCommand() *cli.Command {
 	}
 }
 
-type syncConflictJSON struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
-}
-
-type syncJSON struct {
-	*remote.Result
-	DryRun         bool               `json:"dry_run"`
-	Changes        []changeJSON       `json:"changes"`
-	ArchiveChanges []changeJSON       `json:"archive_changes"`
-	Conflicts      []syncConflictJSON `json:"conflicts"`
-}
-
 func runSync(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return usageError{fmt.Errorf("sync takes at most one remote")}
@@ -58,32 +44,14 @@ func runSync(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	force, dry := c.Bool("force"), c.Bool("dry-run")
-	if force && !dry {
-		if err := s.allow(policy.OpSyncForce); err != nil {
-			return err
-		}
-	}
-	if !dry {
-		if err := s.beforeWrite(); err != nil {
-			return err
-		}
-	}
-	h := history.Open(s.repo, s.store)
-	name := c.Args().First()
-	if name == "" {
-		name = remote.DefaultRemote(h)
-	}
-	res, err := remote.Sync(h, name, remote.Options{Force: force, DryRun: dry, Provenance: h.CurrentProvenance("")})
+	dry := c.Bool("dry-run")
+	res, err := s.m.Sync(c.Context, c.Args().First(), memsync.SyncOptions{DryRun: dry, Force: c.Bool("force")})
+	name := res.Remote
 	if err != nil {
 		return syncError(err, name)
 	}
 	if s.json {
-		out := syncJSON{Result: res, DryRun: dry, Changes: changesJSON(res.Changes), ArchiveChanges: changesJSON(res.ArchiveChanges), Conflicts: []syncConflictJSON{}}
-		for _, cf := range res.Conflicts {
-			out.Conflicts = append(out.Conflicts, syncConflictJSON{cf.ID, cf.Ours.Heading()})
-		}
-		return s.printJSON(out)
+		return s.printJSON(res)
 	}
 	verb := map[bool]string{true: "would change", false: "changed"}[dry]
 	switch {
@@ -113,24 +81,7 @@ func runSync(c *cli.Context) error {
 	return nil
 }
 
-func changesJSON(changes []history.Change) []changeJSON {
-	out := []changeJSON{}
-	for _, ch := range changes {
-		j := changeJSON{Kind: ch.Kind, ID: ch.ID}
-		if ch.Before != nil {
-			e := memsync.EntryOf(ch.Before, 0)
-			j.Before = &e
-		}
-		if ch.After != nil {
-			e := memsync.EntryOf(ch.After, 0)
-			j.After = &e
-		}
-		out = append(out, j)
-	}
-	return out
-}
-
-func countChanges(active, archive []history.Change) string {
+func countChanges(active, archive []memsync.Change) string {
 	n := map[string]int{}
 	for _, ch := range active {
 		n[ch.Kind]++
@@ -143,18 +94,14 @@ func countChanges(active, archive []history.Change) string {
 }
 
 // printChanges prints one line per changed entry: prefix, +/-/~, ID, heading.
-func printChanges(s *session, changes []history.Change, prefix string) {
+func printChanges(s *session, changes []memsync.Change, prefix string) {
 	mark := map[string]string{history.Added: "+", history.Removed: "-", history.Changed: "~"}
 	for _, ch := range changes {
 		e := ch.After
 		if e == nil {
 			e = ch.Before
 		}
-		heading := e.Heading()
-		if heading == "" {
-			heading = e.Preview(60)
-		}
-		fmt.Fprintf(s.stdout, "%s%s %s  %s\n", prefix, mark[ch.Kind], ch.ID, heading)
+		fmt.Fprintf(s.stdout, "%s%s %s  %s\n", prefix, mark[ch.Kind], ch.ID, e.Heading())
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/config"
-	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
@@ -20,14 +18,11 @@ import (
 type session struct {
 	m      *memsync.Memory
 	repo   *worktree.Repo
-	store  *memfile.Store
 	json   bool
 	stdout io.Writer
 	stderr io.Writer
-	role   policy.Role   // --role, MEMSYNC_ROLE, the configuration; default owner
-	cfg    config.Config // the configuration files and environment, before flags
-	scope  string        // --session, MEMSYNC_SESSION; "" is the whole project
-	global bool          // the store is the global layer
+	scope  string // --session, MEMSYNC_SESSION; "" is the whole project
+	global bool   // the store is the global layer
 	c      *cli.Context
 }
 
@@ -42,7 +37,7 @@ func openLayer(c *cli.Context, global bool) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.m, s.repo, s.store, s.role, s.cfg = m, m.Repo(), m.Store(), m.Role(), m.Config()
+	s.m, s.repo = m, m.Repo()
 	return s, nil
 }
 
@@ -84,9 +79,6 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
-
-// allow refuses an operation the role may not do, before anything changes.
-func (s *session) allow(op policy.Op) error { return s.role.Check(op) }
 
 func (s *session) warn(msg string) { fmt.Fprintf(s.stderr, "memsync: warning: %s\n", msg) }
 

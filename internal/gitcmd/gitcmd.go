@@ -59,7 +59,8 @@ func Command(dir string, args ...string) *exec.Cmd {
 	return CommandContext(context.Background(), dir, args...)
 }
 
-// CommandContext is Command killed when ctx is done.
+// CommandContext is Command for a git that is killed when ctx is done
+// before it exits.
 func CommandContext(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = dir, Env()
@@ -69,11 +70,20 @@ func CommandContext(ctx context.Context, dir string, args ...string) *exec.Cmd {
 // Output runs git in dir and returns its stdout; on failure the error holds
 // git's stderr.
 func Output(dir string, args ...string) (string, error) {
-	cmd := Command(dir, args...)
+	return OutputContext(context.Background(), dir, args...)
+}
+
+// OutputContext is Output for a git that is killed when ctx is done before
+// it exits (the error then wraps ctx's error).
+func OutputContext(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := CommandContext(ctx, dir, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
 		return string(out), fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return string(out), nil

@@ -1,6 +1,8 @@
 package gitcmd
 
 import (
+	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -63,5 +65,18 @@ func TestEnvFixesLocaleAndPrompt(t *testing.T) {
 	out, err := Output(t.TempDir(), "-c", `alias.showenv=!echo "$LC_ALL $GIT_TERMINAL_PROMPT"`, "showenv")
 	if err != nil || strings.TrimSpace(out) != "C 0" {
 		t.Fatalf("%q %v", out, err)
+	}
+}
+
+// A git started for a context that is done is not run to its end: the error
+// says why.
+func TestOutputContextHonoursCancel(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := OutputContext(ctx, t.TempDir(), "version"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("git ran for a cancelled context: %v", err)
 	}
 }

@@ -1,0 +1,467 @@
+package memsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/merge"
+	"github.com/memsync/memsync/policy"
+	"github.com/memsync/memsync/remote"
+)
+
+// ErrNoHistory is what the history operations (Snapshot, Log, Diff,
+// Rollback, Sync) return on the global layer: only a repository's memory
+// has snapshots.
+var ErrNoHistory = errors.New("the global layer has no history: snapshots, log, diff, rollback and sync work on a git repository's memory")
+
+// history is the snapshot history of the repository's memory; its lock
+// waits end with ctx.
+func (m *Memory) history(ctx context.Context) (*history.History, error) {
+	if m.repo == nil {
+		return nil, ErrNoHistory
+	}
+	return history.Open(m.repo, m.st(ctx)), nil
+}
+
+// ConflictLog is the file that records the conflicts of this memory: the
+// repository's <git common dir>/memsync/conflicts.json, or the global
+// layer's state/conflicts.json.
+func (m *Memory) ConflictLog() string { return m.conflictLog }
+
+// SnapshotOptions tune Snapshot.
+type SnapshotOptions struct {
+	Message string // the snapshot's subject ("" for memsync's own)
+}
+
+// SnapshotResult is what Snapshot did.
+type SnapshotResult struct {
+	Created  bool              `json:"created"`  // a new snapshot was committed
+	Snapshot *history.Snapshot `json:"snapshot"` // the newest snapshot now; nil when there is none
+	// Problems is the damage found in the active file, which is snapshotted
+	// as it is (Snapshot also warns of it through Options.Warn).
+	Problems []memfile.Problem `json:"-"`
+}
+
+// Snapshot commits the memory (the active file and the archive) onto
+// refs/memsync/snapshots, as the hooks do after every commit; nothing is
+// committed when the memory is unchanged since the newest snapshot. ctx
+// stops it before it moves the ref.
+func (m *Memory) Snapshot(ctx context.Context, o SnapshotOptions) (*SnapshotResult, error) {
+	res, err := m.snapshot(ctx, o.Message, "")
+	if err != nil {
+		return nil, err
+	}
+	if n := len(res.Problems); n > 0 {
+		m.warn(fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is", m.Path(), n, res.Problems[0]))
+	}
+	return res, nil
+}
+
+// snapshot is Snapshot by hook ("" for none), without the warning.
+func (m *Memory) snapshot(ctx context.Context, msg, hook string) (*SnapshotResult, error) {
+	h, err := m.history(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := h.Take(ctx, msg, h.CurrentProvenance(hook))
+	if err != nil {
+		return nil, err
+	}
+	return &SnapshotResult{Created: res.Created, Snapshot: res.Snapshot, Problems: res.Problems}, nil
+}
+
+// Log lists the snapshots newest first, each with its provenance and what
+// changed in the active file since the snapshot before it; at most n of
+// them (n <= 0: all).
+func (m *Memory) Log(ctx context.Context, n int) ([]history.LogEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h, err := m.history(ctx)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := h.Log(n)
+	if entries == nil {
+		entries = []history.LogEntry{}
+	}
+	return entries, err
+}
+
+// Change is one entry that differs between two states of the memory,
+// matched by ID.
+type Change struct {
+	Kind   string `json:"kind"` // history.Added, history.Removed or history.Changed
+	ID     string `json:"id"`
+	Before *Entry `json:"before"` // nil when added
+	After  *Entry `json:"after"`  // nil when removed
+}
+
+// changesOf converts history's changes.
+func changesOf(changes []history.Change) []Change {
+	out := []Change{}
+	for _, ch := range changes {
+		c := Change{Kind: ch.Kind, ID: ch.ID}
+		if ch.Before != nil {
+			e := EntryOf(ch.Before, 0)
+			c.Before = &e
+		}
+		if ch.After != nil {
+			e := EntryOf(ch.After, 0)
+			c.After = &e
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// LiveRev names the memory files as they are now, for Diff.
+const LiveRev = "live"
+
+// DiffOptions tune Diff.
+type DiffOptions struct {
+	Text bool // also a line diff of the files (DiffResult.Text)
+}
+
+// DiffResult is what changed from one revision to another.
+type DiffResult struct {
+	From    string   `json:"from"` // the snapshot's full hash, or "live"
+	To      string   `json:"to"`
+	Changes []Change `json:"changes"` // the active file's entries
+	// Text is, with DiffOptions.Text, a line diff of memories.md followed by
+	// one of the archive ("archive/memories.md:" and its diff) when it
+	// changed.
+	Text *string `json:"text,omitempty"`
+}
+
+// Diff compares the memory at revision a with the memory at b. A revision
+// is anything git rev-parse understands that names a snapshot
+// (refs/memsync/snapshots~2, a hash or a prefix of one), "~N" for the N-th
+// snapshot before the newest, or LiveRev for the files as they are now. a ""
+// is the newest snapshot (history.ErrNoSnapshot without one), b "" is live.
+func (m *Memory) Diff(ctx context.Context, a, b string, o DiffOptions) (*DiffResult, error) {
+	h, err := m.history(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if a == "" {
+		head, err := h.Head()
+		if err != nil {
+			return nil, err
+		}
+		a = head.Commit
+	}
+	if b == "" {
+		b = LiveRev
+	}
+	from, fa, err := revFiles(ctx, h, a)
+	if err != nil {
+		return nil, err
+	}
+	to, fb, err := revFiles(ctx, h, b)
+	if err != nil {
+		return nil, err
+	}
+	res := &DiffResult{From: from, To: to, Changes: changesOf(history.Compare(memfile.Parse(fa.Memory), memfile.Parse(fb.Memory)))}
+	if o.Text {
+		text := history.TextDiff(string(fa.Memory), string(fb.Memory))
+		if d := history.TextDiff(string(fa.Archive), string(fb.Archive)); d != "" {
+			text += "archive/memories.md:\n" + d
+		}
+		res.Text = &text
+	}
+	return res, nil
+}
+
+// revFiles reads the memory files of a revision or of LiveRev.
+func revFiles(ctx context.Context, h *history.History, rev string) (string, history.Files, error) {
+	if rev == LiveRev {
+		f, err := h.Live()
+		return LiveRev, f, err
+	}
+	hash, err := h.Resolve(ctx, rev)
+	if err != nil {
+		return "", history.Files{}, err
+	}
+	f, err := h.Files(hash)
+	return hash, f, err
+}
+
+// Rollback brings the memory back as it was at snapshot rev (read as by
+// Diff): the whole memory, or only the entries refs name (full IDs, unique
+// prefixes, or numbers as rev's list had them) — changed back, put back, or
+// removed when they did not exist at rev. The memory is snapshotted before
+// and after, so the result's Before undoes it. Owner and admin only.
+func (m *Memory) Rollback(ctx context.Context, rev string, refs ...string) (*history.RollbackResult, error) {
+	h, err := m.history(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Allow(policy.OpRollback); err != nil {
+		return nil, err
+	}
+	if err := m.BeforeWrite(); err != nil {
+		return nil, err
+	}
+	target, err := h.Resolve(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	return h.Rollback(ctx, target, refs, h.CurrentProvenance(""))
+}
+
+// SyncOptions tune Sync.
+type SyncOptions struct {
+	DryRun bool // fetch, and report what the merge would change; write nothing else
+	Force  bool // go ahead with a merge that removes more than half of the entries (owner and admin only)
+}
+
+// SyncResult is what Sync did.
+type SyncResult struct {
+	*remote.Result
+	DryRun         bool           `json:"dry_run"`
+	Changes        []Change       `json:"changes"`         // the active file's entries the merges changed
+	ArchiveChanges []Change       `json:"archive_changes"` // the archive's
+	Conflicts      []SyncConflict `json:"conflicts"`       // entries edited differently on both sides: ours kept
+}
+
+// SyncConflict is an entry a sync found edited differently on both sides
+// (Conflicts shows both versions).
+type SyncConflict struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// Sync exchanges the memory with a git remote ("" for the current branch's
+// remote, else origin): snapshot, fetch the remote's snapshots, merge them
+// entry by entry, push back with a lease (package remote). It returns what
+// it did also when it fails part-way (Remote is always set; a merge may be
+// committed locally before a push fails). ctx kills a fetch or push under
+// way.
+func (m *Memory) Sync(ctx context.Context, name string, o SyncOptions) (*SyncResult, error) {
+	h, err := m.history(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		name = remote.DefaultRemote(h)
+	}
+	out := &SyncResult{Result: &remote.Result{Remote: name}, DryRun: o.DryRun, Changes: []Change{}, ArchiveChanges: []Change{}, Conflicts: []SyncConflict{}}
+	if o.Force && !o.DryRun {
+		if err := m.Allow(policy.OpSyncForce); err != nil {
+			return out, err
+		}
+	}
+	if !o.DryRun {
+		if err := m.BeforeWrite(); err != nil {
+			return out, err
+		}
+	}
+	res, err := remote.Sync(ctx, h, name, remote.Options{Force: o.Force, DryRun: o.DryRun, Provenance: h.CurrentProvenance("")})
+	if res == nil {
+		return out, err
+	}
+	out.Result = res
+	out.Changes, out.ArchiveChanges = changesOf(res.Changes), changesOf(res.ArchiveChanges)
+	for _, cf := range res.Conflicts {
+		out.Conflicts = append(out.Conflicts, SyncConflict{cf.ID, cf.Ours.Heading()})
+	}
+	return out, err
+}
+
+// Conflict is a recorded conflict: an entry edited differently on two sides
+// (by a sync, a merge of conflict markers or the merge driver). Ours is what
+// the memory holds.
+type Conflict struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Source string `json:"source"` // what recorded it
+	Time   string `json:"time"`
+	Base   *Entry `json:"base"` // the common version, nil when unknown
+	Ours   Entry  `json:"ours"`
+	Theirs Entry  `json:"theirs"`
+	Diff   string `json:"diff"` // a line diff from ours to theirs
+
+	ours, theirs string
+}
+
+// Markdown returns both versions as the memory file spells them.
+func (c *Conflict) Markdown() (ours, theirs string) { return c.ours, c.theirs }
+
+func conflictOf(r *merge.Record) Conflict {
+	base, ours, theirs := r.Versions()
+	c := Conflict{ID: r.ID, Title: r.Title, Source: r.Source, Time: r.Time,
+		Ours: EntryOf(&ours, 0), Theirs: EntryOf(&theirs, 0), Diff: history.TextDiff(r.Ours, r.Theirs),
+		ours: r.Ours, theirs: r.Theirs}
+	if base != nil {
+		b := EntryOf(base, 0)
+		c.Base = &b
+	}
+	return c
+}
+
+// Conflicts returns the recorded conflicts, oldest first.
+func (m *Memory) Conflicts(ctx context.Context) ([]Conflict, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rs, err := merge.LoadLog(m.ConflictLog())
+	if err != nil {
+		return nil, err
+	}
+	out := []Conflict{}
+	for i := range rs {
+		out = append(out, conflictOf(&rs[i]))
+	}
+	return out, nil
+}
+
+// Conflict returns the recorded conflict ref names (its ID or a unique
+// prefix; memfile.ErrNotFound or memfile.ErrAmbiguous otherwise).
+func (m *Memory) Conflict(ctx context.Context, ref string) (Conflict, error) {
+	if err := ctx.Err(); err != nil {
+		return Conflict{}, err
+	}
+	rs, err := merge.LoadLog(m.ConflictLog())
+	if err != nil {
+		return Conflict{}, err
+	}
+	i, err := merge.Find(rs, ref)
+	if err != nil {
+		return Conflict{}, err
+	}
+	return conflictOf(&rs[i]), nil
+}
+
+// Keep is the version Resolve keeps.
+type Keep string
+
+// The versions Resolve can keep.
+const (
+	KeepOurs   Keep = "ours"   // the memory's version
+	KeepTheirs Keep = "theirs" // the other side's
+	KeepEdit   Keep = "edit"   // Resolution.Edited
+)
+
+// Resolution is how Resolve settles a conflict.
+type Resolution struct {
+	Keep Keep
+	// Edited is, for KeepEdit, the entry to keep (its ID is set to the
+	// conflict's).
+	Edited *memfile.Entry
+}
+
+// ResolveResult is what Resolve did.
+type ResolveResult struct {
+	ID       string `json:"id"`
+	Kept     Keep   `json:"kept"`
+	Entry    Entry  `json:"entry"`
+	Snapshot string `json:"snapshot"` // "" when the memory was unchanged since the last snapshot (and on the global layer)
+}
+
+// ArchivedError is Resolve's refusal to replace an entry that was archived
+// since the conflict was recorded.
+type ArchivedError struct{ ID string }
+
+func (e *ArchivedError) Error() string { return "entry " + e.ID + " is in the archive now" }
+
+// Resolve settles the recorded conflict ref names (as Conflict finds it):
+// the kept version replaces the memory's entry (or is added when the memory
+// no longer has it; an archived one is an *ArchivedError), the conflict
+// leaves the record, and a repository's memory is snapshotted, so the next
+// sync carries the result. Owner and admin only.
+func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*ResolveResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := m.Allow(policy.OpResolve); err != nil {
+		return nil, err
+	}
+	switch r.Keep {
+	case KeepOurs, KeepTheirs:
+	case KeepEdit:
+		if r.Edited == nil {
+			return nil, fmt.Errorf("%w: resolve keeping an edited entry needs the entry", memfile.ErrInvalid)
+		}
+	default:
+		return nil, fmt.Errorf("%w: resolve keeps ours, theirs or an edited entry, not %q", memfile.ErrInvalid, r.Keep)
+	}
+	if err := m.BeforeWrite(); err != nil {
+		return nil, err
+	}
+	logPath := m.ConflictLog()
+	rs, err := merge.LoadLog(logPath)
+	if err != nil {
+		return nil, err
+	}
+	i, err := merge.Find(rs, ref)
+	if err != nil {
+		return nil, err
+	}
+	rec := rs[i]
+	_, keep, theirs := rec.Versions()
+	switch r.Keep {
+	case KeepTheirs:
+		keep = theirs
+	case KeepEdit:
+		keep = *r.Edited
+		keep.ID = rec.ID
+	}
+	if r.Keep != KeepOurs {
+		if err := m.store.Validate(&keep); err != nil {
+			return nil, err
+		}
+		if err := m.setEntry(ctx, keep); err != nil {
+			return nil, err
+		}
+	}
+	err = m.st(ctx).WithLock(func() error {
+		rs, err := merge.LoadLog(logPath)
+		if err != nil {
+			return err
+		}
+		return merge.SaveLog(logPath, merge.Forget(rs, rec.ID))
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &ResolveResult{ID: rec.ID, Kept: r.Keep, Entry: EntryOf(&keep, 0)}
+	if m.repo != nil {
+		res, err := m.snapshot(ctx, "memsync resolve "+rec.ID+" ("+string(r.Keep)+")", "")
+		if err != nil {
+			return nil, err
+		}
+		if res.Created {
+			out.Snapshot = res.Snapshot.Commit
+		}
+	}
+	return out, nil
+}
+
+// setEntry replaces the active entry with e's ID by e, or appends e when the
+// memory no longer has it. An archived entry is left to restore first.
+func (m *Memory) setEntry(ctx context.Context, e memfile.Entry) error {
+	st := m.st(ctx)
+	arch, err := st.LoadArchive()
+	if err != nil {
+		return err
+	}
+	return st.Update(func(f *memfile.File) error {
+		for i := range f.Entries {
+			if f.Entries[i].ID == e.ID {
+				f.Entries[i] = e
+				return nil
+			}
+		}
+		for _, a := range arch.Entries {
+			if a.ID == e.ID {
+				return &ArchivedError{e.ID}
+			}
+		}
+		f.Entries = append(f.Entries, e)
+		return nil
+	})
+}

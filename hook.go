@@ -1,0 +1,89 @@
+package memsync
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/worktree"
+)
+
+// HookOptions bound a hook run.
+type HookOptions struct {
+	Stderr      io.Writer     // for the one warning line (os.Stderr when nil)
+	Timeout     time.Duration // the whole run; hooks.DefaultTimeout when 0
+	LockTimeout time.Duration // waiting for the memory lock; hooks.DefaultLockTimeout when 0
+}
+
+// RunHook is the handler of git hook name, called with git's arguments in
+// dir ("" is the working directory, as git runs hooks); the scripts
+// 'memsync hooks install' writes run it. It never fails: trouble (no
+// repository, a damaged memory file, a lock timeout, running out of time)
+// is one warning line on Stderr, and the git command stands. It never
+// writes the index or HEAD, and the git it spawns ignores the variables git
+// sets for hooks (package internal/gitcmd).
+//
+//   - post-commit, post-merge, post-rewrite: snapshot the memory (no commit
+//     when it is unchanged, so a rebase of many commits snapshots once).
+//   - post-checkout with an all-zero old HEAD (git worktree add): link the new
+//     worktree's .agent/memories.md to the shared memory. Branch switches do
+//     nothing.
+//
+// Other names do nothing. The work is bounded by Timeout and ctx (the lock
+// wait too): a hook timeout returns only after its work stopped or is safely
+// abandoned (hooks.Run): a snapshot stops before it moves the ref, a ref
+// update under way is let finish, every other write is atomic. Nothing is
+// left running or latched: the next snapshot of the process works as usual.
+func RunHook(ctx context.Context, dir, name string, args []string, o HookOptions) {
+	if name == "post-checkout" && (len(args) < 1 || strings.Trim(args[0], "0") != "") {
+		return // a branch switch or a file checkout: nothing to do, and fast
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = hooks.DefaultLockTimeout
+	}
+	hooks.Run(ctx, name, func(ctx context.Context) string { return hookWork(ctx, dir, name, o.LockTimeout) },
+		hooks.Options{Stderr: o.Stderr, Timeout: o.Timeout})
+}
+
+// hookWork does the hook's work and returns the warning to print, if any.
+func hookWork(ctx context.Context, dir, name string, lockTimeout time.Duration) string {
+	if d, ok := ctx.Deadline(); ok {
+		lockTimeout = min(lockTimeout, time.Until(d)) // the lock wait ends with the hook's time
+	}
+	if err := ctx.Err(); err != nil || lockTimeout <= 0 {
+		return "no time left"
+	}
+	switch name {
+	case "post-commit", "post-merge", "post-rewrite", "post-checkout":
+	default:
+		return ""
+	}
+	m, err := Open(dir, Options{LockTimeout: lockTimeout})
+	if err != nil {
+		return err.Error()
+	}
+	defer func() { _ = m.Close() }()
+	if name == "post-checkout" {
+		r := m.Repo()
+		if _, err := os.Stat(r.Home); err != nil || !r.IsSecondary() {
+			return "" // the primary, or a repository without memory
+		}
+		if _, err := worktree.Link(r, m.st(ctx), r.WorkTree); err != nil {
+			return "link the new worktree's memory: " + err.Error() + " (run 'memsync worktree doctor')"
+		}
+		return ""
+	}
+	res, err := m.snapshot(ctx, "", name)
+	if err != nil {
+		return "snapshot skipped: " + err.Error()
+	}
+	if n := len(res.Problems); n > 0 {
+		return fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is; 'memsync list' shows them",
+			m.Path(), n, res.Problems[0])
+	}
+	return ""
+}
