@@ -61,3 +61,66 @@ func ExampleMemory_Delete() {
 	// first second
 	// 1 second 1
 }
+
+// git runs git for the examples, failing loudly.
+func git(dir string, args ...string) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=ex", "GIT_AUTHOR_EMAIL=ex@memsync.invalid",
+		"GIT_COMMITTER_NAME=ex", "GIT_COMMITTER_EMAIL=ex@memsync.invalid")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		panic(fmt.Sprintf("git %v: %v\n%s", args, err, out))
+	}
+}
+
+// Snapshot commits the memory onto refs/memsync/snapshots (the git hooks do
+// it after each commit); Log and Diff read that history.
+func ExampleMemory_Snapshot() {
+	dir := newRepo()
+	defer func() { _ = os.RemoveAll(dir) }()
+	git(dir, "commit", "-q", "--allow-empty", "-m", "init")
+	m, _ := memsync.Open(dir, memsync.Options{})
+	ctx := context.Background()
+
+	_, _ = m.Add(ctx, memsync.Entry{Content: "Run migrations before the tests"})
+	first, _ := m.Snapshot(ctx, memsync.SnapshotOptions{})
+	again, _ := m.Snapshot(ctx, memsync.SnapshotOptions{})
+	fmt.Println(first.Created, again.Created) // nothing changed: no second snapshot
+
+	_, _ = m.Add(ctx, memsync.Entry{Content: "Seed the cache in CI"})
+	d, _ := m.Diff(ctx, "", memsync.LiveRev, memsync.DiffOptions{})
+	fmt.Println(len(d.Changes), d.Changes[0].Kind, d.Changes[0].After.Content)
+	// Output:
+	// true false
+	// 1 added Seed the cache in CI
+}
+
+// Sync shares the memory between clones through an ordinary git remote:
+// what one clone learned reaches the other.
+func ExampleMemory_Sync() {
+	root, _ := os.MkdirTemp("", "memsync-example-")
+	defer func() { _ = os.RemoveAll(root) }()
+	git(root, "init", "-q", "--bare", "remote.git")
+	for _, c := range []string{"a", "b"} {
+		git(root, "clone", "-q", "remote.git", c)
+	}
+	git(root+"/a", "commit", "-q", "--allow-empty", "-m", "init")
+	git(root+"/a", "push", "-q", "origin", "HEAD")
+	ctx := context.Background()
+
+	a, _ := memsync.Open(root+"/a", memsync.Options{})
+	_, _ = a.Add(ctx, memsync.Entry{Content: "The staging database is read-only on Fridays"})
+	if _, err := a.Sync(ctx, "", memsync.SyncOptions{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	b, _ := memsync.Open(root+"/b", memsync.Options{})
+	if _, err := b.Sync(ctx, "origin", memsync.SyncOptions{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	got, _ := b.List(ctx, memsync.View{})
+	fmt.Println(len(got), got[0].Content)
+	// Output:
+	// 1 The staging database is read-only on Fridays
+}
