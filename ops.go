@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/recall"
@@ -197,15 +198,21 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 		files[k] = f
 		n += len(f.Entries)
 	}
-	docs := make([]recall.Doc, 0, n)
-	at := make([]origin, 0, n)
-	for k, m := range layers {
-		f := files[k]
-		all := m.docs(f)
-		for i := range f.Entries {
-			if m.InView(&f.Entries[i]) {
-				docs = append(docs, all[i])
-				at = append(at, origin{k, i})
+	var docs []recall.Doc
+	var at []origin // where docs[k] came from; nil: the one layer's file, in order
+	if len(layers) == 1 && layers[0].session == "" {
+		docs = layers[0].docs(files[0]) // every entry is in view: no copy
+	} else {
+		docs = hugepage.Make[recall.Doc](n)[:0]
+		at = make([]origin, 0, n)
+		for k, m := range layers {
+			f := files[k]
+			all := m.docs(f)
+			for i := range f.Entries {
+				if m.InView(&f.Entries[i]) {
+					docs = append(docs, all[i])
+					at = append(at, origin{k, i})
+				}
 			}
 		}
 	}
@@ -213,7 +220,10 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 	out := make([]Entry, len(hits))
 	touched := make([][]string, len(layers))
 	for k, h := range hits {
-		src := at[h.Index]
+		src := origin{0, h.Index}
+		if at != nil {
+			src = at[h.Index]
+		}
 		e := &files[src.layer].Entries[src.i]
 		out[k] = EntryOf(e, src.i+1)
 		score := h.Score
