@@ -44,21 +44,16 @@ type hinted struct {
 
 func (e hinted) Unwrap() error { return e.error }
 
-func withHint(err error, hint string) error {
-	return hinted{err, hint}
-}
+func withHint(err error, hint string) error { return hinted{err, hint} }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
-		Name:  "memsync",
-		Usage: "one shared, durable memory for the AI agents of a git repository",
-		Description: "memsync keeps .agent/memories.md in the primary worktree as the one memory of a\n" +
-			"repository: every worktree shares it, concurrent writers are serialized by a\n" +
-			"file lock, and nothing an agent learned is lost. Flags may go anywhere on the\n" +
-			"line; '--' ends them (for content that starts with '-').",
-		Reader:    stdin,
-		Writer:    stdout,
-		ErrWriter: stderr,
+		Name:        "memsync",
+		Usage:       "one shared, durable memory for the AI agents of a git repository",
+		Description: help("memsync"),
+		Reader:      stdin,
+		Writer:      stdout,
+		ErrWriter:   stderr,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError{fmt.Errorf("unknown command %q", c.Args().First())}
@@ -76,43 +71,15 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.IntFlag{Name: "max-entries", Value: memfile.DefaultLimits().MaxEntries, EnvVars: []string{"MCP_MEMORY_MAX_ENTRIES"}, Usage: "most active entries; past it gc archives the least recently used"},
 			&cli.IntFlag{Name: "ttl-days", Value: int(memfile.DefaultLimits().TTL / (24 * time.Hour)), EnvVars: []string{"MCP_MEMORY_TTL_DAYS"}, Usage: "gc archives entries not accessed for this many days"},
 		},
-		Commands: []*cli.Command{
-			initCommand(),
-			addCommand(),
-			searchCommand(),
-			listCommand(),
-			showCommand(),
-			deleteCommand(),
-			archiveCommand(),
-			restoreCommand(),
-			gcCommand(),
-			summaryCommand(),
-			promoteCommand(),
-			importCommand(),
-			hooksCommand(),
-			hookCommand(),
-			snapshotCommand(),
-			logCommand(),
-			diffCommand(),
-			rollbackCommand(),
-			worktreeCommand(),
-			syncCommand(),
-			conflictsCommand(),
-			resolveCommand(),
-			doctorCommand(),
-			mergeDriverCommand(),
-			injectCommand(),
-			mcpCommand(),
-		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
-	onUsage := func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
 	app.OnUsageError = onUsage
-	for _, c := range app.Commands {
-		c.OnUsageError = onUsage
-		for _, sub := range c.Subcommands {
-			sub.OnUsageError = onUsage
-		}
+	for _, d := range []command{initCommand(), addCommand(), searchCommand(), listCommand(), showCommand(),
+		deleteCommand(), archiveCommand(), restoreCommand(), gcCommand(), summaryCommand(), promoteCommand(),
+		importCommand(), hooksCommand(), hookCommand(), snapshotCommand(), logCommand(), diffCommand(),
+		rollbackCommand(), worktreeCommand(), syncCommand(), conflictsCommand(), resolveCommand(),
+		doctorCommand(), mergeDriverCommand(), injectCommand(), mcpCommand()} {
+		app.Commands = append(app.Commands, d.cli(""))
 	}
 	return app
 }
@@ -126,20 +93,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	code := exitCode(err)
 	msg := err.Error()
-	if code == exitUsage {
-		msg = strings.TrimPrefix(msg, "flag provided but not defined: ")
-		if strings.HasPrefix(err.Error(), "flag provided but not defined") {
-			msg = "unknown flag " + msg
-		}
+	if code == exitUsage && strings.HasPrefix(msg, "flag provided but not defined: ") {
+		msg = "unknown flag " + strings.TrimPrefix(msg, "flag provided but not defined: ")
 	}
 	if msg == "" { // the error was reported already (git's own output)
 		return code
 	}
 	fmt.Fprintf(stderr, "memsync: error: %s\n", msg)
-	var h hinted
-	if errors.As(err, &h) {
-		fmt.Fprintf(stderr, "hint: %s\n", h.hint)
-	} else if hint := defaultHint(err); hint != "" {
+	hint := defaultHint(err)
+	if h := (hinted{}); errors.As(err, &h) {
+		hint = h.hint
+	}
+	if hint != "" {
 		fmt.Fprintf(stderr, "hint: %s\n", hint)
 	}
 	return code
@@ -147,10 +112,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // exitCode maps an error to memsync's documented exit codes, in one place.
 func exitCode(err error) int {
-	var ue usageError
 	var ec cli.ExitCoder
 	switch {
-	case errors.As(err, &ue), errors.As(err, new(*config.Error)):
+	case errors.As(err, new(usageError)), errors.As(err, new(*config.Error)):
 		return exitUsage
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
 		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot):
@@ -171,10 +135,9 @@ func exitCode(err error) int {
 }
 
 func defaultHint(err error) string {
-	var te *lock.TimeoutError
 	var pe *memfile.PathError
 	switch {
-	case errors.As(err, &te):
+	case errors.As(err, new(*lock.TimeoutError)):
 		return "another process holds the memory's lock; retry, or wait longer with --lock-timeout (MEMSYNC_LOCK_TIMEOUT)"
 	case errors.Is(err, worktree.ErrNotRepo):
 		return "run memsync inside a git repository (or pass -C DIR and run 'memsync init' there), or use --global for the global memory"

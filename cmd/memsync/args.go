@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -18,10 +19,10 @@ func reorderArgs(app *cli.App, args []string) []string {
 		return args
 	}
 	path := commandPath(app, args[1:])
-	segs := make([][]string, len(path)+1) // the app, then each command: name and flags
-	segs[0] = []string{args[0]}
-	for k, c := range path {
-		segs[k+1] = []string{c.Name}
+	segs := [][]string{{args[0]}}    // the app, then each command: name and flags
+	flags := [][]cli.Flag{app.Flags} // the flags each segment takes
+	for _, c := range path {
+		segs, flags = append(segs, []string{c.Name}), append(flags, c.Flags)
 	}
 	var positional []string
 	next := 0 // the next command name of path expected on the line
@@ -37,7 +38,7 @@ func reorderArgs(app *cli.App, args []string) []string {
 			// flag goes to the innermost command, which reports it.
 			at, f := len(path), cli.Flag(nil)
 			for j := len(path); j >= 0; j-- {
-				if f = findFlag(flagsAt(app, path, j), name); f != nil {
+				if f = findFlag(flags[j], name); f != nil {
 					at = j
 					break
 				}
@@ -70,7 +71,7 @@ func reorderArgs(app *cli.App, args []string) []string {
 // flags and their values wherever they stand.
 func commandPath(app *cli.App, args []string) []*cli.Command {
 	var path []*cli.Command
-	commands := app.Commands
+	find := app.Command // then the subcommands of the last command found
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -83,11 +84,11 @@ func commandPath(app *cli.App, args []string) []*cli.Command {
 			}
 			continue
 		}
-		c := findCommand(commands, a)
+		c := find(a)
 		if c == nil {
 			break
 		}
-		path, commands = append(path, c), c.Subcommands
+		path, find = append(path, c), c.Command
 	}
 	return path
 }
@@ -107,20 +108,10 @@ func anyFlag(flags []cli.Flag, cmds []*cli.Command, name string) cli.Flag {
 	return nil
 }
 
-// flagsAt is the flag set of segment j: the app's (0) or path[j-1]'s.
-func flagsAt(app *cli.App, path []*cli.Command, j int) []cli.Flag {
-	if j == 0 {
-		return app.Flags
-	}
-	return path[j-1].Flags
-}
-
 func findFlag(flags []cli.Flag, name string) cli.Flag {
 	for _, f := range flags {
-		for _, n := range f.Names() {
-			if n == name {
-				return f
-			}
+		if slices.Contains(f.Names(), name) {
+			return f
 		}
 	}
 	return nil
@@ -129,13 +120,4 @@ func findFlag(flags []cli.Flag, name string) cli.Flag {
 func takesValue(f cli.Flag) bool {
 	_, isBool := f.(*cli.BoolFlag)
 	return !isBool
-}
-
-func findCommand(cmds []*cli.Command, name string) *cli.Command {
-	for _, c := range cmds {
-		if c.HasName(name) {
-			return c
-		}
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -15,81 +16,69 @@ import (
 	"github.com/memsync/memsync/policy"
 )
 
-func conflictsCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "conflicts",
-		Usage: "show the recorded conflicts: entries edited differently on two sides",
-		Description: "Every conflict a sync, a merge of conflict markers ('memsync doctor --fix', any\n" +
-			"rewrite) or the merge driver recorded, as a diff of the entry: '-' lines are\n" +
-			"ours (what the memory holds now), '+' lines theirs. Colored on a terminal\n" +
-			"(NO_COLOR turns it off). Settle each with 'memsync resolve ID --ours|--theirs|--edit'.\n" +
-			"The record is kept in <git common dir>/memsync/conflicts.json.",
-		Action: runConflicts,
-	}
+func conflictsCommand() command {
+	return command{name: "conflicts", usage: "show the recorded conflicts: entries edited differently on two sides",
+		args: noArgs("conflicts"), run: runConflicts}
 }
 
-func resolveCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "resolve",
-		Usage:     "settle a recorded conflict: keep ours, take theirs, or edit",
-		ArgsUsage: "ID",
-		Description: "--ours keeps the entry as the memory holds it; --theirs replaces it with the\n" +
-			"other side's version; --edit opens $VISUAL (else $EDITOR, else vi) on a file\n" +
-			"holding both versions and takes the one entry left when you save. The conflict\n" +
-			"leaves the record and the result is snapshotted, so the next 'memsync sync'\n" +
-			"carries it to the other clones. ID may be a unique prefix. Owner/admin.",
-		Flags: []cli.Flag{
+func resolveCommand() command {
+	return command{name: "resolve", usage: "settle a recorded conflict: keep ours, take theirs, or edit", argsUsage: "ID",
+		flags: []cli.Flag{
 			&cli.BoolFlag{Name: "ours", Usage: "keep the memory's version"},
 			&cli.BoolFlag{Name: "theirs", Usage: "take the other side's version"},
 			&cli.BoolFlag{Name: "edit", Usage: "edit both versions into one"},
 		},
-		Action: runResolve,
+		args: func(c *cli.Context) error {
+			if err := exactly(1, "resolve needs one conflict ID (see memsync conflicts)")(c); err != nil {
+				return err
+			}
+			if len(keeps(c)) != 1 {
+				return usageError{fmt.Errorf("resolve needs one of --ours, --theirs, --edit")}
+			}
+			return nil
+		},
+		run: runResolve,
 	}
 }
 
-func runConflicts(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usageError{fmt.Errorf("conflicts takes no arguments")}
+// keeps are the ways to settle a conflict the command line names.
+func keeps(c *cli.Context) []memsync.Keep {
+	var how []memsync.Keep
+	for _, k := range []memsync.Keep{memsync.KeepOurs, memsync.KeepTheirs, memsync.KeepEdit} {
+		if c.Bool(string(k)) {
+			how = append(how, k)
+		}
 	}
-	s, err := openSession(c)
-	if err != nil {
-		return err
-	}
+	return how
+}
+
+func runConflicts(s *session, c *cli.Context) error {
 	out, err := s.m.Conflicts(c.Context)
-	if err != nil {
-		return err
-	}
-	if s.json {
-		return s.printJSON(out)
-	}
-	if len(out) == 0 {
-		fmt.Fprintln(s.stdout, "no recorded conflicts")
-		return nil
-	}
-	color := colorOK(s.stdout)
-	for i, j := range out {
-		if i > 0 {
-			fmt.Fprintln(s.stdout)
+	return s.print(out, err, func() {
+		if len(out) == 0 {
+			s.printf("no recorded conflicts\n")
+			return
 		}
-		fmt.Fprintf(s.stdout, "%s %s  %s\n", paint(color, "1", "conflict"), j.ID, j.Title)
-		fmt.Fprintf(s.stdout, "  recorded %s (%s)\n", j.Time, j.Source)
-		fmt.Fprintln(s.stdout, paint(color, "31", "--- ours (in the memory now)"))
-		fmt.Fprintln(s.stdout, paint(color, "32", "+++ theirs"))
-		for l := range strings.Lines(j.Diff) {
-			l = strings.TrimSuffix(l, "\n")
-			switch {
-			case strings.HasPrefix(l, "@@"):
-				l = paint(color, "36", l)
-			case strings.HasPrefix(l, "-"):
-				l = paint(color, "31", l)
-			case strings.HasPrefix(l, "+"):
-				l = paint(color, "32", l)
+		color := colorOK(s.stdout)
+		for i, j := range out {
+			if i > 0 {
+				s.printf("\n")
 			}
-			fmt.Fprintln(s.stdout, l)
+			s.printf("%s %s  %s\n  recorded %s (%s)\n", paint(color, "1", "conflict"), j.ID, j.Title, j.Time, j.Source)
+			s.printf("%s\n%s\n", paint(color, "31", "--- ours (in the memory now)"), paint(color, "32", "+++ theirs"))
+			for l := range strings.Lines(j.Diff) {
+				l = strings.TrimSuffix(l, "\n")
+				for _, p := range [][2]string{{"@@", "36"}, {"-", "31"}, {"+", "32"}} {
+					if strings.HasPrefix(l, p[0]) {
+						l = paint(color, p[1], l)
+						break
+					}
+				}
+				s.printf("%s\n", l)
+			}
 		}
-	}
-	fmt.Fprintf(s.stdout, "\nsettle each with: memsync resolve ID --ours|--theirs|--edit\n")
-	return nil
+		s.printf("\nsettle each with: memsync resolve ID --ours|--theirs|--edit\n")
+	})
 }
 
 // colorOK tells whether w is a terminal and NO_COLOR is unset.
@@ -109,24 +98,8 @@ func paint(on bool, code, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-func runResolve(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usageError{fmt.Errorf("resolve needs one conflict ID (see memsync conflicts)")}
-	}
-	var how []memsync.Keep
-	for _, k := range []memsync.Keep{memsync.KeepOurs, memsync.KeepTheirs, memsync.KeepEdit} {
-		if c.Bool(string(k)) {
-			how = append(how, k)
-		}
-	}
-	if len(how) != 1 {
-		return usageError{fmt.Errorf("resolve needs one of --ours, --theirs, --edit")}
-	}
-	s, err := openSession(c)
-	if err != nil {
-		return err
-	}
-	r := memsync.Resolution{Keep: how[0]}
+func runResolve(s *session, c *cli.Context) error {
+	r := memsync.Resolution{Keep: keeps(c)[0]}
 	if r.Keep == memsync.KeepEdit {
 		// Refused before the editor opens, not after (Resolve checks again).
 		if err := s.m.Allow(policy.OpResolve); err != nil {
@@ -143,17 +116,12 @@ func runResolve(c *cli.Context) error {
 		r.Edited = &e
 	}
 	out, err := s.m.Resolve(c.Context, c.Args().First(), r)
-	if err != nil {
-		return resolveError(err)
-	}
-	if s.json {
-		return s.printJSON(out)
-	}
-	fmt.Fprintf(s.stdout, "resolved %s: kept %s\n", out.ID, map[memsync.Keep]string{memsync.KeepOurs: "ours", memsync.KeepTheirs: "theirs", memsync.KeepEdit: "the edited version"}[out.Kept])
-	if out.Snapshot != "" {
-		fmt.Fprintf(s.stdout, "snapshot %s (the next 'memsync sync' carries it)\n", shortHash(out.Snapshot))
-	}
-	return nil
+	return s.print(out, resolveError(err), func() {
+		s.printf("resolved %s: kept %s\n", out.ID, map[memsync.Keep]string{memsync.KeepOurs: "ours", memsync.KeepTheirs: "theirs", memsync.KeepEdit: "the edited version"}[out.Kept])
+		if out.Snapshot != "" {
+			s.printf("snapshot %s (the next 'memsync sync' carries it)\n", shortHash(out.Snapshot))
+		}
+	})
 }
 
 // resolveError gives resolve's failures their advice.
@@ -184,20 +152,11 @@ func editConflict(s *session, cf *memsync.Conflict) (memfile.Entry, error) {
 		"# two into one, then save and quit. Text above the first '## ' line is ignored;\n" +
 		"# leave no entry to cancel. First ours (in the memory now), then theirs.\n\n" +
 		ours + "\n" + theirs
-	if _, err := tmp.WriteString(text); err != nil {
-		_ = tmp.Close()
+	_, err = tmp.WriteString(text)
+	if err := cmp.Or(err, tmp.Close()); err != nil {
 		return memfile.Entry{}, err
 	}
-	if err := tmp.Close(); err != nil {
-		return memfile.Entry{}, err
-	}
-	editor := os.Getenv("VISUAL")
-	if editor == "" {
-		editor = os.Getenv("EDITOR")
-	}
-	if editor == "" {
-		editor = "vi"
-	}
+	editor := cmp.Or(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
 	cmd := exec.Command("sh", "-c", editor+` "$1"`, "sh", tmp.Name())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, s.stderr, s.stderr
 	if err := cmd.Run(); err != nil {
@@ -207,15 +166,14 @@ func editConflict(s *session, cf *memsync.Conflict) (memfile.Entry, error) {
 	if err != nil {
 		return memfile.Entry{}, err
 	}
-	f := memfile.Parse(data)
-	switch len(f.Entries) {
+	switch f := memfile.Parse(data); len(f.Entries) {
 	case 0:
 		return memfile.Entry{}, errEditCancelled
 	case 1:
+		e := f.Entries[0]
+		e.ID = cf.ID
+		return e, nil
 	default:
 		return memfile.Entry{}, withHint(fmt.Errorf("the edited file holds %d entries", len(f.Entries)), "keep exactly one entry (or none to cancel); nothing was changed")
 	}
-	e := f.Entries[0]
-	e.ID = cf.ID
-	return e, nil
 }

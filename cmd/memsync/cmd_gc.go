@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -9,53 +8,18 @@ import (
 	"github.com/memsync/memsync"
 )
 
-func gcCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "gc",
-		Usage: "archive memories past the TTL and the max count",
-		Description: "Moves to the archive (never deletes) the entries not accessed for --ttl-days\n" +
-			"(MCP_MEMORY_TTL_DAYS, default 90), then, while more than --max-entries\n" +
-			"(MCP_MEMORY_MAX_ENTRIES, default 1000) remain, the least recently accessed.\n" +
-			"An access is show, search or inject returning the entry, or its add or\n" +
-			"restore; an entry memsync never saw accessed ages from its '- Date:', else\n" +
-			"from its first gc (all in whole seconds). add runs gc by itself past the max\n" +
-			"count and once a day, never moving the entry it just wrote. --dry-run lists\n" +
-			"what would move. Owner and admin only.",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "list what would move; change nothing"},
+func gcCommand() command {
+	return command{name: "gc", usage: "archive memories past the TTL and the max count",
+		flags: []cli.Flag{&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "list what would move; change nothing"}},
+		args:  noArgs("gc"),
+		run: func(s *session, c *cli.Context) error {
+			res, err := s.m.GC(c.Context, memsync.GCOptions{DryRun: c.Bool("dry-run")})
+			return s.print(res, err, func() {
+				s.printEntries(map[bool]string{false: "archived", true: "would archive"}[res.DryRun], res.Moved)
+				if len(res.Moved) == 0 {
+					fmt.Fprintln(s.stderr, "nothing to archive: every entry is within the limits")
+				}
+			})
 		},
-		Action: runGC,
 	}
-}
-
-func runGC(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usageError{fmt.Errorf("gc takes no arguments")}
-	}
-	s, err := openSession(c)
-	if err != nil {
-		return err
-	}
-	res, err := s.m.GC(c.Context, memsync.GCOptions{DryRun: c.Bool("dry-run")})
-	if err != nil {
-		return err
-	}
-	if s.json {
-		return s.printJSON(res)
-	}
-	verb := "archived"
-	if res.DryRun {
-		verb = "would archive"
-	}
-	w := bufio.NewWriter(s.stdout)
-	for _, e := range res.Moved {
-		fmt.Fprintf(w, "%s %s  %s\n", verb, e.ID, e.Heading())
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if len(res.Moved) == 0 {
-		fmt.Fprintln(s.stderr, "nothing to archive: every entry is within the limits")
-	}
-	return nil
 }

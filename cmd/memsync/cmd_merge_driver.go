@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -12,43 +13,22 @@ import (
 	"github.com/memsync/memsync/merge"
 )
 
-func mergeDriverCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "merge-driver",
-		Usage:     "a git merge driver for a tracked memories.md (memsync init --merge-driver sets it up)",
-		ArgsUsage: "BASE OURS THEIRS [PATH]",
-		Description: "git runs it as 'memsync merge-driver %O %A %B %P' for files with the attribute\n" +
-			"merge=memsync. It merges the three versions by entry ID, as sync does, and writes\n" +
-			"the result to OURS. Exit 0: merged cleanly. Exit 1: some entries were edited\n" +
-			"differently on both branches; each is written twice, between git conflict\n" +
-			"markers, and 'memsync doctor --fix' (or any memsync command that rewrites the\n" +
-			"file) merges them by entry: ours kept, theirs recorded for 'memsync conflicts'.",
-		Action: runMergeDriver,
+func mergeDriverCommand() command {
+	return command{name: "merge-driver", usage: "a git merge driver for a tracked memories.md (memsync init --merge-driver sets it up)",
+		argsUsage: "BASE OURS THEIRS [PATH]", opens: noMemory, run: runMergeDriver,
+		args: nargs(3, 4, "merge-driver needs BASE OURS THEIRS [PATH] (git passes %O %A %B %P)"),
 	}
 }
 
-func runMergeDriver(c *cli.Context) error {
-	if c.NArg() < 3 || c.NArg() > 4 {
-		return usageError{fmt.Errorf("merge-driver needs BASE OURS THEIRS [PATH] (git passes %%O %%A %%B %%P)")}
-	}
-	read := func(p string) ([]byte, error) {
-		b, err := os.ReadFile(p)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return b, err
-	}
-	var data [3][]byte
+func runMergeDriver(_ *session, c *cli.Context) error {
+	var data [3][]byte // a version git does not have is empty
 	for i := range data {
 		var err error
-		if data[i], err = read(c.Args().Get(i)); err != nil {
+		if data[i], err = os.ReadFile(c.Args().Get(i)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
-	path := c.Args().Get(3)
-	if path == "" {
-		path = c.Args().Get(1)
-	}
+	path := cmp.Or(c.Args().Get(3), c.Args().Get(1))
 	ours, theirs := memfile.Parse(data[1]), memfile.Parse(data[2])
 	r := merge.Merge(merge.State{Active: memfile.Parse(data[0]).Entries}, merge.State{Active: ours.Entries}, merge.State{Active: theirs.Entries})
 	f := ours

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,29 +17,23 @@ import (
 // session is what every command works with: the memory (its repository is
 // nil for the global layer), its store, and the output streams.
 type session struct {
-	m      *memsync.Memory
-	repo   *worktree.Repo
-	json   bool
-	stdout io.Writer
-	stderr io.Writer
-	scope  string // --session, MEMSYNC_SESSION; "" is the whole project
-	global bool   // the store is the global layer
-	c      *cli.Context
+	m              *memsync.Memory
+	repo           *worktree.Repo
+	json           bool
+	stdout, stderr io.Writer
+	scope          string // --session, MEMSYNC_SESSION; "" is the whole project
+	c              *cli.Context
 }
 
-// openSession opens the memory the command line names (discovery reads
-// files only; no git is spawned here).
-func openSession(c *cli.Context) (*session, error) { return openLayer(c, c.Bool("global")) }
-
-// openLayer is openSession on the global layer or the project's memory.
-func openLayer(c *cli.Context, global bool) (*session, error) {
-	s := &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, scope: c.String("session"), global: global, c: c}
+// use opens the global layer or the project's memory as the session's
+// (discovery reads files only; no git is spawned here).
+func (s *session) use(global bool) error {
 	m, err := s.open(global)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.m, s.repo = m, m.Repo()
-	return s, nil
+	return nil
 }
 
 // open opens a memory layer with what the command line sets; what it leaves
@@ -65,8 +60,7 @@ func (s *session) open(global bool) (*memsync.Memory, error) {
 		o.TTLDays = new(c.Int("ttl-days"))
 	}
 	m, err := memsync.Open(c.String("C"), o)
-	var ce *memsync.ConfigError
-	if errors.As(err, &ce) {
+	if errors.As(err, new(*memsync.ConfigError)) {
 		return nil, withHint(err, "fix the value in that file (memories: enabled true|false, inject auto|manual|none, budget TOKENS, filter: types, tags, recent_days; role, max_entries, ttl_days)")
 	}
 	return m, err
@@ -82,35 +76,50 @@ func plural(n int, one, many string) string {
 
 func (s *session) warn(msg string) { fmt.Fprintf(s.stderr, "memsync: warning: %s\n", msg) }
 
-func (s *session) printJSON(v any) error {
+// print returns err, or prints v: as JSON with --json, else by calling text.
+func (s *session) print(v any, err error, text func()) error {
+	switch {
+	case err != nil:
+		return err
+	case !s.json:
+		text()
+		return nil
+	}
 	enc := json.NewEncoder(s.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
 
-// printList prints numbered entries, one line each: number, ID, date, heading, tags.
-func (s *session) printList(entries []memsync.Entry) {
-	for i := range entries {
-		s.printLine("", &entries[i])
+func (s *session) printf(format string, a ...any) { fmt.Fprintf(s.stdout, format, a...) }
+
+// printEntries prints one line per entry: verb, ID, heading.
+func (s *session) printEntries(verb string, entries []memsync.Entry) {
+	for _, e := range entries {
+		s.printf("%s %s  %s\n", verb, e.ID, e.Heading())
 	}
 }
 
-// printLine prints one entry as printList does, after prefix.
+// printLine prints one entry as list does, after prefix: number, ID, date, heading, tags.
 func (s *session) printLine(prefix string, e *memsync.Entry) {
 	tags := ""
 	if len(e.Tags) > 0 {
-		tags = "  [" + joinTags(e.Tags) + "]"
+		tags = "  [" + strings.Join(e.Tags, ", ") + "]"
 	}
-	fmt.Fprintf(s.stdout, "%s%3d  %s  %s  %s%s\n", prefix, e.Number, e.ID, e.Date, e.Heading(), tags)
+	s.printf("%s%3d  %s  %s  %s%s\n", prefix, e.Number, e.ID, e.Date, e.Heading(), tags)
 }
 
-func joinTags(t []string) string {
-	out := ""
-	for i, x := range t {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
 	}
-	return out
+	return h
+}
+
+// gitExit makes git's failure memsync's exit code (git said why).
+func gitExit(err error) error {
+	var ge *worktree.GitError
+	if errors.As(err, &ge) {
+		return cli.Exit("", ge.Code)
+	}
+	return err
 }

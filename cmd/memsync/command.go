@@ -1,0 +1,102 @@
+package main
+
+import (
+	"embed"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// command declares one memsync command, as chezmoi declares its commands:
+// what urfave/cli parses and shows, and the prologue every command shares
+// (check the arguments, open the memory), which action runs once for all.
+// The long help is help/NAME.txt (help/PARENT-NAME.txt for a subcommand).
+type command struct {
+	name, usage, argsUsage string
+	aliases                []string
+	flags                  []cli.Flag
+	args                   func(*cli.Context) error // checks the arguments before anything opens; nil: any
+	opens                  opens
+	run                    func(*session, *cli.Context) error // nil: the command only groups subcommands
+	subs                   []command
+	raw                    bool // the arguments are passed on unparsed (hook)
+}
+
+// opens says which memory a command works on.
+type opens int
+
+const (
+	layerFlag opens = iota // the layer --global names: the project's memory, or the global layer
+	repoOnly               // the project's memory; --global is a usage error
+	noMemory               // none opened: run opens what it needs (s.use, s.open)
+)
+
+// errNeedsRepo: history and hooks belong to a git repository, not the global layer.
+var errNeedsRepo = errors.New("this command works on a git repository's memory, not the global layer")
+
+//go:embed help/*.txt
+var helpFiles embed.FS
+
+// help is the long description kept in help/NAME.txt; "" if there is none.
+func help(name string) string {
+	b, err := helpFiles.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
+// cli builds the urfave/cli command; prefix names the parent ("worktree-").
+func (d command) cli(prefix string) *cli.Command {
+	c := &cli.Command{Name: d.name, Aliases: d.aliases, Usage: d.usage, ArgsUsage: d.argsUsage,
+		Description: help(prefix + d.name), Flags: d.flags, SkipFlagParsing: d.raw, OnUsageError: onUsage}
+	for _, sub := range d.subs {
+		c.Subcommands = append(c.Subcommands, sub.cli(prefix+d.name+"-"))
+	}
+	if d.run != nil {
+		c.Action = d.action
+	}
+	return c
+}
+
+// action is the prologue: the argument check, the memory, then run.
+func (d command) action(c *cli.Context) error {
+	if d.args != nil {
+		if err := d.args(c); err != nil {
+			return err
+		}
+	}
+	s := &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, scope: c.String("session"), c: c}
+	switch {
+	case d.opens == repoOnly && c.Bool("global"):
+		return usageError{errNeedsRepo}
+	case d.opens != noMemory:
+		if err := s.use(c.Bool("global")); err != nil {
+			return err
+		}
+	}
+	return d.run(s, c)
+}
+
+// onUsage marks urfave/cli's complaints about flags as usage errors.
+func onUsage(_ *cli.Context, err error, _ bool) error { return usageError{err} }
+
+// nargs checks that a command got lo to hi arguments (hi < 0: no most);
+// msg is the usage error, with %d for the count where it says so.
+func nargs(lo, hi int, msg string) func(*cli.Context) error {
+	return func(c *cli.Context) error {
+		if n := c.NArg(); n < lo || hi >= 0 && n > hi {
+			return usageError{errors.New(strings.ReplaceAll(msg, "%d", strconv.Itoa(n)))}
+		}
+		return nil
+	}
+}
+
+func exactly(n int, msg string) func(*cli.Context) error { return nargs(n, n, msg) }
+func atLeastOne(msg string) func(*cli.Context) error     { return nargs(1, -1, msg) }
+func atMost(n int, msg string) func(*cli.Context) error  { return nargs(0, n, msg) }
+
+// noArgs is the check of a command that takes no arguments.
+func noArgs(name string) func(*cli.Context) error { return atMost(0, name+" takes no arguments") }
