@@ -174,3 +174,30 @@ func TestRetrievalQuality(t *testing.T) {
 		t.Errorf("retrieval quality fell: recall@5 %.3f (floor %.3f), MRR@10 %.3f (floor %.3f)", r.recall5, floorRecall5, r.mrr10, floorMRR10)
 	}
 }
+
+// Exact identifiers rank the memories that hold them first, above memories
+// about the same subject in other words.
+func TestRetrievalExactIdentifiers(t *testing.T) {
+	s := loadEvalSet(t)
+	for _, q := range []string{"GOMEMLIMIT", "max_conns", "pool_max_conns", "SKIP LOCKED", "POST_NOTIFICATIONS", "CROSSSLOT"} {
+		hits := recall.Search(s.docs, q, recall.Options{Limit: 10})
+		var holding []int
+		for i, d := range s.docs {
+			text := d.Title + "\n" + strings.Join(d.Tags, " ") + "\n" + d.Content
+			if strings.Contains(strings.ToLower(text), strings.ToLower(q)) {
+				holding = append(holding, i)
+			}
+		}
+		if len(holding) == 0 {
+			t.Fatalf("%q: no memory holds it", q)
+		}
+		if len(hits) < len(holding) {
+			t.Fatalf("%q: %d hits, %d memories hold it", q, len(hits), len(holding))
+		}
+		for k, h := range hits[:len(holding)] {
+			if !slices.Contains(holding, h.Index) {
+				t.Errorf("%q: hit %d is %q, which does not hold it; want the %d memories that do first", q, k+1, s.docs[h.Index].Title, len(holding))
+			}
+		}
+	}
+}
