@@ -96,10 +96,14 @@ func expectSeen(tb testing.TB, env []string, dir string, want []string) seen {
 		name string
 		got  map[string][]string
 	}{{"ralph", s.ralph}, {"memsync", s.memsync}} {
+		var missing []string
 		for _, c := range want {
 			if len(tool.got[c]) == 0 {
-				tb.Errorf("%s in %s does not list %q", tool.name, dir, c)
+				missing = append(missing, c)
 			}
+		}
+		if len(missing) > 0 {
+			tb.Errorf("%s in %s does not list %d of %d entries, first %q", tool.name, dir, len(missing), len(want), missing[0])
 		}
 		if len(tool.got) != len(want) {
 			tb.Errorf("%s in %s lists %d distinct entries, want %d", tool.name, dir, len(tool.got), len(want))
