@@ -102,7 +102,10 @@ type LinkResult struct {
 // anything the memory lacks). A path inside a worktree names that worktree;
 // a path outside this repository's worktrees is refused. A file that git
 // tracks is not touched: the error wraps ErrTracked and the fix is
-// `git rm --cached .agent/memories.md`. s is the memory's store (the
+// `git rm --cached .agent/memories.md`. In ralph's layout (Repo.Layout) the
+// file is <wt>/.ralph/agent/memories.md, a tracked one is linked too (with
+// the skip-worktree bit, see shareRalph), and the lock ralph opens beside it
+// becomes a link to the memory's lock. s is the memory's store (the
 // memory home's file is created, and a copy folded, through it).
 func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 	top, err := worktreeTop(r, wt)
