@@ -23,7 +23,7 @@ const (
 
 // Check is one finding of Doctor (README documents the JSON).
 type Check struct {
-	Check  string `json:"check"`  // memory, archive, lock, temp, worktree, hooks, history, conflicts, tracked
+	Check  string `json:"check"`  // memory, archive, lock, temp, layout, worktree, hooks, history, conflicts, tracked
 	Status string `json:"status"` // CheckOK, CheckProblem, CheckFixed or CheckInfo
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`    // what repairs a problem, for people
@@ -259,7 +259,7 @@ func (m *Memory) checkTemps(ctx context.Context, fix, safe bool) (Check, error) 
 
 // checkRepo reports the worktrees, the hooks and a tracked memory file.
 func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
-	var out []Check
+	out := []Check{m.layoutCheck()}
 	findings, err := worktree.Doctor(ctx, m.repo, m.st(ctx))
 	if err != nil {
 		return nil, err
@@ -268,7 +268,7 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 	trackedSeen := false
 	for _, f := range findings {
 		ch := Check{Check: "worktree", Status: CheckProblem, Detail: fmt.Sprintf("%s: %s: %s", f.Worktree.Path, f.Worktree.Status.State, f.Worktree.Status.Detail), Fix: f.Fix}
-		if f.Worktree.Status.Tracked {
+		if f.Worktree.Status.Tracked && m.repo.Layout != worktree.LayoutRalph {
 			trackedSeen = true
 			if driver { // tracked on purpose, merged by memsync's merge driver
 				ch.Status, ch.Fix = CheckInfo, ""
@@ -313,11 +313,30 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 	} else if ch != nil {
 		out = append(out, *ch)
 	}
-	if !trackedSeen && !driver && trackedIn(m.repo.Primary) {
+	if m.repo.Layout == worktree.LayoutRalph {
+		if trackedIn(m.repo) {
+			ch := Check{Check: "tracked", Status: CheckInfo, Detail: m.repo.RelFile() + " is tracked by git (ralph's default): linked worktrees keep skip-worktree on it; merged by memsync's merge driver"}
+			if !driver {
+				ch.Detail = m.repo.RelFile() + " is tracked by git (ralph's default): linked worktrees keep skip-worktree on it; set up the merge driver so merges go by entry: memsync init --merge-driver"
+			}
+			out = append(out, ch)
+		}
+	} else if !trackedSeen && !driver && trackedIn(m.repo) {
 		out = append(out, Check{Check: "tracked", Status: CheckProblem, Detail: ".agent/memories.md is tracked by git on this branch",
 			Fix: "git rm --cached .agent/memories.md && git commit (memsync keeps history on refs/memsync/snapshots; or keep it tracked with the merge driver: memsync init --merge-driver)"})
 	}
 	return out, nil
+}
+
+// layoutCheck says which file is the memory and why.
+func (m *Memory) layoutCheck() Check {
+	r := m.repo
+	what := "memsync's layout"
+	if r.Layout == worktree.LayoutRalph {
+		what = "ralph-orchestrator's layout, shared with ralph under its lock " + m.Path() + ".lock"
+	}
+	return Check{Check: "layout", Status: CheckInfo,
+		Detail: fmt.Sprintf("the memory is %s (%s): %s; git config %s=agent|ralph chooses (memsync init --layout)", m.Path(), what, r.LayoutWhy, worktree.LayoutKey)}
 }
 
 // checkRefLock reports the snapshot ref's lock file left by a killed

@@ -24,14 +24,17 @@ type HookOptions struct {
 // 'memsync hooks install' writes run it. It never fails: trouble (no
 // repository, a damaged memory file, a lock timeout, running out of time)
 // is one warning line on Stderr, and the git command stands. It never
-// writes the index or HEAD, and the git it spawns ignores the variables git
-// sets for hooks (package internal/gitcmd).
+// writes HEAD, nor the index but for the skip-worktree bit of a new
+// worktree's tracked ralph memory file it links (worktree.Link), and the git
+// it spawns ignores the variables git sets for hooks (package
+// internal/gitcmd).
 //
 //   - post-commit, post-merge, post-rewrite: snapshot the memory (no commit
 //     when it is unchanged, so a rebase of many commits snapshots once).
 //   - post-checkout with an all-zero old HEAD (git worktree add): link the new
-//     worktree's .agent/memories.md to the shared memory. Branch switches do
-//     nothing.
+//     worktree's memory file (.agent/memories.md, or in ralph's layout
+//     .ralph/agent/memories.md and the lock ralph opens beside it) to the
+//     shared memory. Branch switches do nothing.
 //
 // Other names do nothing. The work is bounded by Timeout and ctx (the lock
 // wait too): a hook timeout returns only after its work stopped or is safely

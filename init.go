@@ -11,6 +11,7 @@ import (
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/worktree"
 )
 
 // InitOptions are Init's.
@@ -64,6 +65,9 @@ func (m *Memory) Init(ctx context.Context, o InitOptions) (InitResult, error) {
 	if err != nil {
 		return res, err
 	}
+	if res.Created, err = m.createRalphFile(); err != nil {
+		return res, err
+	}
 	if _, err := os.Stat(target); errors.Is(err, os.ErrNotExist) {
 		if err := fsutil.WriteFile(target, []byte(memfile.Header+"\n"), 0o644); err != nil {
 			return res, err
@@ -78,7 +82,7 @@ func (m *Memory) Init(ctx context.Context, o InitOptions) (InitResult, error) {
 		return res, err
 	}
 	res.Excluded = append(res.Excluded, added...)
-	res.Tracked = trackedIn(m.repo.Primary)
+	res.Tracked = trackedIn(m.repo)
 	if o.MergeDriver {
 		if res.MergeDriver, err = m.setupMergeDriver(o.Executable); err != nil {
 			return res, err
@@ -88,8 +92,9 @@ func (m *Memory) Init(ctx context.Context, o InitOptions) (InitResult, error) {
 	return res, nil
 }
 
-// attributeLine routes the tracked memory file to memsync's merge driver.
-const attributeLine = ".agent/memories.md merge=memsync"
+// attributeLine routes the tracked memory file of the layout to memsync's
+// merge driver.
+func attributeLine(r *worktree.Repo) string { return r.RelFile() + " merge=memsync" }
 
 // setupMergeDriver sets merge.memsync.* in the repository's git config and
 // the attribute line in the common info/attributes (idempotent).
@@ -102,7 +107,7 @@ func (m *Memory) setupMergeDriver(bin string) (*MergeDriver, error) {
 	}
 	r := m.repo
 	d := &MergeDriver{Driver: shellQuote(bin) + " merge-driver %O %A %B %P",
-		Attributes: filepath.Join(r.CommonDir, "info", "attributes"), Line: attributeLine}
+		Attributes: filepath.Join(r.CommonDir, "info", "attributes"), Line: attributeLine(r)}
 	for k, v := range map[string]string{"merge.memsync.name": "memsync: merge memories.md by entry", "merge.memsync.driver": d.Driver} {
 		if _, err := gitcmd.Output(r.CommonDir, "--git-dir="+r.CommonDir, "config", k, v); err != nil {
 			return nil, err
@@ -113,7 +118,7 @@ func (m *Memory) setupMergeDriver(bin string) (*MergeDriver, error) {
 		return nil, err
 	}
 	for l := range strings.Lines(string(old)) {
-		if strings.TrimSpace(l) == attributeLine {
+		if strings.TrimSpace(l) == d.Line {
 			return d, nil
 		}
 	}
@@ -124,7 +129,7 @@ func (m *Memory) setupMergeDriver(bin string) (*MergeDriver, error) {
 	if err := os.MkdirAll(filepath.Dir(d.Attributes), 0o755); err != nil {
 		return nil, err
 	}
-	return d, fsutil.WriteFile(d.Attributes, []byte(data+attributeLine+"\n"), 0o644)
+	return d, fsutil.WriteFile(d.Attributes, []byte(data+d.Line+"\n"), 0o644)
 }
 
 // mergeDriverSet tells whether the attribute line routes the memory file to
@@ -156,10 +161,28 @@ func shellQuote(s string) string {
 
 // trackedIn tells whether the primary worktree's index tracks the memory
 // file (asking git: init and doctor are no hot paths).
-func trackedIn(primary string) bool {
-	if primary == "" {
+func trackedIn(r *worktree.Repo) bool {
+	if r.Primary == "" {
 		return false
 	}
-	_, err := gitcmd.Output(primary, "ls-files", "--error-unmatch", "--", ".agent/memories.md")
+	_, err := gitcmd.Output(r.Primary, "ls-files", "--error-unmatch", "--", r.RelFile())
 	return err == nil
+}
+
+// SetLayout chooses where the memory of the repository containing dir
+// lives, in its git config (memsync.layout, shared by every worktree of the
+// clone): worktree.LayoutRalph for ralph-orchestrator's
+// .ralph/agent/memories.md, worktree.LayoutAgent for .agent/memories.md.
+// Open the memory after it. Without the setting, Open works the layout out
+// from the primary worktree (see worktree.Repo.Layout).
+func SetLayout(ctx context.Context, dir string, layout worktree.Layout) error {
+	if _, err := worktree.ParseLayout(string(layout)); err != nil {
+		return err
+	}
+	r, err := worktree.Discover(dir)
+	if err != nil {
+		return err
+	}
+	_, err = gitcmd.OutputContext(ctx, r.CommonDir, "--git-dir="+r.CommonDir, "config", worktree.LayoutKey, string(layout))
+	return err
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/memsync/memsync/config"
 	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/policy"
@@ -259,8 +260,45 @@ func (m *Memory) beginWrite(ctx context.Context, op policy.Op) error {
 // already). Every write of a Memory runs it; it is exported for the adapters
 // that still write through Store.
 func (m *Memory) BeforeWrite() error {
-	_, err := m.Exclude()
+	if _, err := m.Exclude(); err != nil {
+		return err
+	}
+	return m.ensureRalphFile()
+}
+
+// ralphTemplate is the file ralph-orchestrator starts a memory with; a
+// memory in ralph's layout starts with it too, so both tools read and write
+// it in ralph's dialect from the first entry.
+const ralphTemplate = "# Memories\n\n## Patterns\n\n## Decisions\n\n## Fixes\n\n## Context\n"
+
+// ensureRalphFile creates, in ralph's layout, a missing memory file as ralph
+// does (under the writers' lock, the one ralph takes). It reports whether it
+// created the file.
+func (m *Memory) ensureRalphFile() error {
+	_, err := m.createRalphFile()
 	return err
+}
+
+func (m *Memory) createRalphFile() (bool, error) {
+	if m.repo == nil || m.repo.Layout != worktree.LayoutRalph {
+		return false, nil
+	}
+	target, err := m.store.Resolve(m.store.Path())
+	if err != nil {
+		return false, err
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	created := false
+	err = m.store.WithLock(func() error {
+		if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		created = true
+		return fsutil.WriteFile(target, []byte(ralphTemplate), 0o644)
+	})
+	return created, err
 }
 
 // Exclude adds the memory files to the common info/exclude, shared by every
@@ -269,7 +307,7 @@ func (m *Memory) Exclude() ([]string, error) {
 	if m.repo == nil {
 		return nil, nil
 	}
-	added, err := worktree.EnsureExclude(m.repo, worktree.ExcludePatterns())
+	added, err := worktree.EnsureExclude(m.repo, m.repo.Excludes())
 	if err != nil {
 		return nil, fmt.Errorf("update info/exclude: %w", err)
 	}

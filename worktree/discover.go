@@ -23,7 +23,89 @@ type Repo struct {
 	WorkTree  string // top of the current worktree ("" when run inside a bare repository or inside the git dir)
 	Primary   string // the primary (main) worktree's top; "" for a bare repository
 	Bare      bool   // the repository is bare (no primary worktree)
-	Home      string // memory home: <Primary>/.agent, or <CommonDir>/memsync for a bare repository
+	Home      string // memory home: <Primary>/<MemDir>, or <CommonDir>/memsync for a bare repository
+	Layout    Layout // where a worktree keeps the memory: .agent/ (LayoutAgent) or .ralph/agent/ (LayoutRalph)
+	LayoutWhy string // why Discover chose Layout, for people (memsync doctor)
+}
+
+// Layout is where a worktree keeps the memory file.
+type Layout string
+
+// The layouts.
+const (
+	// LayoutAgent is memsync's own: <worktree>/.agent/memories.md.
+	LayoutAgent Layout = "agent"
+	// LayoutRalph is ralph-orchestrator's (v2.3.0 on):
+	// <worktree>/.ralph/agent/memories.md.
+	LayoutRalph Layout = "ralph"
+)
+
+// LayoutKey is the git config key that chooses the layout (agent or ralph)
+// for a repository; unset, Discover works it out from the primary worktree.
+const LayoutKey = "memsync.layout"
+
+// ParseLayout checks a layout's name.
+func ParseLayout(s string) (Layout, error) {
+	switch l := Layout(strings.ToLower(strings.TrimSpace(s))); l {
+	case LayoutAgent, LayoutRalph:
+		return l, nil
+	}
+	return "", fmt.Errorf("worktree: %s=%q: the layout is agent (.agent/memories.md) or ralph (.ralph/agent/memories.md)", LayoutKey, s)
+}
+
+// MemDir is the folder of the memory file in a worktree, relative to its
+// top, with slashes: ".agent" or ".ralph/agent".
+func (r *Repo) MemDir() string {
+	if r.Layout == LayoutRalph {
+		return ".ralph/agent"
+	}
+	return ".agent"
+}
+
+// RelFile is the memory file relative to a worktree's top, with slashes
+// (what git names it): ".agent/memories.md" or ".ralph/agent/memories.md".
+func (r *Repo) RelFile() string { return r.MemDir() + "/memories.md" }
+
+// WorktreeFile is the memory file of the worktree whose top is wt.
+func (r *Repo) WorktreeFile(wt string) string {
+	return filepath.Join(wt, filepath.FromSlash(r.RelFile()))
+}
+
+// chooseLayout decides where the memory lives: the git config memsync.layout
+// when set, else ralph's file when the primary has one (or has .ralph/ and
+// no .agent/memories.md), else .agent/.
+func (r *Repo) chooseLayout(cfg *gitconfig.Config) error {
+	if v, ok := cfg.Get(LayoutKey); ok {
+		l, err := ParseLayout(v)
+		if err != nil {
+			return err
+		}
+		r.Layout, r.LayoutWhy = l, "set by git config "+LayoutKey+"="+v
+		return nil
+	}
+	r.Layout, r.LayoutWhy = LayoutAgent, "memsync's default"
+	if r.Primary == "" {
+		r.LayoutWhy += " (a bare repository; git config " + LayoutKey + " chooses)"
+		return nil
+	}
+	ralph := filepath.Join(r.Primary, ".ralph", "agent", "memories.md")
+	agent := filepath.Join(r.Primary, ".agent", "memories.md")
+	if _, err := os.Lstat(ralph); err == nil {
+		r.Layout, r.LayoutWhy = LayoutRalph, "ralph-orchestrator's "+ralph+" exists"
+		return nil
+	}
+	if fi, err := os.Stat(filepath.Join(r.Primary, ".ralph")); err == nil && fi.IsDir() {
+		if _, err := os.Lstat(agent); errors.Is(err, fs.ErrNotExist) {
+			r.Layout, r.LayoutWhy = LayoutRalph, "ralph-orchestrator's .ralph/ exists and .agent/memories.md does not"
+			return nil
+		}
+		r.LayoutWhy = ".agent/memories.md exists (beside .ralph/, which has no agent/memories.md)"
+		return nil
+	}
+	if _, err := os.Lstat(agent); err == nil {
+		r.LayoutWhy = agent + " exists"
+	}
+	return nil
 }
 
 // ErrNotRepo is returned (wrapped, so use errors.Is) when no git repository
@@ -143,10 +225,13 @@ func Discover(dir string) (*Repo, error) {
 	default:
 		r.Bare = true
 	}
+	if err := r.chooseLayout(cfg); err != nil {
+		return nil, err
+	}
 	if r.Bare {
 		r.Home = filepath.Join(r.CommonDir, "memsync")
 	} else {
-		r.Home = filepath.Join(r.Primary, ".agent")
+		r.Home = filepath.Join(r.Primary, filepath.FromSlash(r.MemDir()))
 	}
 
 	// The current worktree. Like git, core.bare and core.worktree only apply

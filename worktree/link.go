@@ -29,6 +29,19 @@ func ExcludePatterns() []string {
 	}
 }
 
+// Excludes are the patterns of the repository's layout (ExcludePatterns
+// for .agent/; the same files under .ralph/agent/ for ralph's layout). A
+// pattern never hides a file git tracks, so a ralph memories.md the
+// repository commits stays tracked; one it does not is kept out of git
+// status (git add -f starts tracking it).
+func (r *Repo) Excludes() []string {
+	if r.Layout != LayoutRalph {
+		return ExcludePatterns()
+	}
+	d := "/" + r.MemDir()
+	return []string{d + "/memories.md", d + "/memories.md.*", d + "/.memories.md.tmp-*", d + "/archive/"}
+}
+
 // State is how a worktree's .agent/memories.md relates to the memory home.
 type State string
 
@@ -44,6 +57,8 @@ const (
 	StateUnsafe        State = "unsafe"         // resolves outside the memory home
 	StatePrunable      State = "prunable"       // git reports the worktree as prunable (its folder is gone)
 	StateCopy          State = "copy"           // a regular file identical to the home's where core.symlinks=false, or what Link made where symlinks are impossible
+	StateLockUnshared  State = "lock-unshared"  // ralph's layout: linked, but the lock ralph opens there (<file>.lock) is not the memory's lock
+	StateTypechange    State = "typechange"     // ralph's layout: linked over a file the branch tracks, without skip-worktree (git status shows a typechange)
 )
 
 // Errors a caller can test for with errors.Is.
@@ -87,14 +102,17 @@ type LinkResult struct {
 // anything the memory lacks). A path inside a worktree names that worktree;
 // a path outside this repository's worktrees is refused. A file that git
 // tracks is not touched: the error wraps ErrTracked and the fix is
-// `git rm --cached .agent/memories.md`. s is the memory's store (the
+// `git rm --cached .agent/memories.md`. In ralph's layout (Repo.Layout) the
+// file is <wt>/.ralph/agent/memories.md, a tracked one is linked too (with
+// the skip-worktree bit, see shareRalph), and the lock ralph opens beside it
+// becomes a link to the memory's lock. s is the memory's store (the
 // memory home's file is created, and a copy folded, through it).
 func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 	top, err := worktreeTop(r, wt)
 	if err != nil {
 		return LinkResult{}, err
 	}
-	if _, err := EnsureExclude(r, ExcludePatterns()); err != nil {
+	if _, err := EnsureExclude(r, r.Excludes()); err != nil {
 		return LinkResult{}, err
 	}
 	if err := ensureHomeFile(s); err != nil {
@@ -118,8 +136,15 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 		return res, nil
 	case StatePrunable:
 		return res, fmt.Errorf("worktree: %s is gone (prunable); run git worktree prune", wt)
+	case StateLockUnshared, StateTypechange:
+		msg, err := shareRalph(r, s, top, st.Path)
+		if err != nil {
+			return res, err
+		}
+		res.Changed, res.Message = true, "already linked: "+st.Path+" -> "+st.Link+msg
+		return res, nil
 	}
-	if st.Tracked {
+	if st.Tracked && r.Layout != LayoutRalph {
 		return res, fmt.Errorf("%w in %s; replacing it would change the branch", ErrTracked, st.Path)
 	}
 	if st.State == StateUnsafe && st.Link == "" {
@@ -148,6 +173,13 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 		return res, err
 	}
 	res.Changed = true
+	if res.State == StateLinked && r.Layout == LayoutRalph {
+		msg, err := shareRalph(r, s, top, st.Path)
+		if err != nil {
+			return res, err
+		}
+		res.Message += msg
+	}
 	if res.Added > 0 || res.Backup != "" {
 		res.Message += fmt.Sprintf(" (folded %d entr%s from the copy into the memory; the copy is kept as %s)", res.Added, plural(res.Added, "y", "ies"), res.Backup)
 	}
@@ -249,13 +281,13 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 	st := Status{}
 	real, err := filepath.EvalSymlinks(wt)
 	if errors.Is(err, fs.ErrNotExist) {
-		st.State, st.Path, st.Detail = StatePrunable, filepath.Join(wt, ".agent", "memories.md"), "the worktree's folder is gone"
+		st.State, st.Path, st.Detail = StatePrunable, r.WorktreeFile(wt), "the worktree's folder is gone"
 		return st, nil
 	}
 	if err != nil {
 		return st, fmt.Errorf("worktree: %w", err)
 	}
-	st.Path = filepath.Join(real, ".agent", "memories.md")
+	st.Path = r.WorktreeFile(real)
 	home, homeErr := s.Resolve(s.Path())
 	if homeErr != nil && !errors.Is(homeErr, memfile.ErrUnsafePath) {
 		return st, homeErr
@@ -267,9 +299,9 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 			st.Link, _ = os.Readlink(st.Path)
 			st.State, st.Detail = StateUnsafe, homeErr.Error()
 		}
-		if _, err := os.Lstat(st.Path); err == nil && isTracked(real) {
+		if _, err := os.Lstat(st.Path); err == nil && isTracked(r, real) {
 			st.Tracked = true
-			st.Detail += "; " + trackedDetail
+			st.Detail += "; " + r.trackedDetail()
 		}
 		return st, nil
 	}
@@ -296,6 +328,9 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 		switch {
 		case rerr == nil && homeErr == nil && target == home:
 			st.State, st.Target, st.Detail = StateLinked, target, "-> "+st.Link
+			if r.Layout == LayoutRalph {
+				inspectRalph(r, s, real, &st)
+			}
 			return st, nil
 		case serr != nil:
 			st.State, st.Detail = StateBroken, "dangling link -> "+st.Link
@@ -329,20 +364,109 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 	default:
 		st.State, st.Detail = StateWrongTarget, st.Path+" is not a file or symlink"
 	}
-	st.Tracked = isTracked(real)
+	st.Tracked = isTracked(r, real)
 	if st.Tracked {
-		st.Detail += "; " + trackedDetail
+		st.Detail += "; " + r.trackedDetail()
 	}
 	return st, nil
 }
 
 // trackedDetail says what to do about a tracked memory file.
-const trackedDetail = "tracked by git (fix, in that worktree: git rm --cached .agent/memories.md, then commit)"
+func (r *Repo) trackedDetail() string {
+	if r.Layout == LayoutRalph {
+		return "tracked by git (ralph's default; memsync init --merge-driver merges it by entry)"
+	}
+	return "tracked by git (fix, in that worktree: git rm --cached .agent/memories.md, then commit)"
+}
 
 // isTracked asks git whether the worktree's index tracks the memory file.
-func isTracked(wt string) bool {
-	_, err := gitcmd.Output(wt, "ls-files", "--error-unmatch", "--", ".agent/memories.md")
+func isTracked(r *Repo, wt string) bool {
+	_, err := gitcmd.Output(wt, "ls-files", "--error-unmatch", "--", r.RelFile())
 	return err == nil
+}
+
+// indexFlags asks git how the worktree's index holds the memory file:
+// tracked, and with the skip-worktree bit.
+func indexFlags(r *Repo, wt string) (tracked, skip bool) {
+	out, err := gitcmd.Output(wt, "ls-files", "-v", "--", r.RelFile())
+	if err != nil || len(out) == 0 {
+		return false, false
+	}
+	return true, out[0] == 'S' || out[0] == 's'
+}
+
+// lockShared tells whether the lock ralph opens beside the worktree's
+// memory file (path + ".lock", not resolved) is the memory's lock file.
+func lockShared(s *memfile.Store, path string) (bool, string) {
+	want, err := s.LockPath()
+	if err != nil {
+		return false, ""
+	}
+	got, err := s.Resolve(path + ".lock")
+	return err == nil && got == want, want
+}
+
+// inspectRalph looks, in ralph's layout, at what else a linked worktree
+// needs: the lock ralph opens there must be the memory's, and a file the
+// branch tracks must carry the skip-worktree bit (else git status shows the
+// symlink as a typechange).
+func inspectRalph(r *Repo, s *memfile.Store, wt string, st *Status) {
+	tracked, skip := indexFlags(r, wt)
+	st.Tracked = tracked
+	if tracked && !skip {
+		st.State = StateTypechange
+		st.Detail += "; the branch tracks " + r.RelFile() + " and git status shows the symlink as a typechange (memsync worktree link sets skip-worktree)"
+		return
+	}
+	if ok, want := lockShared(s, st.Path); !ok {
+		st.State = StateLockUnshared
+		st.Detail += "; ralph here would lock " + st.Path + ".lock, not the memory's lock " + want + " (memsync worktree link shares it)"
+		return
+	}
+	if tracked {
+		st.Detail += "; tracked, skip-worktree set"
+	}
+}
+
+// shareRalph finishes a ralph-layout link in the worktree wt whose memory
+// file path is a link to the memory: the lock ralph opens there (path +
+// ".lock") becomes a relative symlink to the memory's lock file, and a file
+// the branch tracks gets the skip-worktree bit, so git status stays clean
+// and git add -A never commits the link (undo: git update-index
+// --no-skip-worktree <file> && git checkout -- <file>). It returns what it
+// did, as a clause for the link's message.
+func shareRalph(r *Repo, s *memfile.Store, wt, path string) (string, error) {
+	msg := ""
+	if ok, want := lockShared(s, path); !ok {
+		if want == "" {
+			_, err := s.LockPath()
+			return "", err
+		}
+		f, err := os.OpenFile(want, os.O_RDONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return "", fmt.Errorf("worktree: %w", err)
+		}
+		_ = f.Close()
+		dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+		if err != nil {
+			return "", fmt.Errorf("worktree: %w", err)
+		}
+		rel, err := filepath.Rel(dir, want)
+		if err != nil {
+			return "", fmt.Errorf("worktree: %w", err)
+		}
+		if err := replaceWithSymlink(path+".lock", rel); err != nil {
+			return "", fmt.Errorf("worktree: share the lock: %w", err)
+		}
+		msg += "; lock " + path + ".lock -> " + rel
+	}
+	if tracked, skip := indexFlags(r, wt); tracked && !skip {
+		if _, err := gitcmd.Output(wt, "update-index", "--skip-worktree", "--", r.RelFile()); err != nil {
+			return msg, fmt.Errorf("worktree: set skip-worktree on %s: %w", r.RelFile(), err)
+		}
+		msg += "; skip-worktree set on the tracked " + r.RelFile() + " (undo: git update-index --no-skip-worktree " + r.RelFile() + " && git checkout -- " + r.RelFile() + ")"
+	}
+	return msg, nil
 }
 
 // ensureHomeFile creates the home and an empty memory file in it (under the

@@ -149,7 +149,7 @@ type AddOptions struct {
 // worktrees), then links the new worktree through the memory's store s.
 // When git fails the error is a *GitError carrying git's exit status.
 func Add(ctx context.Context, r *Repo, s *memfile.Store, dir string, o AddOptions, stdout, stderr io.Writer) (LinkResult, error) {
-	if _, err := EnsureExclude(r, ExcludePatterns()); err != nil {
+	if _, err := EnsureExclude(r, r.Excludes()); err != nil {
 		return LinkResult{}, err
 	}
 	args := []string{"worktree", "add"}
@@ -225,7 +225,7 @@ func Doctor(ctx context.Context, r *Repo, s *memfile.Store) ([]Finding, error) {
 		st := w.Status
 		f := Finding{Worktree: w, Fixable: true}
 		switch {
-		case st.Tracked:
+		case st.Tracked && r.Layout != LayoutRalph:
 			f.Fix, f.Fixable = "in "+w.Path+": git rm --cached .agent/memories.md, then commit (memsync keeps memory history on its own ref)", false
 		case st.Primary && st.State == StateUnsafe:
 			link := s.LinkOn(st.Path) // .agent itself, or the file
@@ -245,6 +245,10 @@ func Doctor(ctx context.Context, r *Repo, s *memfile.Store) ([]Finding, error) {
 			f.Fix, f.Fixable = "move "+st.Path+" out of the way, then: memsync worktree link "+w.Path, false
 		case st.State == StateCopyDiverged:
 			f.Fix = "fold the copy's entries into the memory (the copy is kept as a backup), then link it"
+		case st.State == StateLockUnshared:
+			f.Fix = "share the memory's lock with ralph there: memsync worktree link " + w.Path
+		case st.State == StateTypechange:
+			f.Fix = "set skip-worktree on the linked file: memsync worktree link " + w.Path
 		default:
 			f.Fix = "link it: memsync worktree link " + w.Path
 		}

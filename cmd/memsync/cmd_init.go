@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/worktree"
 )
 
 // untrack is the advice for a .agent/memories.md that git tracks.
@@ -14,11 +16,20 @@ const untrack = "git rm --cached .agent/memories.md && git commit -m 'Stop track
 func initCommand() command {
 	return command{name: "init", usage: "set up the memory home and keep its files out of git status",
 		flags: []cli.Flag{
-			&cli.BoolFlag{Name: "merge-driver", Usage: "set up 'memsync merge-driver' for a .agent/memories.md tracked in branches"},
+			&cli.BoolFlag{Name: "merge-driver", Usage: "set up 'memsync merge-driver' for a memories.md tracked in branches"},
+			&cli.StringFlag{Name: "layout", Usage: "where the memory lives: agent (.agent/memories.md) or ralph (.ralph/agent/memories.md); saved in git config memsync.layout"},
+			&cli.BoolFlag{Name: "ralph", Usage: "short for --layout ralph"},
 		},
+		opens: noMemory, // the layout is chosen before the memory opens
 		run: func(s *session, c *cli.Context) error {
+			if err := setLayout(c); err != nil {
+				return err
+			}
 			if c.Bool("merge-driver") && c.Bool("global") {
 				return usageError{errNeedsRepo}
+			}
+			if err := s.use(c.Bool("global")); err != nil {
+				return err
 			}
 			res, err := s.m.Init(c.Context, memsync.InitOptions{MergeDriver: c.Bool("merge-driver")})
 			return s.print(res, err, func() {
@@ -30,11 +41,39 @@ func initCommand() command {
 					s.printf("merge driver: merge.memsync.driver = %s\nattribute %q in %s\n", d.Driver, d.Line, d.Attributes)
 					s.printf("to share it with your team, add this line to .gitattributes (each clone runs 'memsync init --merge-driver' for the git config):\n  %s\n", d.Line)
 				}
-				if res.Tracked && !res.MergeDriverSet {
+				switch {
+				case s.repo != nil && s.repo.Layout == worktree.LayoutRalph:
+					s.printf("layout: ralph (%s)\n", s.repo.LayoutWhy)
+					if res.Tracked && !res.MergeDriverSet {
+						s.printf("%s is tracked by git (ralph's default); to merge it by entry: memsync init --merge-driver\n", s.repo.RelFile())
+					}
+				case res.Tracked && !res.MergeDriverSet:
 					s.warn(".agent/memories.md is tracked by git on this branch; memsync keeps memory history on its own ref instead")
 					fmt.Fprintf(s.stderr, "hint: stop tracking it (the file stays on disk): %s\n", untrack)
 				}
 			})
 		},
 	}
+}
+
+// setLayout saves --layout (or --ralph) in the repository's git config
+// before the memory opens, so that Open finds the chosen file.
+func setLayout(c *cli.Context) error {
+	layout := c.String("layout")
+	if c.Bool("ralph") {
+		if layout != "" && layout != string(worktree.LayoutRalph) {
+			return usageError{errors.New("--ralph and --layout " + layout + " disagree")}
+		}
+		layout = string(worktree.LayoutRalph)
+	}
+	if layout == "" {
+		return nil
+	}
+	if c.Bool("global") {
+		return usageError{errNeedsRepo}
+	}
+	if _, err := worktree.ParseLayout(layout); err != nil {
+		return usageError{err}
+	}
+	return memsync.SetLayout(c.Context, c.String("C"), worktree.Layout(layout))
 }
