@@ -8,6 +8,7 @@ import (
 
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/worktree"
@@ -103,7 +104,7 @@ func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, err
 	}
 	if n := len(rs); n > 0 {
 		checks = append(checks, Check{Check: "conflicts", Status: CheckProblem,
-			Detail: fmt.Sprintf("%d recorded conflict%s", n, ending(n, "", "s")),
+			Detail: fmt.Sprintf("%d recorded conflict%s", n, words.Plural(n, "", "s")),
 			Fix:    "see them: memsync conflicts; settle each: memsync resolve ID --ours|--theirs|--edit"})
 	} else {
 		checks = append(checks, Check{Check: "conflicts", Status: CheckOK, Detail: "no recorded conflicts"})
@@ -112,14 +113,6 @@ func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, err
 	left, _ := r.Problems()
 	r.OK = left == 0
 	return r, nil
-}
-
-// ending picks the singular or plural ending for n.
-func ending(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // checkFile reports a memory file's damage and, with fix, repairs what a
@@ -141,7 +134,7 @@ func (m *Memory) checkFile(name, path string, fix bool, update func(func(*memfil
 		return ch, err
 	}
 	f := memfile.Parse(data)
-	ch.Detail = fmt.Sprintf("%s: %d entr%s", path, len(f.Entries), ending(len(f.Entries), "y", "ies"))
+	ch.Detail = fmt.Sprintf("%s: %d entr%s", path, len(f.Entries), words.Plural(len(f.Entries), "y", "ies"))
 	if len(f.Problems) == 0 {
 		return ch, nil
 	}
@@ -152,7 +145,7 @@ func (m *Memory) checkFile(name, path string, fix bool, update func(func(*memfil
 	case marked:
 		ch.Fix, ch.Fixable = "memsync doctor --fix merges the two sides of the conflict by entry (nothing is lost; a backup is kept)", true
 	case dups > 0:
-		ch.Fix, ch.Fixable = fmt.Sprintf("memsync doctor --fix gives the %d entr%s that repeat an earlier entry's ID new IDs (a backup is kept)", dups, ending(dups, "y", "ies")), true
+		ch.Fix, ch.Fixable = fmt.Sprintf("memsync doctor --fix gives the %d entr%s that repeat an earlier entry's ID new IDs (a backup is kept)", dups, words.Plural(dups, "y", "ies")), true
 	default:
 		ch.Fix = byHand(path, f.Problems[0].Line, "")
 		return ch, nil
@@ -182,7 +175,7 @@ func (m *Memory) checkFile(name, path string, fix bool, update func(func(*memfil
 	case marked:
 		ch.Status, ch.Detail = CheckFixed, fmt.Sprintf("%s: merged the two sides of the conflict by entry: %d entries", path, len(g.Entries))
 	default:
-		ch.Status, ch.Detail = CheckFixed, fmt.Sprintf("%s: gave %d entr%s a new ID: %d entries", path, dups, ending(dups, "y", "ies"), len(g.Entries))
+		ch.Status, ch.Detail = CheckFixed, fmt.Sprintf("%s: gave %d entr%s a new ID: %d entries", path, dups, words.Plural(dups, "y", "ies"), len(g.Entries))
 	}
 	return ch, nil
 }
@@ -244,7 +237,7 @@ func (m *Memory) checkTemps(ctx context.Context, fix, safe bool) (Check, error) 
 		}
 	}
 	ch.Status, ch.Fix = CheckProblem, "memsync doctor --fix removes them (no live process is writing them)"
-	ch.Detail = fmt.Sprintf("%d temp file%s left by interrupted writes (%d bytes), e.g. %s", len(stale), ending(len(stale), "", "s"), size, stale[0])
+	ch.Detail = fmt.Sprintf("%d temp file%s left by interrupted writes (%d bytes), e.g. %s", len(stale), words.Plural(len(stale), "", "s"), size, stale[0])
 	if !fix || !safe {
 		return ch, nil
 	}
@@ -253,7 +246,7 @@ func (m *Memory) checkTemps(ctx context.Context, fix, safe bool) (Check, error) 
 		return ch, err
 	}
 	ch.Status = CheckFixed
-	ch.Detail = fmt.Sprintf("removed %d temp file%s left by interrupted writes", len(removed), ending(len(removed), "", "s"))
+	ch.Detail = fmt.Sprintf("removed %d temp file%s left by interrupted writes", len(removed), words.Plural(len(removed), "", "s"))
 	return ch, nil
 }
 

@@ -288,8 +288,35 @@ type Conflict struct {
 	ours, theirs string
 }
 
-// Markdown returns both versions as the memory file spells them.
-func (c *Conflict) Markdown() (ours, theirs string) { return c.ours, c.theirs }
+// ErrEditCancelled is what Conflict.Edited returns when the edited text holds
+// no entry.
+var ErrEditCancelled = errors.New("no entry left in the edited file; nothing changed")
+
+// EditText is the text a person edits to settle the conflict by hand: both
+// versions as the memory file spells them, ours first, under a comment that
+// says what to do. Edited reads it back.
+func (c *Conflict) EditText() string {
+	return "# memsync resolve " + c.ID + ": keep one version of this entry, or combine the\n" +
+		"# two into one, then save and quit. Text above the first '## ' line is ignored;\n" +
+		"# leave no entry to cancel. First ours (in the memory now), then theirs.\n\n" +
+		c.ours + "\n" + c.theirs
+}
+
+// Edited reads back the edited text: the one entry left, with the
+// conflict's ID, for Resolution.Edited. No entry is ErrEditCancelled; more
+// than one is an error.
+func (c *Conflict) Edited(text []byte) (memfile.Entry, error) {
+	switch f := memfile.Parse(text); len(f.Entries) {
+	case 0:
+		return memfile.Entry{}, ErrEditCancelled
+	case 1:
+		e := f.Entries[0]
+		e.ID = c.ID
+		return e, nil
+	default:
+		return memfile.Entry{}, fmt.Errorf("the edited file holds %d entries", len(f.Entries))
+	}
+}
 
 func conflictOf(r *merge.Record) Conflict {
 	base, ours, theirs := r.Versions()

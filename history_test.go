@@ -225,8 +225,8 @@ func TestConflictsResolve(t *testing.T) {
 	if err != nil || len(cs) != 2 || cs[0].ID != a.ID || cs[0].Theirs.Content != "the build uses bazel" || !strings.Contains(cs[0].Diff, "bazel") {
 		t.Fatalf("conflicts: %+v, %v", cs, err)
 	}
-	if ours, theirs := cs[0].Markdown(); !strings.Contains(ours, "ninja") || !strings.Contains(theirs, "bazel") {
-		t.Fatalf("markdown: %q %q", ours, theirs)
+	if text := cs[0].EditText(); !strings.Contains(text, "ninja") || !strings.Contains(text, "bazel") || strings.Index(text, "ninja") > strings.Index(text, "bazel") {
+		t.Fatalf("edit text: %q", text)
 	}
 	if _, err := m.Resolve(ctx, "zzzzzzzzzzzz", Resolution{Keep: KeepOurs}); !errors.Is(err, memfile.ErrNotFound) {
 		t.Fatalf("unknown conflict: %v", err)
@@ -255,5 +255,21 @@ func TestConflictsResolve(t *testing.T) {
 	}
 	if cs, err := m.Conflicts(ctx); err != nil || len(cs) != 0 {
 		t.Fatalf("conflicts left: %+v, %v", cs, err)
+	}
+}
+
+// The edited text of a conflict reads back as one entry with the
+// conflict's ID; none left cancels; two are refused.
+func TestConflictEdited(t *testing.T) {
+	c := Conflict{ID: "abcdabcdabcd", ours: "## Note: a\n- Content: ours\n", theirs: "## Note: b\n- Content: theirs\n"}
+	e, err := c.Edited([]byte("# comment\n\n## Note: merged\n- Content: both\n"))
+	if err != nil || e.ID != c.ID || e.Content != "both" {
+		t.Fatalf("one entry: %+v %v", e, err)
+	}
+	if _, err := c.Edited([]byte("# nothing\n")); !errors.Is(err, ErrEditCancelled) {
+		t.Fatalf("no entry: %v", err)
+	}
+	if _, err := c.Edited([]byte(c.EditText())); err == nil || errors.Is(err, ErrEditCancelled) {
+		t.Fatalf("both versions left: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package memsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -89,4 +90,64 @@ func hookWork(ctx context.Context, dir, name string, lockTimeout time.Duration) 
 			m.Path(), n, res.Problems[0])
 	}
 	return ""
+}
+
+// HooksResult is what InstallHooks and UninstallHooks did: the hooks
+// folder and each script (the JSON of 'memsync hooks install|uninstall').
+type HooksResult struct {
+	Dir   string       `json:"dir"`
+	Hooks []hooks.Hook `json:"hooks"`
+}
+
+// InstallHooks installs the git hook scripts, which run bin (the memsync
+// command) as 'bin hook NAME'; a hook that was there is kept and runs first.
+// A hooks folder in the worktree that git status shows is refused
+// (hooks.ErrInWorktree, with the folder in the result) unless force.
+func (m *Memory) InstallHooks(ctx context.Context, bin string, force bool) (HooksResult, error) {
+	if m.repo == nil {
+		return HooksResult{}, ErrGlobalLayer
+	}
+	if err := ctx.Err(); err != nil {
+		return HooksResult{}, err
+	}
+	// The worktrees post-checkout links must stay out of git status.
+	if err := m.BeforeWrite(); err != nil {
+		return HooksResult{}, err
+	}
+	dir, hs, err := hooks.Install(m.repo, bin)
+	if errors.Is(err, hooks.ErrInWorktree) && force {
+		m.warn(err.Error() + "; installing anyway (--force): git status will show these changes, and the scripts name this machine's memsync")
+		dir, hs, err = hooks.InstallForce(m.repo, bin)
+	}
+	return hooksResult(dir, hs), err
+}
+
+// UninstallHooks removes memsync's hook scripts and puts back what was there.
+func (m *Memory) UninstallHooks(ctx context.Context) (HooksResult, error) {
+	if m.repo == nil {
+		return HooksResult{}, ErrGlobalLayer
+	}
+	if err := ctx.Err(); err != nil {
+		return HooksResult{}, err
+	}
+	dir, hs, err := hooks.Uninstall(m.repo)
+	return hooksResult(dir, hs), err
+}
+
+// Hooks reports what is installed where, and the hook managers in use.
+func (m *Memory) Hooks(ctx context.Context) (*hooks.Status, error) {
+	if m.repo == nil {
+		return nil, ErrGlobalLayer
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return hooks.Report(m.repo)
+}
+
+func hooksResult(dir string, hs []hooks.Hook) HooksResult {
+	if hs == nil {
+		hs = []hooks.Hook{}
+	}
+	return HooksResult{Dir: dir, Hooks: hs}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -43,7 +44,7 @@ func (h *History) Rollback(ctx context.Context, target string, refs []string, p 
 	}
 	res := &RollbackResult{Target: target, IDs: []string{}}
 	err = h.Store.WithLock(func() error {
-		before, err := h.takeLocked(ctx, "memsync snapshot before rollback to "+short(target), p, "")
+		before, err := h.takeLocked(ctx, "memsync snapshot before rollback to "+words.Short(target), p, "")
 		if err != nil {
 			return err
 		}
@@ -69,7 +70,7 @@ func (h *History) Rollback(ctx context.Context, target string, refs []string, p 
 		if err := h.writeLocked(h.Store.Path(), live.Memory, next.Memory); err != nil {
 			return err
 		}
-		msg := "memsync rollback to " + short(target)
+		msg := "memsync rollback to " + words.Short(target)
 		if len(res.IDs) > 0 {
 			msg += fmt.Sprintf(" (%d entries)", len(res.IDs))
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	gitsync "github.com/go-git/go-git/v5/utils/sync"
 
+	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -226,7 +227,7 @@ func message(subject string, p Provenance, rollback string) string {
 		subject = "memsync snapshot"
 		switch {
 		case p.Hook != "" && p.SourceCommit != "":
-			subject = fmt.Sprintf("memsync snapshot (%s at %s)", p.Hook, short(p.SourceCommit))
+			subject = fmt.Sprintf("memsync snapshot (%s at %s)", p.Hook, words.Short(p.SourceCommit))
 		case p.Hook != "":
 			subject = fmt.Sprintf("memsync snapshot (%s)", p.Hook)
 		}
@@ -243,11 +244,4 @@ func message(subject string, p Provenance, rollback string) string {
 		}
 	}
 	return b.String()
-}
-
-func short(hash string) string {
-	if len(hash) > 12 {
-		return hash[:12]
-	}
-	return hash
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
+	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -181,7 +182,7 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 		res.Message += msg
 	}
 	if res.Added > 0 || res.Backup != "" {
-		res.Message += fmt.Sprintf(" (folded %d entr%s from the copy into the memory; the copy is kept as %s)", res.Added, plural(res.Added, "y", "ies"), res.Backup)
+		res.Message += fmt.Sprintf(" (folded %d entr%s from the copy into the memory; the copy is kept as %s)", res.Added, words.Plural(res.Added, "y", "ies"), res.Backup)
 	}
 	return res, nil
 }
@@ -503,11 +504,4 @@ func readHomeFile(s *memfile.Store) ([]byte, error) {
 func symlinksEnabled(r *Repo) bool {
 	v, ok := gitconfig.Repo(r.CommonDir, r.CommonDir).Bool("core.symlinks")
 	return !ok || v
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/policy"
 )
@@ -119,7 +120,7 @@ func runResolve(s *session, c *cli.Context) error {
 	return s.print(out, resolveError(err), func() {
 		s.printf("resolved %s: kept %s\n", out.ID, map[memsync.Keep]string{memsync.KeepOurs: "ours", memsync.KeepTheirs: "theirs", memsync.KeepEdit: "the edited version"}[out.Kept])
 		if out.Snapshot != "" {
-			s.printf("snapshot %s (the next 'memsync sync' carries it)\n", shortHash(out.Snapshot))
+			s.printf("snapshot %s (the next 'memsync sync' carries it)\n", words.Short(out.Snapshot))
 		}
 	})
 }
@@ -136,23 +137,15 @@ func resolveError(err error) error {
 	return err
 }
 
-// errEditCancelled: the edited file held no entry.
-var errEditCancelled = errors.New("no entry left in the edited file; nothing changed")
-
 // editConflict opens the editor on both versions and returns the one entry
-// left in the saved file, with the conflict's ID.
+// left in the saved file (memsync.Conflict.EditText, Edited).
 func editConflict(s *session, cf *memsync.Conflict) (memfile.Entry, error) {
 	tmp, err := os.CreateTemp("", "memsync-resolve-*.md")
 	if err != nil {
 		return memfile.Entry{}, err
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
-	ours, theirs := cf.Markdown()
-	text := "# memsync resolve " + cf.ID + ": keep one version of this entry, or combine the\n" +
-		"# two into one, then save and quit. Text above the first '## ' line is ignored;\n" +
-		"# leave no entry to cancel. First ours (in the memory now), then theirs.\n\n" +
-		ours + "\n" + theirs
-	_, err = tmp.WriteString(text)
+	_, err = tmp.WriteString(cf.EditText())
 	if err := cmp.Or(err, tmp.Close()); err != nil {
 		return memfile.Entry{}, err
 	}
@@ -166,14 +159,9 @@ func editConflict(s *session, cf *memsync.Conflict) (memfile.Entry, error) {
 	if err != nil {
 		return memfile.Entry{}, err
 	}
-	switch f := memfile.Parse(data); len(f.Entries) {
-	case 0:
-		return memfile.Entry{}, errEditCancelled
-	case 1:
-		e := f.Entries[0]
-		e.ID = cf.ID
-		return e, nil
-	default:
-		return memfile.Entry{}, withHint(fmt.Errorf("the edited file holds %d entries", len(f.Entries)), "keep exactly one entry (or none to cancel); nothing was changed")
+	e, err := cf.Edited(data)
+	if err != nil && !errors.Is(err, memsync.ErrEditCancelled) {
+		return e, withHint(err, "keep exactly one entry (or none to cancel); nothing was changed")
 	}
+	return e, err
 }

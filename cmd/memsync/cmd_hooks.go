@@ -46,23 +46,15 @@ func runHooksInstall(s *session, c *cli.Context) error {
 	if err != nil {
 		return withHint(err, "install memsync on PATH and run 'memsync hooks install' again")
 	}
-	// The worktrees post-checkout links must stay out of git status.
-	if err := s.m.BeforeWrite(); err != nil {
-		return err
-	}
-	dir, hs, err := hooks.Install(s.repo, bin)
+	res, err := s.m.InstallHooks(c.Context, bin, c.Bool("force"))
 	if errors.Is(err, hooks.ErrInWorktree) {
-		if !c.Bool("force") {
-			return withHint(err, "nothing was changed; have your tracked hooks run memsync: add the line  memsync hook NAME \"$@\"  to "+
-				dir+"/NAME for NAME in "+strings.Join(hooks.Names(), ", ")+" (and commit them); or install memsync's scripts there anyway: memsync hooks install --force")
-		}
-		s.warn(err.Error() + "; installing anyway (--force): git status will show these changes, and the scripts name this machine's memsync")
-		dir, hs, err = hooks.InstallForce(s.repo, bin)
+		return withHint(err, "nothing was changed; have your tracked hooks run memsync: add the line  memsync hook NAME \"$@\"  to "+
+			res.Dir+"/NAME for NAME in "+strings.Join(hooks.Names(), ", ")+" (and commit them); or install memsync's scripts there anyway: memsync hooks install --force")
 	}
-	if err := s.printHooks(dir, hs, err); err != nil {
+	if err := s.printHooks(res, err); err != nil {
 		return err
 	}
-	if st, err := hooks.Report(s.repo); err == nil && !s.json {
+	if st, err := s.m.Hooks(c.Context); err == nil && !s.json {
 		for _, m := range st.Managers {
 			s.warn(fmt.Sprintf("%s manages hooks here and may replace these scripts; to run memsync from %s, add:\n%s", m.Name, m.Config, m.Add))
 		}
@@ -70,12 +62,12 @@ func runHooksInstall(s *session, c *cli.Context) error {
 	return nil
 }
 
-func runHooksUninstall(s *session, _ *cli.Context) error {
-	return s.printHooks(hooks.Uninstall(s.repo))
+func runHooksUninstall(s *session, c *cli.Context) error {
+	return s.printHooks(s.m.UninstallHooks(c.Context))
 }
 
-func runHooksStatus(s *session, _ *cli.Context) error {
-	st, err := hooks.Report(s.repo)
+func runHooksStatus(s *session, c *cli.Context) error {
+	st, err := s.m.Hooks(c.Context)
 	return s.print(st, err, func() {
 		s.printf("hooks folder: %s\n", st.Dir)
 		for _, h := range st.Hooks {
@@ -90,18 +82,12 @@ func runHooksStatus(s *session, _ *cli.Context) error {
 }
 
 // printHooks prints what install or uninstall did, unless it failed.
-func (s *session) printHooks(dir string, hs []hooks.Hook, err error) error {
-	if hs == nil {
-		hs = []hooks.Hook{}
-	}
-	return s.print(struct {
-		Dir   string       `json:"dir"`
-		Hooks []hooks.Hook `json:"hooks"`
-	}{dir, hs}, err, func() {
-		if len(hs) == 0 {
-			s.printf("no memsync hooks in %s\n", dir)
+func (s *session) printHooks(res memsync.HooksResult, err error) error {
+	return s.print(res, err, func() {
+		if len(res.Hooks) == 0 {
+			s.printf("no memsync hooks in %s\n", res.Dir)
 		}
-		for _, h := range hs {
+		for _, h := range res.Hooks {
 			s.printf("%-9s %s\n", h.Action, h.Path)
 		}
 	})

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 
+	"github.com/memsync/memsync/internal/words"
 	"github.com/urfave/cli/v2"
 )
 
@@ -17,9 +18,9 @@ func logCommand() command {
 					s.printf("no snapshots yet (the hooks take them: memsync hooks install; or memsync snapshot)\n")
 				}
 				for _, e := range entries {
-					s.printf("%s  %s  %4d entries  +%d -%d ~%d  %s\n", e.Commit[:12], e.Time, e.Entries, e.Added, e.Removed, e.Changed, e.Subject)
+					s.printf("%s  %s  %4d entries  +%d -%d ~%d  %s\n", words.Short(e.Commit), e.Time, e.Entries, e.Added, e.Removed, e.Changed, e.Subject)
 					var prov []string
-					for _, kv := range [][2]string{{"hook", e.Hook}, {"branch", e.Branch}, {"commit", shortHash(e.SourceCommit)}, {"worktree", e.Worktree}, {"rollback to", shortHash(e.Rollback)}} {
+					for _, kv := range [][2]string{{"hook", e.Hook}, {"branch", e.Branch}, {"commit", words.Short(e.SourceCommit)}, {"worktree", e.Worktree}, {"rollback to", words.Short(e.Rollback)}} {
 						if kv[1] != "" {
 							prov = append(prov, kv[0]+" "+kv[1])
 						}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/remote"
 )
@@ -43,13 +44,13 @@ func runSync(s *session, c *cli.Context) error {
 			s.printf("without --force, sync would stop here: %s\n", res.Refused)
 		}
 		if res.Pushed {
-			s.printf("pushed %s to %s\n", shortHash(res.Snapshot), name)
+			s.printf("pushed %s to %s\n", words.Short(res.Snapshot), name)
 		}
 		if res.Backup != "" {
 			s.warn("the memory file was damaged; its old content is kept in " + res.Backup)
 		}
 		if n := len(res.Conflicts); n > 0 {
-			s.warn(fmt.Sprintf("%d entr%s edited differently on both sides: ours kept; see 'memsync conflicts', settle with 'memsync resolve ID --ours|--theirs|--edit'", n, plural(n, "y", "ies")))
+			s.warn(fmt.Sprintf("%d entr%s edited differently on both sides: ours kept; see 'memsync conflicts', settle with 'memsync resolve ID --ours|--theirs|--edit'", n, words.Plural(n, "y", "ies")))
 		}
 	})
 }

@@ -66,14 +66,6 @@ func (s *session) open(global bool) (*memsync.Memory, error) {
 	return m, err
 }
 
-// plural picks the singular or plural ending for n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 func (s *session) warn(msg string) { fmt.Fprintf(s.stderr, "memsync: warning: %s\n", msg) }
 
 // print returns err, or prints v: as JSON with --json, else by calling text.
@@ -106,13 +98,6 @@ func (s *session) printLine(prefix string, e *memsync.Entry) {
 		tags = "  [" + strings.Join(e.Tags, ", ") + "]"
 	}
 	s.printf("%s%3d  %s  %s  %s%s\n", prefix, e.Number, e.ID, e.Date, e.Heading(), tags)
-}
-
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }
 
 // gitExit makes git's failure memsync's exit code (git said why).
