@@ -92,7 +92,9 @@ func view(data []byte) string { return unsafe.String(unsafe.SliceData(data), len
 func parse(s string) *File {
 	s, crlf := lineEnds(s)
 	f := &File{Problems: scanDamage(s), CRLF: crlf}
-	if isRalph(s) {
+	if isMixed(s) {
+		parseMixed(f, splitLines(s))
+	} else if isRalph(s) {
 		f.Dialect = Ralph
 		parseRalph(f, splitLines(s))
 	} else {
@@ -481,7 +483,16 @@ func (f *File) Render() []byte {
 			if i > 0 {
 				b.WriteString("\n")
 			}
-			f.Entries[i].renderOrch(b)
+			e := &f.Entries[i]
+			if e.ralphAt != 0 { // read from ralph's dialect: written in orch's order
+				c := *e
+				c.order, c.typeRaw = nil, ""
+				if c.Title == "" {
+					c.Title = TitleFrom(c.Content)
+				}
+				e = &c
+			}
+			e.renderOrch(b)
 		}
 	}
 	if f.CRLF {
@@ -510,7 +521,7 @@ func (f *File) sizeHint() int {
 func RenderEntry(e *Entry, d Dialect) string {
 	var b bytes.Buffer
 	if d == Ralph {
-		e.renderRalph(&b)
+		e.renderRalph(&b, ralphType(ralphSection(e.Type)))
 	} else {
 		e.renderOrch(&b)
 	}

@@ -62,7 +62,7 @@ func runAdd(c *cli.Context) error {
 	e, err := s.m.Add(c.Context, memsync.Entry{Type: c.String("type"), Title: c.String("title"), Content: content, Tags: splitList(c.String("tags"))})
 	var de *memfile.DialectError
 	if errors.As(err, &de) {
-		return withHint(err, "this memory is in ralph-orchestrator's format, which has no place for a session or a title: add without --session (MEMSYNC_SESSION) and --title")
+		return withHint(err, "this memory is in ralph-orchestrator's format: give the tag another name")
 	}
 	if err != nil {
 		return err
