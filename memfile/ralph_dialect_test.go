@@ -193,3 +193,39 @@ func TestMixedDialects(t *testing.T) {
 		t.Fatalf("%v %#v", err, g.Entries)
 	}
 }
+
+// RalphBenchFile is a ralph-dialect memory of about size bytes, and the type
+// of its last section.
+func ralphBenchFile(size int) ([]byte, string) {
+	f := Parse(GenerateFile(size, 1))
+	f.Dialect = Ralph
+	f.ConvertDialect()
+	data := f.Render()
+	last, _ := ralphLastSection(data)
+	return data, ralphType(last)
+}
+
+// BenchmarkRalphAppend1MB: an add to a 1 MB ralph file where the file's last
+// section is the entry's (an O(1) append) and where it is not (one atomic
+// rewrite).
+func BenchmarkRalphAppend1MB(b *testing.B) {
+	data, last := ralphBenchFile(1 << 20)
+	other := "pattern"
+	if last == "pattern" {
+		other = "decision"
+	}
+	for _, c := range []struct{ name, typ string }{{"last-section", last}, {"other-section", other}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := &Store{Home: b.TempDir(), MaxBytes: 1 << 40}
+			if err := os.WriteFile(s.Path(), data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := s.Append(s.NewEntry(c.typ, "", fmt.Sprintf("a learning of typical length about retries, number %d", i), nil)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
