@@ -54,7 +54,8 @@ func (r DoctorReport) Problems() (left int, fixable bool) {
 // DoctorOptions are Doctor's.
 type DoctorOptions struct {
 	// Fix repairs what can be repaired: git conflict markers (merged by
-	// entry), duplicate IDs, temp files of interrupted writes, worktree
+	// entry), duplicate IDs, entries not in the file's dialect (a file
+	// ralph and memsync both wrote), temp files of interrupted writes, worktree
 	// links (as WorktreeDoctor), a stale lock on the snapshot ref.
 	Fix bool
 }
