@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
@@ -54,7 +55,8 @@ func (r DoctorReport) Problems() (left int, fixable bool) {
 // DoctorOptions are Doctor's.
 type DoctorOptions struct {
 	// Fix repairs what can be repaired: git conflict markers (merged by
-	// entry), duplicate IDs, temp files of interrupted writes, worktree
+	// entry), duplicate IDs, entries not in the file's dialect (a file
+	// ralph and memsync both wrote), temp files of interrupted writes, worktree
 	// links (as WorktreeDoctor), a stale lock on the snapshot ref.
 	Fix bool
 }
@@ -141,11 +143,28 @@ func (m *Memory) checkFile(name, path string, fix bool, update func(func(*memfil
 	ch.Status = CheckProblem
 	ch.Detail = fmt.Sprintf("%s: %d problem(s), first at line %d: %s", path, len(f.Problems), f.Problems[0].Line, f.Problems[0].Msg)
 	marked, dups := memfile.HasConflictMarkers(data), len(memfile.DuplicateIDs(f))
+	mixed := 0
+	for _, p := range f.Problems {
+		if memfile.IsDialectProblem(p) {
+			mixed++
+		}
+	}
+	if mixed > 0 {
+		var lines []string
+		for _, p := range f.Problems {
+			if memfile.IsDialectProblem(p) {
+				lines = append(lines, fmt.Sprint(p.Line))
+			}
+		}
+		ch.Detail = fmt.Sprintf("%s: holds both dialects: %d entr%s not in the file's dialect (%s), at line %s; first: %s", path, mixed, words.Plural(mixed, "y", "ies"), f.Dialect, strings.Join(lines, ", "), f.Problems[0].Msg)
+	}
 	switch {
 	case marked:
 		ch.Fix, ch.Fixable = "memsync doctor --fix merges the two sides of the conflict by entry (nothing is lost; a backup is kept)", true
 	case dups > 0:
-		ch.Fix, ch.Fixable = fmt.Sprintf("memsync doctor --fix gives the %d entr%s that repeat an earlier entry's ID new IDs (a backup is kept)", dups, words.Plural(dups, "y", "ies")), true
+		ch.Fix, ch.Fixable = fmt.Sprintf("memsync doctor --fix gives the %d entr%s that repeat an earlier entry's ID new IDs (nothing else changes)", dups, words.Plural(dups, "y", "ies")), true
+	case mixed == len(f.Problems):
+		ch.Fix, ch.Fixable = fmt.Sprintf("memsync doctor --fix writes the %d entr%s in the file's dialect, %s (nothing is lost; a backup is kept)", mixed, words.Plural(mixed, "y", "ies"), f.Dialect), true
 	default:
 		ch.Fix = byHand(path, f.Problems[0].Line, "")
 		return ch, nil
@@ -174,6 +193,8 @@ func (m *Memory) checkFile(name, path string, fix bool, update func(func(*memfil
 		ch.Fix = byHand(path, g.Problems[0].Line, ch.Backup)
 	case marked:
 		ch.Status, ch.Detail = CheckFixed, fmt.Sprintf("%s: merged the two sides of the conflict by entry: %d entries", path, len(g.Entries))
+	case mixed > 0:
+		ch.Status, ch.Detail = CheckFixed, fmt.Sprintf("%s: wrote %d entr%s in the file's dialect, %s: %d entries", path, mixed, words.Plural(mixed, "y", "ies"), g.Dialect, len(g.Entries))
 	default:
 		ch.Status, ch.Detail = CheckFixed, fmt.Sprintf("%s: gave %d entr%s a new ID: %d entries", path, dups, words.Plural(dups, "y", "ies"), len(g.Entries))
 	}

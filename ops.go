@@ -25,9 +25,10 @@ type View struct {
 // already stored (ignoring case and whitespace, within the session's view)
 // is not stored twice: Add returns the stored entry with Duplicate set. The
 // entry gets the memory's session; Fields become bullets (a "Key" names the
-// entry for Get, see memfile.CheckKey). A memory in ralph-orchestrator's
-// dialect has no place for a key, a session or a title: those are refused,
-// never dropped.
+// entry for Get, see memfile.CheckKey). In a memory in ralph-orchestrator's
+// dialect, the type, title, key, session and fields are kept as tags that
+// ralph keeps and memsync reads back; a tag of the entry's own that would
+// read back as one of them is refused.
 func (m *Memory) Add(ctx context.Context, in Entry) (Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return Entry{}, err
@@ -53,7 +54,7 @@ func (m *Memory) Add(ctx context.Context, in Entry) (Entry, error) {
 	if m.session != "" {
 		e.SetField("Session", m.session)
 	}
-	if err := m.store.CheckDialect(&e, strings.TrimSpace(in.Title) != ""); err != nil {
+	if err := m.store.CheckDialect(&e); err != nil {
 		return Entry{}, err
 	}
 	if err := m.BeforeWrite(); err != nil {

@@ -91,8 +91,10 @@ func readForeignFile(path, session string) ([]Entry, error) {
 		return []Entry{e}, nil
 	}
 	f := Parse(data)
-	if len(f.Problems) > 0 {
-		return nil, fmt.Errorf("%s:%d: %s", path, f.Problems[0].Line, f.Problems[0].Msg)
+	for _, p := range f.Problems {
+		if !IsDialectProblem(p) { // a file of both dialects is read entry by entry
+			return nil, fmt.Errorf("%s:%d: %s", path, p.Line, p.Msg)
+		}
 	}
 	out := make([]Entry, 0, len(f.Entries))
 	for _, e := range f.Entries {
@@ -210,6 +212,8 @@ func datePart(ts string) string {
 // Import adds foreign entries to the active file and the archive, skipping
 // any whose ID or content (see ContentHash) either file already holds, so a
 // second import of the same source adds nothing. It returns what it added.
+// Into a ralph file, entries get ralph's IDs and keep their own as their
+// Source-ID (see Entry.ToRalph).
 func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, err error) {
 	for i := range active {
 		if err := s.Validate(&active[i]); err != nil {
@@ -234,6 +238,9 @@ func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, er
 			for i := range f.Entries {
 				seen[f.Entries[i].ID] = true
 				seen["#"+ContentHash(f.Entries[i].Content)] = true
+				if id := f.Entries[i].Field(SourceIDField); id != "" {
+					seen[id] = true
+				}
 			}
 		}
 		fresh := func(in []Entry) []Entry {
@@ -257,6 +264,19 @@ func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, er
 		}
 		if len(newActive) > 0 {
 			if err := s.rewriteLocked(func(f *File) error {
+				if f.Dialect == Ralph { // ralph's IDs; the source ID is kept as a tag
+					for i := range newActive {
+						if err := ralphRefuses(&newActive[i]); err != nil {
+							return fmt.Errorf("%s: %w", newActive[i].ID, err)
+						}
+					}
+					data := f.Render()
+					for i := range newActive {
+						id := uniqueRalphID(data, s.now())
+						data = append(data, "\n### "+id+"\n"...)
+						newActive[i].ToRalph(id)
+					}
+				}
 				f.Entries = append(f.Entries, newActive...)
 				return nil
 			}); err != nil {

@@ -92,7 +92,9 @@ func view(data []byte) string { return unsafe.String(unsafe.SliceData(data), len
 func parse(s string) *File {
 	s, crlf := lineEnds(s)
 	f := &File{Problems: scanDamage(s), CRLF: crlf}
-	if isRalph(s) {
+	if isMixed(s) {
+		parseMixed(f, splitLines(s))
+	} else if isRalph(s) {
 		f.Dialect = Ralph
 		parseRalph(f, splitLines(s))
 	} else {
@@ -219,6 +221,14 @@ func isConflictMarker(l string) bool {
 	return len(l) == 7 || l[7] == ' '
 }
 
+// duplicateIDMsg starts the problem of an entry that repeats an earlier
+// entry's ID (IsDuplicateIDProblem).
+const duplicateIDMsg = "duplicate entry ID"
+
+// IsDuplicateIDProblem tells a problem that is an entry repeating an
+// earlier entry's ID: a rewrite gives it a new ID, and loses no text.
+func IsDuplicateIDProblem(p Problem) bool { return strings.HasPrefix(p.Msg, duplicateIDMsg) }
+
 func (f *File) checkDuplicateIDs() {
 	if len(f.Entries) < 2 {
 		return
@@ -245,7 +255,7 @@ func (f *File) checkDuplicateIDs() {
 				continue
 			}
 		}
-		f.Problems = append(f.Problems, Problem{e.Line, fmt.Sprintf("duplicate entry ID %s (first at line %d)", e.ID, f.Entries[first].Line)})
+		f.Problems = append(f.Problems, Problem{e.Line, fmt.Sprintf(duplicateIDMsg+" %s (first at line %d)", e.ID, f.Entries[first].Line)})
 	}
 }
 
@@ -481,7 +491,16 @@ func (f *File) Render() []byte {
 			if i > 0 {
 				b.WriteString("\n")
 			}
-			f.Entries[i].renderOrch(b)
+			e := &f.Entries[i]
+			if e.ralphAt != 0 { // read from ralph's dialect: written in orch's order
+				c := *e
+				c.order, c.typeRaw = nil, ""
+				if c.Title == "" {
+					c.Title = TitleFrom(c.Content)
+				}
+				e = &c
+			}
+			e.renderOrch(b)
 		}
 	}
 	if f.CRLF {
@@ -510,7 +529,7 @@ func (f *File) sizeHint() int {
 func RenderEntry(e *Entry, d Dialect) string {
 	var b bytes.Buffer
 	if d == Ralph {
-		e.renderRalph(&b)
+		e.renderRalph(&b, ralphType(ralphSection(e.Type)))
 	} else {
 		e.renderOrch(&b)
 	}

@@ -88,7 +88,7 @@ func TestCRLFFile(t *testing.T) {
 		t.Fatalf("mixed line ends after adding an entry:\n%q", out)
 	}
 	// Ralph dialect.
-	r := "## Patterns\r\n\r\n### mem-1-abcd\r\n> one\r\n>\r\n> two\r\n<!-- tags: a | created: 2026-01-22 -->\r\n"
+	r := "## Patterns\r\n\r\n### mem-1-abcd\r\n> one\r\n>  \r\n> two\r\n<!-- tags: a | created: 2026-01-22 -->\r\n"
 	rf := Parse([]byte(r))
 	if rf.Dialect != Ralph || len(rf.Entries) != 1 || rf.Entries[0].Content != "one\n\ntwo" || rf.Entries[0].Date != "2026-01-22" || rf.Entries[0].ID != "mem-1-abcd" {
 		t.Fatalf("ralph CRLF: %#v", rf.Entries)
@@ -169,8 +169,8 @@ func TestSetextUnderlineIsNotDamage(t *testing.T) {
 // the file on every rewrite, or made it read as the other dialect.
 func TestRalphRewriteKeepsOrder(t *testing.T) {
 	for _, in := range []string{
-		"### mem-0-top\n>\n<!-- tags:  | created:  -->\n# stray in entry\n\n## Pattern: Error Handling\n\n- Tags: outside\n\n### mem-1-a\n> x\n<!-- tags:  | created:  -->\n",
-		"## Patterns\n\n## Fixes\n\n### mem-1-a\n> x\n<!-- tags:  | created:  -->\n\n## Patterns\n\n### foo\n> y\n<!-- tags:  | created:  -->\n- x\n",
+		"### mem-0-0a0a\n>  \n<!-- tags:  | created: 2026-01-01 -->\n# stray in entry\n\n## Pattern: Error Handling\n\n- Tags: outside\n\n### mem-1-0a0b\n> x\n<!-- tags:  | created: 2026-01-01 -->\n",
+		"## Patterns\n\n## Fixes\n\n### mem-1-0a0b\n> x\n<!-- tags:  | created: 2026-01-01 -->\n\n## Patterns\n\n### mem-2-0a0c\n> y\n<!-- tags:  | created: 2026-01-01 -->\n- x\n",
 	} {
 		outs := rewriteN(in, 3)
 		for i, out := range outs {

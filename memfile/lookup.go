@@ -28,6 +28,7 @@ const KeyField = "Key"
 //  2. a number N, as list prints it: the N-th entry, 1-based (a number out
 //     of range is not found, never taken as a key or an ID prefix);
 //  3. a key (a KeyField bullet); a key two entries share is ambiguous;
+//     then an ID the entry had before it went into a ralph file (SourceIDField);
 //  4. a unique ID prefix of at least MinPrefix characters.
 func (f *File) Find(ref string) (int, error) {
 	ref = strings.TrimSpace(ref)
@@ -42,7 +43,10 @@ func (f *File) Find(ref string) (int, error) {
 		}
 		return -1, fmt.Errorf("%w: %d (there are %d entries)", ErrNotFound, n, len(f.Entries))
 	}
-	if i, err := f.findKey(ref); i >= 0 || err != nil {
+	if i, err := f.findField(KeyField, ref); i >= 0 || err != nil {
+		return i, err
+	}
+	if i, err := f.findField(SourceIDField, ref); i >= 0 || err != nil {
 		return i, err
 	}
 	if len(ref) < MinPrefix {
@@ -65,14 +69,14 @@ func (f *File) Find(ref string) (int, error) {
 	return -1, fmt.Errorf("%w: %q matches %s", ErrAmbiguous, ref, strings.Join(ids, ", "))
 }
 
-// findKey is the entry whose key is ref: -1 when none has it, an error when
-// several have.
-func (f *File) findKey(ref string) (int, error) {
+// findField is the entry whose field key is ref: -1 when none has it, an
+// error when several have.
+func (f *File) findField(key, ref string) (int, error) {
 	found := -1
 	var ids []string
 	for i := range f.Entries {
 		for _, fl := range f.Entries[i].Extra {
-			if fl.Key == KeyField && strings.TrimSpace(fl.Value) == ref {
+			if fl.Key == key && strings.TrimSpace(fl.Value) == ref {
 				found = i
 				ids = append(ids, f.Entries[i].ID)
 				break
@@ -80,7 +84,7 @@ func (f *File) findKey(ref string) (int, error) {
 		}
 	}
 	if len(ids) > 1 {
-		return -1, fmt.Errorf("%w: %q is the key of %s", ErrAmbiguous, ref, strings.Join(ids, ", "))
+		return -1, fmt.Errorf("%w: %q is the %s of %s", ErrAmbiguous, ref, strings.ToLower(key), strings.Join(ids, ", "))
 	}
 	return found, nil
 }

@@ -3,12 +3,15 @@ package memfile
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -90,31 +93,49 @@ func parseRalph(f *File, lines []string) {
 		case strings.HasPrefix(l, "### "):
 			f.Entries = append(f.Entries, Entry{ID: strings.TrimSpace(l[4:]), Type: headingType(section), Line: i + 1, ralphAt: at})
 			cur = &f.Entries[len(f.Entries)-1]
+			if !validRalphID(cur.ID) {
+				f.Problems = append(f.Problems, Problem{i + 1, fmt.Sprintf("%sentry %s has a heading ralph does not read (ralph reads its lines as the entry above's)", dialectMsg, cur.ID)})
+			}
 		case cur == nil:
 			if l != "" {
 				f.Problems = append(f.Problems, Problem{i + 1, "text outside any entry"})
 				f.sections = append(f.sections, l) // kept verbatim: it never starts with "## "
 			}
-		case l == ">" || strings.HasPrefix(l, "> "):
-			text := strings.TrimPrefix(strings.TrimPrefix(l, ">"), " ")
-			if cur.has(keyContent) {
-				cur.Content += "\n" + text
-			} else {
-				cur.Content = text
-				cur.order = append(cur.order, keyContent)
-			}
-		case len(l) >= 7 && strings.HasPrefix(l, "<!--") && strings.HasSuffix(l, "-->") && !cur.has(keyTags) && parseRalphMeta(cur, l[4:len(l)-3]):
-			cur.order = append(cur.order, keyTags, keyDate)
-		case l == "":
-		default:
+		case !cur.ralphLine(l):
 			cur.Extra = append(cur.Extra, Field{strayKey, l})
 			cur.order = append(cur.order, strayKey)
 		}
 	}
 }
 
+// ralphLine reads a line of a ralph entry: a content line or the metadata
+// line. It reports false for any other line but a blank one.
+func (e *Entry) ralphLine(l string) bool {
+	switch {
+	case l == ">" || strings.HasPrefix(l, "> "):
+		text := strings.TrimPrefix(strings.TrimPrefix(l, ">"), " ")
+		if text == " " { // a blank line, as memsync writes it so ralph keeps it
+			text = ""
+		}
+		if e.has(keyContent) {
+			e.Content += "\n" + text
+		} else {
+			e.Content = text
+			e.order = append(e.order, keyContent)
+		}
+	case len(l) >= 7 && strings.HasPrefix(l, "<!--") && strings.HasSuffix(l, "-->") && !e.has(keyTags) && parseRalphMeta(e, l[4:len(l)-3]):
+		e.order = append(e.order, keyTags, keyDate)
+	case l == "":
+	default:
+		return false
+	}
+	return true
+}
+
 // parseRalphMeta reads " tags: a, b | created: 2026-01-22 ". It reports
-// false, changing nothing, for a comment that holds anything else.
+// false, changing nothing, for a comment that holds anything else. Tags
+// that hold what ralph's dialect has no line for (see ralphTags) are read
+// back into the entry's type, title, date and fields.
 func parseRalphMeta(e *Entry, meta string) bool {
 	var tags []string
 	var date string
@@ -129,8 +150,104 @@ func parseRalphMeta(e *Entry, meta string) bool {
 			return false
 		}
 	}
-	e.Tags, e.Date = tags, date
+	e.Tags, e.Date = nil, date
+	for _, t := range tags {
+		name, v, ok := strings.Cut(t, ":")
+		if !ok || !reservedTag(name) {
+			e.Tags = append(e.Tags, t)
+			continue
+		}
+		v = unescapeTag(v)
+		switch name {
+		case "type":
+			e.Type = NormalizeType(v)
+		case "title":
+			e.Title = v
+		case "date":
+			e.Date = v
+		default:
+			e.SetField(fieldOfTag(name), v)
+		}
+	}
 	return true
+}
+
+// ralphFields are the fields memsync keeps in a ralph entry as tags
+// "name:value" (ralph keeps an entry's content, tags and date, nothing
+// else): the tag name and the field. "type:", "title:" and "date:" tags hold
+// a type ralph has no section for, a title that is not the content's first
+// line, and a date that is not YYYY-MM-DD.
+var ralphFields = []struct{ tag, field string }{
+	{"key", KeyField},
+	{"session", "Session"},
+	{"updated", "Updated"},
+	{"promoted-from", "Promoted-From"},
+	{"source-id", SourceIDField},
+}
+
+// SourceIDField is the field that keeps the ID an entry had before it was
+// written into a ralph file, where IDs are "mem-<unix>-<hex4>": Find
+// resolves it, and ralph shows it as the tag "source-id:…".
+const SourceIDField = "Source-ID"
+
+func reservedTag(name string) bool {
+	switch name {
+	case "type", "title", "date":
+		return true
+	}
+	return fieldOfTag(name) != ""
+}
+
+func fieldOfTag(name string) string {
+	for _, f := range ralphFields {
+		if f.tag == name {
+			return f.field
+		}
+	}
+	return ""
+}
+
+func tagOfField(field string) string {
+	for _, f := range ralphFields {
+		if f.field == field {
+			return f.tag
+		}
+	}
+	return field
+}
+
+// escapeTag writes a value so that it is one ralph tag: ralph splits tags at
+// ',', ends them at '|', trims spaces, and the line ends at "-->".
+func escapeTag(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		edge := (i == 0 || i == len(v)-1) && (c == ' ' || c == '\t')
+		if c == '%' || c == ',' || c == '|' || c == '\n' || c == '\r' || edge || (c == '>' && strings.HasSuffix(b.String(), "--")) {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func unescapeTag(v string) string {
+	if !strings.Contains(v, "%") {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '%' && i+2 < len(v) {
+			if n, err := strconv.ParseUint(v[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
 }
 
 // headingType is the type of the entries under the ralph section heading
@@ -165,9 +282,13 @@ func renderRalph(b *bytes.Buffer, f *File) {
 		first = false
 	}
 	flush := func(k int) {
+		typ := ""
+		if k >= 0 {
+			typ = headingType(sections[k][3:])
+		}
 		for _, e := range bySection[k] {
 			block()
-			e.renderRalph(b)
+			e.renderRalph(b, typ)
 		}
 		delete(bySection, k)
 	}
@@ -207,74 +328,248 @@ func (e *Entry) sectionIndex(sections []string) ([]string, int) {
 }
 
 // renderRalph writes an entry as ralph does: content lines, then the
-// tags/created line; stray lines and other bullets follow as plain lines.
-func (e *Entry) renderRalph(b *bytes.Buffer) {
+// tags/created line; stray lines follow as they were. What ralph's dialect
+// has no line for is written as tags (see ralphFields): the type, when it is
+// not that of the section (sectionType), a title that is not the content's
+// first line, a date ralph cannot read, the entry's fields. A blank content
+// line is written ">  ", which ralph keeps (it drops ">").
+func (e *Entry) renderRalph(b *bytes.Buffer, sectionType string) {
 	b.WriteString("### " + e.ID + "\n")
 	for _, l := range strings.Split(e.Content, "\n") {
 		if l = strings.TrimRight(l, "\r"); l == "" {
-			b.WriteString(">\n")
+			l = " "
+		}
+		b.WriteString("> " + l + "\n")
+	}
+	tags := slices.Clip(e.Tags)
+	if e.Type != "" && e.Type != sectionType {
+		tags = append(tags, "type:"+escapeTag(e.Type))
+	}
+	if e.Title != "" && e.Title != TitleFrom(e.Content) {
+		tags = append(tags, "title:"+escapeTag(e.Title))
+	}
+	created := e.Date
+	if !validDate(created) {
+		if len(created) < 10 || !validDate(created[:10]) {
+			created = "1970-01-01"
 		} else {
-			b.WriteString("> " + l + "\n")
+			created = created[:10]
+		}
+		tags = append(tags, "date:"+escapeTag(e.Date))
+	}
+	for _, fl := range e.Extra {
+		if fl.Key != strayKey {
+			tags = append(tags, tagOfField(fl.Key)+":"+escapeTag(fl.Value))
 		}
 	}
-	fmt.Fprintf(b, "<!-- tags: %s | created: %s -->\n", strings.Join(e.Tags, ", "), e.Date)
+	fmt.Fprintf(b, "<!-- tags: %s | created: %s -->\n", strings.Join(tags, ", "), created)
 	for _, fl := range e.Extra {
-		writeField(b, fl)
+		if fl.Key == strayKey {
+			writeField(b, fl)
+		}
 	}
 }
 
+// validDate tells ralph's "YYYY-MM-DD".
+func validDate(d string) bool {
+	if len(d) != 10 || d[4] != '-' || d[7] != '-' {
+		return false
+	}
+	for i := range d {
+		if i != 4 && i != 7 && (d[i] < '0' || d[i] > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// validRalphID tells an ID ralph reads: "mem-<digits>-<4 lower hex digits>".
+func validRalphID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "mem-")
+	unix, hex4, ok2 := strings.Cut(rest, "-")
+	if !ok || !ok2 || unix == "" || len(hex4) != 4 {
+		return false
+	}
+	for _, c := range unix {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	for _, c := range hex4 {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // NewRalphID returns an ID in ralph-orchestrator's style, "mem-<unix>-<hex4>".
+// Append draws again while the file holds it.
 func NewRalphID(now time.Time) string {
 	var b [2]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("mem-%d-%x", now.Unix(), b)
 }
 
-// ralphRefuses tells why an entry cannot go into a ralph-dialect file, or
-// nil. Ralph keeps an entry's content, tags and date and nothing else (its
-// parser reads no other line, its rewrites drop them), so a key, a session
-// or a title would be lost: a key and a session at once to memsync's reader,
-// which would no longer find the entry by its key or keep it out of other
-// sessions. titled tells that the title is the caller's, not the content's
-// first line (which is all a ralph entry shows).
-func ralphRefuses(e *Entry, titled bool) error {
-	what := ""
-	switch {
-	case e.Field(KeyField) != "":
-		what = "a key"
-	case e.Field("Session") != "":
-		what = "a session"
-	case titled && strings.TrimSpace(e.Title) != TitleFrom(e.Content):
-		what = "a title"
-	default:
-		return nil
+// uniqueRalphID is a new ralph ID that no entry heading of data (a ralph
+// file) has, as ralph reads headings: "### " and the ID, anything after it.
+func uniqueRalphID(data []byte, now time.Time) string {
+	for {
+		id := NewRalphID(now)
+		if !holdsHeading(data, "### "+id) {
+			return id
+		}
 	}
-	return &DialectError{What: what}
+}
+
+// holdsHeading tells whether a line of data starts with h.
+func holdsHeading(data []byte, h string) bool {
+	for off := 0; ; {
+		i := bytes.Index(data[off:], []byte(h))
+		if i < 0 {
+			return false
+		}
+		if off+i == 0 || data[off+i-1] == '\n' {
+			return true
+		}
+		off += i + 1
+	}
+}
+
+// ralphLastSection is the name of the last section of data, a ralph file
+// ("Context" for "## Context"), and whether the file is plain ralph: every
+// "## " line one of ralph's sections, every "### " line an ID ralph reads.
+func ralphLastSection(data []byte) (last string, plain bool) {
+	plain = true
+	for rest := data; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		if len(line) < 3 || line[0] != '#' {
+			continue
+		}
+		line = bytes.TrimRight(line, "\r")
+		switch {
+		case bytes.HasPrefix(line, []byte("## ")):
+			last = string(line[3:])
+			plain = plain && ralphType(last) != ""
+		case bytes.HasPrefix(line, []byte("### ")):
+			plain = plain && validRalphID(string(line[4:]))
+		}
+	}
+	return last, plain
+}
+
+// ralphUnix is the time in a ralph ID, 0 for another ID.
+func ralphUnix(id string) int64 {
+	rest, _ := strings.CutPrefix(id, "mem-")
+	unix, _, _ := strings.Cut(rest, "-")
+	n, _ := strconv.ParseInt(unix, 10, 64)
+	return n
+}
+
+// ralphIDFrom is a ralph ID for e, which has another kind of ID, not in
+// taken (which it joins): derived from e's ID, so that it is the same on
+// every rewrite until it is written; its time is e's date.
+func ralphIDFrom(e *Entry, taken map[string]bool) string {
+	unix := int64(0)
+	if len(e.Date) >= 10 {
+		if t, err := time.Parse("2006-01-02", e.Date[:10]); err == nil {
+			unix = t.Unix()
+		}
+	}
+	for n := 0; ; n++ {
+		sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d", e.ID, n)))
+		id := fmt.Sprintf("mem-%d-%s", unix, hex.EncodeToString(sum[:2]))
+		if !taken[id] {
+			taken[id] = true
+			return id
+		}
+	}
+}
+
+// ConvertDialect writes every entry of f in f's dialect when f is written
+// (see parseMixed): in a ralph file, an entry whose ID ralph does not read
+// gets a ralph ID derived from its own, kept as its Source-ID (an entry of
+// orch's dialect in a ralph file is rendered as ralph's anyway, as one of
+// ralph's in an orch file is rendered as orch's). It returns how many
+// entries it gave a new ID.
+func (f *File) ConvertDialect() int {
+	if f.Dialect != Ralph {
+		return 0
+	}
+	n := 0
+	var taken map[string]bool
+	for i := range f.Entries {
+		e := &f.Entries[i]
+		if validRalphID(e.ID) {
+			continue
+		}
+		if taken == nil {
+			taken = make(map[string]bool, len(f.Entries))
+			for k := range f.Entries {
+				taken[f.Entries[k].ID] = true
+			}
+		}
+		e.ToRalph(ralphIDFrom(e, taken))
+		n++
+	}
+	return n
+}
+
+// ToRalph gives an entry of another dialect the ID id for a ralph file: its
+// old ID (if any) is kept as its Source-ID, an entry without a type becomes
+// context (a ralph entry is in one of ralph's sections).
+func (e *Entry) ToRalph(id string) {
+	if e.ID != "" && e.ID != id && e.Field(SourceIDField) == "" && !validRalphID(e.ID) {
+		e.SetField(SourceIDField, e.ID)
+	}
+	e.ID, e.derived, e.ralphAt, e.order = id, false, 0, nil
+	if e.Type == "" {
+		e.Type = "context"
+	}
+}
+
+// ralphRefuses tells why an entry cannot go into a ralph-dialect file, or
+// nil. Ralph keeps an entry's content, tags and date and nothing else, so
+// memsync keeps the rest in tags ("key:…", "session:…", see ralphFields): a
+// tag of the entry's own with one of those names would read back as that
+// field, and is refused.
+func ralphRefuses(e *Entry) error {
+	for _, t := range e.Tags {
+		if name, _, ok := strings.Cut(t, ":"); ok && reservedTag(name) {
+			return &DialectError{Tag: t}
+		}
+	}
+	return nil
 }
 
 // DialectError refuses what a ralph-dialect file cannot keep; it is an
 // ErrInvalid.
 type DialectError struct {
-	What string // "a key", "a session", "a title"
+	Tag string // the entry's tag that has the name of one memsync writes
 }
 
 func (e *DialectError) Error() string {
-	return fmt.Sprintf("%s: the ralph dialect has no place for %s (ralph-orchestrator's memories.md keeps only an entry's content, tags and date)", ErrInvalid, e.What)
+	name, _, _ := strings.Cut(e.Tag, ":")
+	return fmt.Sprintf("%s: the tag %q: in ralph-orchestrator's dialect, which keeps only an entry's content, tags and date, memsync keeps the entry's %s in a tag %q, so this tag would read back as that", ErrInvalid, e.Tag, name, name+":")
 }
 
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *DialectError) Unwrap() error { return ErrInvalid }
 
 // CheckDialect refuses, before a write, an entry the active file's dialect
-// cannot keep (an ErrInvalid): in the ralph dialect, one with a key, a
-// session, or a title of the caller's (titled) other than its content's
-// first line. Append checks the key and session again under the lock.
-func (s *Store) CheckDialect(e *Entry, titled bool) error {
+// cannot keep (an ErrInvalid; see ralphRefuses). Append checks again under
+// the lock.
+func (s *Store) CheckDialect(e *Entry) error {
 	d, err := s.Dialect()
 	if err != nil || d != Ralph {
 		return err
 	}
-	return ralphRefuses(e, titled)
+	return ralphRefuses(e)
 }
 
 // Dialect is the dialect of the active file as Append sees it, from the

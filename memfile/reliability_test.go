@@ -357,3 +357,30 @@ func TestAppendKeepsCRLF(t *testing.T) {
 		}
 	}
 }
+
+// Renaming an entry that repeats another's ID loses no text: the rewrite
+// writes no backup (a damaged line beside it still gets one).
+func TestDuplicateIDRenameWritesNoBackup(t *testing.T) {
+	s := lifecycleStore(t)
+	_ = os.MkdirAll(s.Home, 0o755)
+	dup := Header + "\n\n## A\n- ID: same00000000\n- Content: a\n\n## B\n- ID: same00000000\n- Content: b\n"
+	if err := os.WriteFile(s.Path(), []byte(dup), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(*File) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := s.Load()
+	if backups, _ := filepath.Glob(s.Path() + ".bak-*"); len(backups) != 0 || len(f.Entries) != 2 || f.Entries[0].ID == f.Entries[1].ID || f.Entries[1].Content != "b" {
+		t.Fatalf("backups %v, entries %+v", backups, f.Entries)
+	}
+	if err := os.WriteFile(s.Path(), []byte(dup+"\nbinary \x00 line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(*File) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if backups, _ := filepath.Glob(s.Path() + ".bak-*"); len(backups) != 1 {
+		t.Fatalf("a damaged line beside the duplicate: backups %v", backups)
+	}
+}

@@ -2,6 +2,7 @@ package memfile
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -541,9 +542,12 @@ func TitleFrom(content string) string {
 const sniffBytes = 4096
 
 // Append adds an entry with one O_APPEND write and an fsync, under the
-// writers' lock; its cost does not depend on the file's size. A ralph file
-// gets the entry in its section (a rewrite). At the size cap the oldest
-// entries move to the archive first, with a warning.
+// writers' lock; its cost does not depend on the file's size. In a ralph
+// file the entry gets a "mem-<unix>-<hex4>" ID no entry of the file has
+// (the file is read, not parsed, to check it) and goes to its section: an
+// append where that is the file's last section, else one atomic rewrite. A
+// file holding both dialects is rewritten in one (see Parse). At the size
+// cap the oldest entries move to the archive first, with a warning.
 func (s *Store) Append(e Entry) (Entry, error) {
 	if err := s.Validate(&e); err != nil {
 		return e, err
@@ -581,22 +585,58 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 		return e, false, err
 	}
 	dialect := SniffDialect(head)
+	rewrite := size+int64(len(RenderEntry(&e, dialect)))+2 > s.maxBytes()
 	if dialect == Ralph {
-		if err := ralphRefuses(&e, false); err != nil {
+		if err := ralphRefuses(&e); err != nil {
 			return e, false, err
 		}
-		e.ID = NewRalphID(s.now())
+		// The whole file is read (not parsed): the new ID must be one no
+		// entry has (ralph's delete removes every entry with an ID), and the
+		// entry is appended only where the file's last section is its own.
+		data := make([]byte, size)
+		if _, err := f.ReadAt(data, 0); err != nil && err != io.EOF {
+			return e, false, err
+		}
+		e.ID = ""
+		e.ToRalph(uniqueRalphID(data, s.now()))
+		last, pure := ralphLastSection(data)
+		rewrite = rewrite || !pure || last != ralphSection(e.Type)
+	} else if size > int64(len(head)) {
+		// A ralph block at the end of an orch file (ralph adds a "##
+		// Context" section where the file has none): the file is mixed,
+		// and a rewrite writes it in one dialect.
+		tail := make([]byte, min(size, sniffBytes))
+		if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil && err != io.EOF {
+			return e, false, err
+		}
+		rewrite = rewrite || bytes.Contains(tail, []byte("\n### mem-"))
+	} else {
+		rewrite = rewrite || bytes.Contains(head, []byte("\n### mem-"))
 	}
-	rec := RenderEntry(&e, dialect)
-	if dialect == Ralph || size+int64(len(rec))+2 > s.maxBytes() {
+	if rewrite {
 		return e, true, s.rewriteLocked(func(f *File) error {
-			f.Entries = append(f.Entries, e)
-			if f.Dialect == Ralph { // ralph keeps the newest first in its section
-				f.Entries = append([]Entry{e}, f.Entries[:len(f.Entries)-1]...)
+			if f.Dialect == Ralph {
+				if validRalphID(e.ID) {
+					taken := make(map[string]bool, len(f.Entries))
+					for i := range f.Entries {
+						taken[f.Entries[i].ID] = true
+					}
+					for taken[e.ID] {
+						e.ID = NewRalphID(s.now())
+					}
+				} else { // an orch head, but mostly ralph's entries
+					if err := ralphRefuses(&e); err != nil {
+						return err
+					}
+					e.ID = ""
+					e.ToRalph(uniqueRalphID(f.Render(), s.now()))
+				}
 			}
+			f.Entries = append(f.Entries, e) // last in its section, as an append puts it
 			return s.enforceCapLocked(f, e.ID)
 		})
 	}
+	rec := RenderEntry(&e, dialect)
 	crlf := firstLineCRLF(head)
 	prefix, err := separator(f, size, crlf)
 	if err != nil {
@@ -680,6 +720,12 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	if len(data) == 0 {
 		f.Preamble = Header + "\n"
 	}
+	for _, p := range f.Problems {
+		if IsDialectProblem(p) {
+			f.ConvertDialect() // the file is backed up below
+			break
+		}
+	}
 	if s.renameDuplicateIDs(path, f) > 0 {
 		// The content index maps hashes to the old IDs: rebuild it.
 		s.invalidateIndex()
@@ -690,7 +736,10 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	if err := os.MkdirAll(filepath.Dir(target), s.dirMode()); err != nil {
 		return err
 	}
-	if unmarked || len(f.Problems) > 0 {
+	// A backup keeps text the rewrite could lose: not for an entry that only
+	// repeated another's ID (renamed above, with a warning; no text lost),
+	// so a writer that draws IDs without checking (ralph) causes none.
+	if unmarked || slices.ContainsFunc(f.Problems, func(p Problem) bool { return !IsDuplicateIDProblem(p) }) {
 		backup, err := s.Backup(target, data)
 		if err != nil {
 			return err
@@ -827,7 +876,8 @@ func freshID(e *Entry, d Dialect, taken map[string]bool) string {
 // enforceCapLocked moves the oldest entries to the archive until the active
 // file is under 90% of the cap, never the entry with the ID spare (the one
 // just written) and never the last one left. The oldest come first in orch's
-// file, last in ralph's (newest first). The archive is written first.
+// file; in ralph's, those with the oldest time in their ID. The archive is
+// written first.
 func (s *Store) enforceCapLocked(f *File, spare string) error {
 	size := int64(len(f.Render()))
 	if size <= s.maxBytes() {
@@ -840,8 +890,8 @@ func (s *Store) enforceCapLocked(f *File, spare string) error {
 			order = append(order, i)
 		}
 	}
-	if f.Dialect == Ralph {
-		slices.Reverse(order) // oldest first
+	if f.Dialect == Ralph { // oldest first: ralph adds first in a section, memsync last
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ralphUnix(f.Entries[a].ID), ralphUnix(f.Entries[b].ID)) })
 	}
 	if len(order) == len(f.Entries) && len(order) > 0 {
 		order = order[:len(order)-1] // no spare: the newest stays

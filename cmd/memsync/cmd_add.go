@@ -41,7 +41,7 @@ func addCommand() command {
 		run: func(s *session, c *cli.Context) error {
 			e, err := s.m.Add(c.Context, memsync.Entry{Type: c.String("type"), Title: c.String("title"), Content: content, Tags: config.Split(c.String("tags"))})
 			if errors.As(err, new(*memfile.DialectError)) {
-				return withHint(err, "this memory is in ralph-orchestrator's format, which has no place for a session or a title: add without --session (MEMSYNC_SESSION) and --title")
+				return withHint(err, "this memory is in ralph-orchestrator's format: give the tag another name")
 			}
 			if err != nil {
 				return err

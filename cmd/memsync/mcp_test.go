@@ -451,15 +451,14 @@ func TestMCPReferences(t *testing.T) {
 }
 
 // TestMCPRalphDialect: into a ralph-format memory, a key, a session and a
-// title are refused with the reason (ralph keeps only content, tags and
-// date); a plain save still works (issue 10, defect 12).
+// title are kept as tags ralph keeps (issue 10 defect 12 refused them; issue
+// 12): get_memory_entry finds the entry by its key, the session's view and
+// dedup hold, and ralph's own code lists the entries with those tags and
+// keeps them through its delete of another entry.
 func TestMCPRalphDialect(t *testing.T) {
 	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
-	repo := newRepo(t, env)
-	path := filepath.Join(repo, ".agent", "memories.md")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	repo := ralphRepo(t, env)
+	path := ralphFile(repo)
 	ralph := "# Memories\n\n## Patterns\n\n### mem-1770245557-134c\n> Kiro image support.\n<!-- tags: kiro | created: 2026-02-04 -->\n\n## Decisions\n\n## Fixes\n\n## Context\n"
 	if err := os.WriteFile(path, []byte(ralph), 0o644); err != nil {
 		t.Fatal(err)
@@ -467,32 +466,41 @@ func TestMCPRalphDialect(t *testing.T) {
 	cs := startMCP(t, env, repo)
 	s9 := startMCP(t, env, repo, "--session", "s9")
 
-	for _, c := range []struct {
-		cs   *mcp.ClientSession
-		args map[string]any
-		want string
-	}{
-		{cs, map[string]any{"content": "keyed in ralph", "key": "k1"}, "ralph dialect has no place for a key"},
-		{cs, map[string]any{"content": "titled in ralph", "title": "A title of its own"}, "ralph dialect has no place for a title"},
-		{s9, map[string]any{"content": "in session s9"}, "ralph dialect has no place for a session"},
-	} {
-		if msg := call(t, c.cs, "save_to_memory", c.args, nil); !strings.Contains(msg, c.want) {
-			t.Errorf("save %v: want %q, got %q", c.args, c.want, msg)
+	var keyed, titled, session mcpserver.SaveOutput
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "keyed in ralph", "key": "k1, with comma"}, &keyed)
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "titled in ralph", "title": "A title of its own"}, &titled)
+	mustCall(t, s9, "save_to_memory", map[string]any{"content": "in session s9"}, &session)
+	var got memsync.Entry
+	mustCall(t, cs, "get_memory_entry", map[string]any{"key": "k1, with comma"}, &got)
+	if got.ID != keyed.Entry.ID || got.Content != "keyed in ralph" || !strings.HasPrefix(got.ID, "mem-") {
+		t.Fatalf("by key: %+v", got)
+	}
+	mustCall(t, cs, "get_memory_entry", map[string]any{"key": titled.Entry.ID}, &got)
+	if got.Title != "A title of its own" {
+		t.Fatalf("title: %+v", got)
+	}
+	var again mcpserver.SaveOutput
+	mustCall(t, s9, "save_to_memory", map[string]any{"content": "in session s9"}, &again)
+	if again.Entry.ID != session.Entry.ID {
+		t.Fatalf("session s9 stored its entry twice: %s %s", again.Entry.ID, session.Entry.ID)
+	}
+
+	seen := ralphList(t, repo)
+	for id, tag := range map[string]string{keyed.Entry.ID: "key:k1%2C with comma", titled.Entry.ID: "title:A title of its own", session.Entry.ID: "session:s9"} {
+		if !slices.Contains(seen[id].Tags, tag) {
+			t.Errorf("ralph sees %s as %+v, want the tag %s", id, seen[id], tag)
 		}
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	runRalph(t, repo, "delete", "mem-1770245557-134c")
+	mustCall(t, cs, "get_memory_entry", map[string]any{"key": "k1, with comma"}, &got)
+	if got.ID != keyed.Entry.ID {
+		t.Fatalf("by key after ralph's delete: %+v", got)
 	}
-	if string(data) != ralph {
-		t.Fatalf("refused saves changed the file:\n%s", data)
+	if _, ok := memsyncList(t, env, repo, "--session", "s8")[session.Entry.ID]; ok {
+		t.Error("session s8 lists the entry of session s9")
 	}
-	var saved mcpserver.SaveOutput
-	mustCall(t, cs, "save_to_memory", map[string]any{"content": "plain save in ralph", "tags": []string{"r"}}, &saved)
-	var got memsync.Entry
-	mustCall(t, cs, "get_memory_entry", map[string]any{"key": saved.Entry.ID}, &got)
-	if got.Content != "plain save in ralph" || !strings.HasPrefix(got.ID, "mem-") {
-		t.Fatalf("plain save: %+v", got)
+	if _, ok := memsyncList(t, env, repo, "--session", "s9")[session.Entry.ID]; !ok {
+		t.Error("session s9 does not list its entry")
 	}
 }
 

@@ -1,0 +1,231 @@
+package memfile
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ralphFile is a ralph-dialect memory as ralph's template writes it, with one
+// entry.
+const ralphFile = "# Memories\n\n## Patterns\n\n### mem-1770245557-134c\n> Kiro image support.\n<!-- tags: kiro | created: 2026-02-04 -->\n\n## Decisions\n\n## Fixes\n\n## Context\n"
+
+// What ralph's dialect has no line for (a type ralph lacks, a title, a key,
+// a session, other fields, a blank content line) is written as tags and
+// "> " lines ralph keeps, and memsync reads it back (issue 12).
+func TestRalphDialectKeepsWhatRalphLacks(t *testing.T) {
+	e := Entry{ID: "mem-1770245558-00aa", Type: "note", Title: "Retries, | then --> fail 100%", Date: "2026-02-05",
+		Content: "first paragraph\n\nsecond paragraph", Tags: []string{"net"},
+		Extra: []Field{{KeyField, "api,auth"}, {"Session", "s9"}, {"Updated", "2026-02-06"}, {"Promoted-From", "abc"}}}
+	text := RenderEntry(&e, Ralph)
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n")[1:] {
+		if !strings.HasPrefix(l, "> ") && !strings.HasPrefix(l, "<!-- tags: ") {
+			t.Fatalf("line %q is not one ralph's parser reads:\n%s", l, text)
+		}
+	}
+	_, meta, _ := strings.Cut(text, "<!--")
+	if strings.Count(meta, "|") != 1 || strings.Count(meta, "-->") != 1 {
+		t.Fatalf("metadata line ralph cannot parse: %q", meta)
+	}
+	f := Parse([]byte(strings.Replace(ralphFile, "## Context\n", "## Context\n\n"+text, 1)))
+	if len(f.Problems) != 0 || len(f.Entries) != 2 {
+		t.Fatalf("problems %v entries %d", f.Problems, len(f.Entries))
+	}
+	g := f.Entries[1]
+	if g.Type != "note" || g.Title != e.Title || g.Content != e.Content || !slices.Equal(g.Tags, []string{"net"}) || g.Date != e.Date {
+		t.Fatalf("read back %#v", g)
+	}
+	for _, fl := range e.Extra {
+		if got := g.Field(fl.Key); got != fl.Value {
+			t.Errorf("field %s: got %q want %q", fl.Key, got, fl.Value)
+		}
+	}
+	if i, err := f.Find("api,auth"); err != nil || i != 1 {
+		t.Fatalf("find by key: %d %v", i, err)
+	}
+	if Visible(&g, "s8") || !Visible(&g, "s9") {
+		t.Fatal("session not read back")
+	}
+	if out := string(f.Render()); out != string(Parse([]byte(out)).Render()) {
+		t.Fatalf("not stable:\n%s", out)
+	}
+}
+
+// A type ralph has a section for needs no tag; "solution" (in Fixes) does.
+func TestRalphTypeTagOnlyWhereTheSectionDiffers(t *testing.T) {
+	for typ, want := range map[string]string{"fix": "", "pattern": "", "solution": "type:solution", "note": "type:note"} {
+		e := Entry{ID: "mem-1-abcd", Type: typ, Date: "2026-01-01", Content: "x"}
+		out := RenderEntry(&e, Ralph)
+		if got := strings.Contains(out, "type:"); got != (want != "") || (want != "" && !strings.Contains(out, want)) {
+			t.Errorf("%s: %q", typ, out)
+		}
+	}
+}
+
+// Under the lock, an appended ralph ID is one no entry of the file has: with
+// every other suffix of this second taken, the one left is chosen (issue 12:
+// a duplicate was issued in a concurrent run, and ralph's delete removes
+// every entry with that ID).
+func TestRalphIDUniqueInFile(t *testing.T) {
+	s := newStore(t)
+	now := time.Unix(1770245557, 0)
+	s.Now = func() time.Time { return now }
+	_ = os.MkdirAll(s.Home, 0o755)
+	var b strings.Builder
+	b.WriteString("# Memories\n\n## Patterns\n\n## Decisions\n\n## Fixes\n\n## Context\n")
+	for i := range 1 << 16 {
+		if i%4 != 0 { // three in four suffixes of this second are taken
+			fmt.Fprintf(&b, "\n### mem-%d-%04x\n> e%d\n<!-- tags:  | created: 2026-02-04 -->\n", now.Unix(), i, i)
+		}
+	}
+	if err := os.WriteFile(s.Path(), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if _, err := s.Append(s.NewEntry("context", "", fmt.Sprintf("new one %d", i), nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Problems) != 0 || len(f.Entries) != 3<<14+20 {
+		t.Fatalf("%d entries, problems %v", len(f.Entries), f.Problems)
+	}
+}
+
+// memsync import into a ralph file writes ralph's IDs; the source ID stays
+// readable as a tag and names the entry.
+func TestImportIntoRalphConvertsIDs(t *testing.T) {
+	s := newStore(t)
+	_ = os.MkdirAll(s.Home, 0o755)
+	_ = os.WriteFile(s.Path(), []byte(ralphFile), 0o644)
+	in := []Entry{{ID: "7xf8mmx0v8xc", Type: "solution", Title: "Own title", Date: "2026-01-02", Content: "imported one"},
+		{ID: "8yg9nny1w9yd", Type: "pattern", Date: "2026-01-03T10:00:00Z", Content: "imported two"}}
+	added, _, err := s.Import(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(s.Path())
+	if strings.Contains(string(data), "### 7xf8") || strings.Contains(string(data), "### 8yg9") {
+		t.Fatalf("orch heading in a ralph file:\n%s", data)
+	}
+	f := Parse(data)
+	for i, a := range added {
+		if !validRalphID(a.ID) {
+			t.Fatalf("added with ID %s", a.ID)
+		}
+		k, err := f.Find(in[i].ID)
+		if err != nil || f.Entries[k].ID != a.ID || f.Entries[k].Field(SourceIDField) != in[i].ID {
+			t.Fatalf("source ID %s: %v %+v", in[i].ID, err, f.Entries)
+		}
+		if g := f.Entries[k]; g.Type != in[i].Type || g.Date != in[i].Date || g.Content != in[i].Content {
+			t.Fatalf("read back %#v", g)
+		}
+	}
+	if !strings.Contains(string(data), "source-id:7xf8mmx0v8xc") || !strings.Contains(string(data), "title:Own title") {
+		t.Fatalf("%s", data)
+	}
+	// Importing again adds nothing.
+	if again, skipped, err := s.Import(in, nil); err != nil || len(again) != 0 || skipped != 2 {
+		t.Fatalf("again: %v %d %v", again, skipped, err)
+	}
+}
+
+// A user tag that would read back as one of memsync's fields is refused in
+// ralph's dialect, with the reason.
+func TestRalphReservedTagRefused(t *testing.T) {
+	s := newStore(t)
+	_ = os.MkdirAll(s.Home, 0o755)
+	_ = os.WriteFile(s.Path(), []byte(ralphFile), 0o644)
+	if _, err := s.Append(s.NewEntry("fix", "", "x", []string{"key:k"})); err == nil || !strings.Contains(err.Error(), "key:") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// A file holding both dialects (ralph inserts its block after the first
+// "## Context…" line, inside memsync's entry) is read entry by entry, each
+// minority entry reported with its line; a rewrite converts them to the
+// file's dialect (issue 12).
+func TestMixedDialects(t *testing.T) {
+	orch := "# Memories\n\n## Context: first\n- Tags: a\n- Date: 2026-01-01\n- ID: aaaabbbbcccc\n- Content: orch one\n  second line\n\n## Pattern: two\n- Date: 2026-01-02\n- ID: ddddeeeeffff\n- Content: orch two\n"
+	ralph := "\n### mem-1770245557-134c\n> ralph one\n<!-- tags: r | created: 2026-02-04 -->\n"
+	mixed := strings.Replace(orch, "## Context: first\n", "## Context: first\n"+ralph, 1)
+	f := Parse([]byte(mixed))
+	if f.Dialect != Orch || len(f.Entries) != 3 {
+		t.Fatalf("dialect %v entries %#v", f.Dialect, f.Entries)
+	}
+	byID := map[string]Entry{}
+	for _, e := range f.Entries {
+		byID[e.ID] = e
+	}
+	if byID["aaaabbbbcccc"].Content != "orch one\nsecond line" || byID["mem-1770245557-134c"].Content != "ralph one" || byID["ddddeeeeffff"].Content != "orch two" {
+		t.Fatalf("%#v", f.Entries)
+	}
+	if len(f.Problems) != 1 || f.Problems[0].Line != 5 || !IsDialectProblem(f.Problems[0]) {
+		t.Fatalf("problems %v", f.Problems)
+	}
+	f.ConvertDialect()
+	out := Parse(f.Render())
+	if out.Dialect != Orch || len(out.Problems) != 0 || len(out.Entries) != 3 || out.Entries[1].Content != "ralph one" || !slices.Equal(out.Entries[1].Tags, []string{"r"}) {
+		t.Fatalf("converted:\n%s", f.Render())
+	}
+
+	// Mostly ralph: the orch entry is the minority and becomes ralph's.
+	rmixed := ralphFile + "\n## Note: by memsync\n- ID: aaaabbbbcccc\n- Content: orch entry\n" + "\n## Fixes\n" + strings.Replace(ralph, "134c", "134e", 1) + strings.Replace(ralph, "134c", "134d", 1)
+	f = Parse([]byte(rmixed))
+	if f.Dialect != Ralph || len(f.Entries) != 4 || len(f.Problems) != 1 || f.Problems[0].Line != 15 {
+		t.Fatalf("dialect %v entries %d problems %v", f.Dialect, len(f.Entries), f.Problems)
+	}
+	if n := f.ConvertDialect(); n != 1 {
+		t.Fatalf("converted %d", n)
+	}
+	r := f.Render()
+	g := Parse(r)
+	if g.Dialect != Ralph || len(g.Problems) != 0 || len(g.Entries) != 4 || strings.Contains(string(r), "- ID:") {
+		t.Fatalf("converted:\n%s\n%v", r, g.Problems)
+	}
+	if i, err := g.Find("aaaabbbbcccc"); err != nil || g.Entries[i].Content != "orch entry" || g.Entries[i].Type != "note" {
+		t.Fatalf("%v %#v", err, g.Entries)
+	}
+}
+
+// RalphBenchFile is a ralph-dialect memory of about size bytes, and the type
+// of its last section.
+func ralphBenchFile(size int) ([]byte, string) {
+	f := Parse(GenerateFile(size, 1))
+	f.Dialect = Ralph
+	f.ConvertDialect()
+	data := f.Render()
+	last, _ := ralphLastSection(data)
+	return data, ralphType(last)
+}
+
+// BenchmarkRalphAppend1MB: an add to a 1 MB ralph file where the file's last
+// section is the entry's (an O(1) append) and where it is not (one atomic
+// rewrite).
+func BenchmarkRalphAppend1MB(b *testing.B) {
+	data, last := ralphBenchFile(1 << 20)
+	other := "pattern"
+	if last == "pattern" {
+		other = "decision"
+	}
+	for _, c := range []struct{ name, typ string }{{"last-section", last}, {"other-section", other}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := &Store{Home: b.TempDir(), MaxBytes: 1 << 40}
+			if err := os.WriteFile(s.Path(), data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := s.Append(s.NewEntry(c.typ, "", fmt.Sprintf("a learning of typical length about retries, number %d", i), nil)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
