@@ -124,3 +124,42 @@ func ExampleMemory_Sync() {
 	// Output:
 	// 1 The staging database is read-only on Fridays
 }
+
+// Add stores an entry once: the same content again (case and spacing aside)
+// is the stored entry, marked as a duplicate.
+func ExampleMemory_Add() {
+	dir := newRepo()
+	defer func() { _ = os.RemoveAll(dir) }()
+	m, _ := memsync.Open(dir, memsync.Options{})
+	ctx := context.Background()
+
+	e, _ := m.Add(ctx, memsync.Entry{Type: "fix", Tags: []string{"ci"}, Content: "Raise the CI timeout to 600 s"})
+	fmt.Println(e.Type, e.Tags, e.Title, e.Duplicate == "")
+	again, _ := m.Add(ctx, memsync.Entry{Content: "raise the CI timeout to 600 S"})
+	fmt.Println(again.ID == e.ID, again.Duplicate)
+	// Output:
+	// fix [ci] Raise the CI timeout to 600 s true
+	// true active
+}
+
+// Search ranks by relevance: identifiers whole and split, word forms folded.
+func ExampleMemory_Search() {
+	dir := newRepo()
+	defer func() { _ = os.RemoveAll(dir) }()
+	m, _ := memsync.Open(dir, memsync.Options{})
+	ctx := context.Background()
+	for _, c := range []string{
+		"Set GOMEMLIMIT to 80% of the container's memory",
+		"Cache the token for 10 minutes in Redis",
+		"Caching: invalidate on every deploy",
+	} {
+		_, _ = m.Add(ctx, memsync.Entry{Content: c})
+	}
+	hits, _ := m.Search(ctx, "cached tokens", memsync.SearchOptions{Limit: 2})
+	for _, h := range hits {
+		fmt.Println(h.Content)
+	}
+	// Output:
+	// Cache the token for 10 minutes in Redis
+	// Caching: invalidate on every deploy
+}
