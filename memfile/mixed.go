@@ -14,8 +14,7 @@ import (
 // (before issue 12) did the reverse. Each tool reads only its own entries,
 // and ralph's delete rewrites the file with only what it parses. Parse reads
 // such a file entry by entry in both dialects; the file's dialect is that of
-// most of its entries (ralph's on a tie, since ralph's rewrites drop the
-// others), and each entry of the other dialect is reported as a Problem with
+// most of its entries (on a tie, the one its head shows), and each entry of the other dialect is reported as a Problem with
 // its line (see IsDialectProblem). Render writes every entry in the file's
 // dialect, so any rewrite (doctor --fix) converts them, with a backup.
 
@@ -28,15 +27,19 @@ const dialectMsg = "mixed dialects: "
 func IsDialectProblem(p Problem) bool { return strings.HasPrefix(p.Msg, dialectMsg) }
 
 // isMixed tells a file that holds entries of both dialects: a line
-// "### mem-<unix>-<hex4>" and an orch entry (a "## " heading that is not one
-// of ralph's sections, with a "- Content:" or "- ID:" bullet before the next
-// "## ").
+// "### mem-<unix>-<hex4>" and an orch entry. In a file that reads as
+// orch's, an orch entry is any "## " heading that is not one of ralph's
+// sections (orch's parser reads each as an entry, and a rewrite gives it an
+// ID line); in one that reads as ralph's, such a heading needs a
+// "- Content:" or "- ID:" bullet before the next "## " (else it is text
+// ralph keeps between entries).
 func isMixed(s string) bool {
 	i := lineIndex(s, "### mem-")
 	if i < 0 {
 		return false
 	}
-	if !strings.Contains(s, "\n- ") {
+	orchFile := !isRalph(s)
+	if !orchFile && !strings.Contains(s, "\n- ") {
 		return false
 	}
 	heading := ""
@@ -46,6 +49,9 @@ func isMixed(s string) bool {
 		case strings.HasPrefix(l, "## "):
 			heading = ""
 			if ralphType(l[3:]) == "" {
+				if orchFile {
+					return hasRalphEntry(s)
+				}
 				heading = l
 			}
 		case strings.HasPrefix(l, "### "):
@@ -90,7 +96,7 @@ func ralphIDPrefix(s string) string {
 // inside it; a ralph entry is its heading, its "> " lines and its metadata
 // line. Its type is that of the last line that starts with one of ralph's
 // section names, as ralph reads it.
-func parseMixed(f *File, lines []string) {
+func parseMixed(f *File, lines []string, ralphHead bool) {
 	i := 0
 	for i < len(lines) && !strings.HasPrefix(lines[i], "## ") && !strings.HasPrefix(lines[i], "### ") {
 		i++
@@ -128,6 +134,16 @@ func parseMixed(f *File, lines []string) {
 			f.Entries = append(f.Entries, Entry{ID: ralphIDPrefix(l[4:]), Type: rtype, Line: i + 1, ralphAt: at})
 			ralph = len(f.Entries) - 1
 			isRalph[ralph] = true
+		case strings.HasPrefix(l, "### "):
+			// A heading ralph does not read, as parseRalph takes it: an
+			// entry (of ralph's form, since only ralph writes "### ").
+			f.Entries = append(f.Entries, Entry{ID: strings.TrimSpace(l[4:]), Type: rtype, Line: i + 1, ralphAt: at})
+			ralph = len(f.Entries) - 1
+			isRalph[ralph] = true
+			if f.Entries[ralph].ID == "" { // "### " alone: an ID as orch's entries without one get
+				f.Entries[ralph].ID, f.Entries[ralph].derived = deriveID(fmt.Sprintf("%s\x00%d", l, i), 0), true
+			}
+			f.Problems = append(f.Problems, Problem{i + 1, fmt.Sprintf("%sentry %s has a heading ralph does not read", dialectMsg, f.Entries[ralph].ID)})
 		case ralph >= 0 && l != "" && f.Entries[ralph].ralphLine(l):
 		case orch >= 0:
 			blocks[orch].text = append(blocks[orch].text, l)
@@ -155,8 +171,10 @@ func parseMixed(f *File, lines []string) {
 		}
 		f.Entries[b.at] = e
 	}
+	// Most entries decide; on a tie, what the file's head shows (so the
+	// dialect a rewrite writes is the one the next read sees).
 	f.Dialect = Orch
-	if 2*len(isRalph) >= len(f.Entries) {
+	if n := 2 * len(isRalph); n > len(f.Entries) || n == len(f.Entries) && ralphHead {
 		f.Dialect = Ralph
 	}
 	for k := range f.Entries {

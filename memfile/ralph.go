@@ -24,10 +24,13 @@ var ralphSections = []struct{ heading, typ string }{
 	{"Context", "context"},
 }
 
-// isRalph tells a ralph-orchestrator file by its "### mem-" entries or, for a
-// file with no entries yet, by a first section that is one of ralph's.
+// isRalph tells a ralph-orchestrator file by its "### mem-" entries — unless
+// an orch entry's bullet comes first (a "- " line under a "## " heading that
+// is not one of ralph's sections; a "- " line before any heading is text) —
+// or, for a file with no entries yet, by a first section that is one of
+// ralph's.
 func isRalph(s string) bool {
-	mem, bullet := lineIndex(s, "### mem-"), lineIndex(s, "- ")
+	mem, bullet := lineIndex(s, "### mem-"), orchBullet(s)
 	switch {
 	case mem >= 0 && (bullet < 0 || mem < bullet):
 		return true
@@ -40,6 +43,22 @@ func isRalph(s string) bool {
 	}
 	heading, _, _ := strings.Cut(s[h+3:], "\n")
 	return ralphType(heading) != ""
+}
+
+// orchBullet is the offset of the first "- " line under a "## " heading that
+// is not one of ralph's sections, or -1.
+func orchBullet(s string) int {
+	off, inEntry := 0, false
+	for l := range strings.Lines(s) {
+		switch {
+		case strings.HasPrefix(l, "## "):
+			inEntry = ralphType(strings.TrimRight(l[3:], "\n")) == ""
+		case inEntry && strings.HasPrefix(l, "- "):
+			return off
+		}
+		off += len(l)
+	}
+	return -1
 }
 
 // SniffDialect guesses the dialect from the head of a file, as much of it as
@@ -342,6 +361,13 @@ func (e *Entry) renderRalph(b *bytes.Buffer, sectionType string) {
 		b.WriteString("> " + l + "\n")
 	}
 	tags := slices.Clip(e.Tags)
+	// Bullets ralph has no field for read back as plain tags: they go
+	// where plain tags go, so a second rewrite writes the same line.
+	for _, fl := range e.Extra {
+		if fl.Key != strayKey && fieldOfTag(tagOfField(fl.Key)) == "" {
+			tags = append(tags, fl.Key+":"+escapeTag(fl.Value))
+		}
+	}
 	if e.Type != "" && e.Type != sectionType {
 		tags = append(tags, "type:"+escapeTag(e.Type))
 	}
@@ -358,7 +384,7 @@ func (e *Entry) renderRalph(b *bytes.Buffer, sectionType string) {
 		tags = append(tags, "date:"+escapeTag(e.Date))
 	}
 	for _, fl := range e.Extra {
-		if fl.Key != strayKey {
+		if fl.Key != strayKey && fieldOfTag(tagOfField(fl.Key)) != "" {
 			tags = append(tags, tagOfField(fl.Key)+":"+escapeTag(fl.Value))
 		}
 	}

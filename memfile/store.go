@@ -720,13 +720,10 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	if len(data) == 0 {
 		f.Preamble = Header + "\n"
 	}
-	for _, p := range f.Problems {
-		if IsDialectProblem(p) {
-			f.ConvertDialect() // the file is backed up below
-			break
+	if renamed := f.Normalize(); len(renamed) > 0 {
+		for _, r := range renamed {
+			s.warn("%s:%d: entry %q has the ID %s of an earlier entry; it gets the new ID %s", path, r.Line, r.Heading, r.Old, r.New)
 		}
-	}
-	if s.renameDuplicateIDs(path, f) > 0 {
 		// The content index maps hashes to the old IDs: rebuild it.
 		s.invalidateIndex()
 	}
@@ -829,27 +826,43 @@ func DuplicateIDs(f *File) []int {
 	return dups
 }
 
-// renameDuplicateIDs gives each entry whose ID an earlier entry of f already
-// has a new ID, with a warning, and returns how many it renamed. The new ID
-// is derived from the entry, so it is the same on every run until it is
-// written.
-func (s *Store) renameDuplicateIDs(path string, f *File) int {
+// Renamed is an entry Normalize gave a new ID: it repeated the ID of an
+// earlier entry.
+type Renamed struct {
+	Line     int
+	Heading  string
+	Old, New string
+}
+
+// Normalize does to f what every rewrite does before it writes: entries of
+// the other dialect are converted to the file's (a ralph file's entries get
+// ralph IDs), and each entry whose ID an earlier entry already has gets a new
+// one (returned, for a warning). After it, Render(Parse(Render())) is Render().
+func (f *File) Normalize() []Renamed {
+	for _, p := range f.Problems {
+		if IsDialectProblem(p) {
+			f.ConvertDialect()
+			break
+		}
+	}
 	dups := DuplicateIDs(f)
 	if len(dups) == 0 {
-		return 0
+		return nil
 	}
 	taken := make(map[string]bool, len(f.Entries))
 	for i := range f.Entries {
 		taken[f.Entries[i].ID] = true
 	}
+	out := make([]Renamed, 0, len(dups))
 	for _, i := range dups {
 		e := &f.Entries[i]
-		old := e.ID
+		r := Renamed{Line: e.Line, Heading: e.Heading(), Old: e.ID}
 		e.ID = freshID(e, f.Dialect, taken)
 		e.derived = false
-		s.warn("%s:%d: entry %q has the ID %s of an earlier entry; it gets the new ID %s", path, e.Line, e.Heading(), old, e.ID)
+		r.New = e.ID
+		out = append(out, r)
 	}
-	return len(dups)
+	return out
 }
 
 // freshID is a new ID for e, not in taken (which it joins), derived from
