@@ -67,6 +67,16 @@ func LoadModel2Vec(dir string) (*Model2Vec, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The fingerprint hashes all three files, in parallel with the parsing.
+	sum := make(chan string, 1)
+	go func() {
+		h := sha256.New()
+		for _, b := range [][]byte{cfgData, tokData, stData} {
+			fmt.Fprintf(h, "%d\n", len(b))
+			h.Write(b)
+		}
+		sum <- hex.EncodeToString(h.Sum(nil))[:16]
+	}()
 	m := &Model2Vec{}
 	var cfg struct {
 		Normalize *bool `json:"normalize"`
@@ -85,12 +95,7 @@ func LoadModel2Vec(dir string) (*Model2Vec, error) {
 	if err := m.setTensors(ts); err != nil {
 		return nil, bad(ModelFile, err)
 	}
-	h := sha256.New()
-	for _, b := range [][]byte{cfgData, tokData, stData} {
-		fmt.Fprintf(h, "%d\n", len(b))
-		h.Write(b)
-	}
-	m.name = "model2vec:" + filepath.Base(filepath.Clean(dir)) + "@" + hex.EncodeToString(h.Sum(nil))[:16]
+	m.name = "model2vec:" + filepath.Base(filepath.Clean(dir)) + "@" + <-sum
 	return m, nil
 }
 
