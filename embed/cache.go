@@ -95,7 +95,7 @@ func (c *Cache) Vectors(ctx context.Context, e Embedder, texts []string) ([][]fl
 		out[i] = vecs[queued[keys[i]]]
 	}
 	if err := c.save(name, dim, keys, out); err != nil {
-		return out, fmt.Errorf("%w: %v", ErrNotSaved, err)
+		return out, fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
 	return out, nil
 }

@@ -122,7 +122,7 @@ func (m *Model2Vec) setTensors(ts map[string]tensor) error {
 		}
 		var err error
 		if m.weights, err = w.floats(); err != nil {
-			return fmt.Errorf("weights: %v", err)
+			return fmt.Errorf("weights: %w", err)
 		}
 	}
 	if mp, ok := ts["mapping"]; ok {
@@ -131,7 +131,7 @@ func (m *Model2Vec) setTensors(ts map[string]tensor) error {
 		}
 		ids, err := mp.ints()
 		if err != nil {
-			return fmt.Errorf("mapping: %v", err)
+			return fmt.Errorf("mapping: %w", err)
 		}
 		m.mapping = make([]int32, len(ids))
 		for i, r := range ids {

@@ -45,7 +45,7 @@ func parseSafetensors(b []byte) (map[string]tensor, error) {
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(head, &raw); err != nil {
-		return nil, fmt.Errorf("header: %v", err)
+		return nil, fmt.Errorf("header: %w", err)
 	}
 	out := make(map[string]tensor, len(raw))
 	for name, msg := range raw {
@@ -58,7 +58,7 @@ func parseSafetensors(b []byte) (map[string]tensor, error) {
 			Offsets []uint64 `json:"data_offsets"`
 		}
 		if err := json.Unmarshal(msg, &t); err != nil {
-			return nil, fmt.Errorf("tensor %q: %v", name, err)
+			return nil, fmt.Errorf("tensor %q: %w", name, err)
 		}
 		size, ok := dtypeSize[t.Dtype]
 		if !ok {

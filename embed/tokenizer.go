@@ -137,7 +137,7 @@ func parseNormalizer(m json.RawMessage) (func(string) string, error) {
 	}
 	var c component
 	if err := json.Unmarshal(m, &c); err != nil {
-		return nil, fmt.Errorf("normalizer: %v", err)
+		return nil, fmt.Errorf("normalizer: %w", err)
 	}
 	switch c.Type {
 	case "BertNormalizer":
@@ -193,7 +193,7 @@ func parsePreTokenizer(m json.RawMessage) (func(string) []string, error) {
 	}
 	var c component
 	if err := json.Unmarshal(m, &c); err != nil {
-		return nil, fmt.Errorf("pre_tokenizer: %v", err)
+		return nil, fmt.Errorf("pre_tokenizer: %w", err)
 	}
 	switch c.Type {
 	case "BertPreTokenizer":
