@@ -1,0 +1,72 @@
+// Package embed turns texts into vectors for memsync's semantic ranking: an
+// Embedder interface, a loader for Model2Vec models (static token
+// embeddings averaged per text, pure Go, no network), and a Cache of entry
+// vectors kept in the repository's state dir.
+//
+// # Plugging a model
+//
+// memsync ships no model. To use one, fetch a Model2Vec model on your own
+// machine, for example minishlab/potion-base-8M (about 30 MB):
+//
+//	huggingface-cli download minishlab/potion-base-8M --local-dir ~/models/potion-base-8M
+//
+// or, with git and git-lfs:
+//
+//	git clone https://huggingface.co/minishlab/potion-base-8M ~/models/potion-base-8M
+//
+// or just the three files LoadModel2Vec reads:
+//
+//	mkdir -p ~/models/potion-base-8M && cd ~/models/potion-base-8M
+//	for f in model.safetensors tokenizer.json config.json; do
+//	  curl -fLO https://huggingface.co/minishlab/potion-base-8M/resolve/main/$f
+//	done
+//
+// then point memsync at the folder with MEMSYNC_MODEL=~/models/potion-base-8M
+// (or the configuration key). The model is read at search time only; an add
+// never computes a vector. The first search after new entries computes theirs
+// (about a millisecond per hundred entries) and caches them by content hash.
+package embed
+
+import (
+	"context"
+	"math"
+)
+
+// Embedder maps texts to vectors. memsync compares an entry's vector with the
+// query's by cosine similarity, so Embed returns one L2-normalized vector of
+// Dim() numbers per text, in the order of texts (a text with no known token
+// gets the zero vector, whose cosine with anything is 0). Entry vectors are
+// cached by the sha256 of the entry's text under the embedder's Name, so
+// Name must identify the model and its weights: two embedders of equal Name
+// give equal vectors for equal texts, and a changed model changes the Name.
+// Embed must be safe for concurrent use.
+type Embedder interface {
+	Name() string
+	Dim() int
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// normalize scales v to unit length in place; a zero vector stays zero.
+func normalize(v []float32) {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	if s == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(s))
+	for i := range v {
+		v[i] *= inv
+	}
+}
+
+// Cosine returns the cosine of two vectors of equal length that are already
+// L2-normalized (as every Embedder returns them): their dot product.
+func Cosine(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
