@@ -56,6 +56,9 @@ type Options struct {
 	// most specific ones, judged on a sample of the docs (see rarest). Each
 	// term costs a scan of all docs, so this bounds the time of a long query.
 	MaxTerms int
+	// Semantic, if set, fuses a second ranking by vector similarity into
+	// the lexical one (see Semantic).
+	Semantic *Semantic
 }
 
 // Hit is one ranked result: Index into the docs slice, and its score.
@@ -118,15 +121,14 @@ func Search(docs []Doc, query string, opts Options) []Hit {
 		for k, i := range idx {
 			hits[k] = Hit{Index: i}
 		}
+	case opts.Semantic.usable(len(docs)):
+		var full []bool
+		hits, full = rank(docs, idx, terms, withoutStopwords(terms))
+		hits = opts.Semantic.fuse(idx, hits, full)
 	default:
-		hits = rank(docs, idx, terms, withoutStopwords(terms))
+		hits, _ = rank(docs, idx, terms, withoutStopwords(terms))
 	}
-	slices.SortFunc(hits, func(x, y Hit) int {
-		if c := cmp.Compare(y.Score, x.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(y.Index, x.Index)
-	})
+	slices.SortFunc(hits, byScore)
 	if opts.Limit > 0 && len(hits) > opts.Limit {
 		hits = hits[:opts.Limit]
 	}
@@ -366,7 +368,8 @@ func (pt *countPart) count(docs []Doc, idx []int, terms, scored []string) {
 // rank scores the docs idx for terms. It returns the docs with a BM25
 // score above 0 for the scored terms; if there are none, the docs that hold
 // any of the terms as a substring, with a score of fallbackScore per term.
-func rank(docs []Doc, idx []int, terms, scored []string) []Hit {
+// full tells, per hit, whether the doc holds every scored term.
+func rank(docs []Doc, idx []int, terms, scored []string) (hits []Hit, full []bool) {
 	nt := len(terms)
 	// Count in parallel over parts of idx; the sums are of whole numbers,
 	// so the scores do not depend on how idx was split.
@@ -401,16 +404,23 @@ func rank(docs []Doc, idx []int, terms, scored []string) []Hit {
 		}
 	}
 	if len(cands) == 0 {
-		return weak
+		return weak, make([]bool, len(weak))
+	}
+	nscored := 0
+	for _, t := range terms {
+		if slices.Contains(scored, t) {
+			nscored++
+		}
 	}
 
 	n := float64(len(idx))
 	for f := range avg {
 		avg[f] /= n
 	}
-	hits := make([]Hit, len(cands))
+	hits = make([]Hit, len(cands))
+	full = make([]bool, len(cands))
 	for k, cd := range cands {
-		score := 0.0
+		score, held := 0.0, 0
 		for t, tf := range tfs[k*nt : (k+1)*nt] {
 			x := 0.0
 			for f, tf := range tf {
@@ -421,9 +431,11 @@ func rank(docs []Doc, idx []int, terms, scored []string) []Hit {
 			if x > 0 {
 				idf := math.Log(1 + (n-df[t]+0.5)/(df[t]+0.5))
 				score += idf * x * (k1 + 1) / (x + k1)
+				held++
 			}
 		}
 		hits[k] = Hit{Index: cd.i, Score: score}
+		full[k] = held == nscored
 	}
-	return hits
+	return hits, full
 }
