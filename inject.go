@@ -99,7 +99,11 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 	if o.Query != nil {
 		query = *o.Query
 	}
-	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter, Keep: m.InView})
+	sem, err := m.injectVectors(ctx, query, f)
+	if err != nil {
+		return out, err
+	}
+	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter, Keep: m.InView, Vectors: sem})
 	if res.Block == "" && res.Omitted > 0 {
 		m.warn(fmt.Sprintf("a budget of %d tokens leaves no room for any memory; %s", cfg.Budget, inject.Note(res.Omitted, res.Filtered)))
 	}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/embed"
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/memfile"
@@ -58,6 +59,14 @@ type Options struct {
 	// NoAccessLog turns off recording which entries were returned to a
 	// reader (gc's TTL counts from the last access); MEMSYNC_RECORD_ACCESS=0.
 	NoAccessLog bool
+	// Embedder, if set, fuses meaning into search and inject: a second
+	// ranking by the cosine of entry and query vectors (package embed),
+	// merged with the lexical one (package recall).
+	Embedder embed.Embedder
+	// Model is the folder of a Model2Vec model to use as the Embedder when
+	// none is set; MEMSYNC_MODEL; the configuration's model key. It is read
+	// at the first search, never by Open or a write.
+	Model string
 	// Warn receives messages that are no errors (a size cap reached, a
 	// backup written, a damaged line); nil drops them.
 	Warn func(msg string)
@@ -75,8 +84,9 @@ type Memory struct {
 	noAccess    bool
 	warn        func(string)
 	cache       cache
-	opts        Options // as Open got them, after the environment (Promote opens the global layer with them)
-	conflictLog string  // where conflicts are recorded (ConflictLog)
+	embedder    func() (embed.Embedder, error) // nil: lexical search only
+	opts        Options                        // as Open got them, after the environment (Promote opens the global layer with them)
+	conflictLog string                         // where conflicts are recorded (ConflictLog)
 }
 
 // ErrNoRepository is what Open returns (wrapped) when it finds no git
@@ -154,6 +164,7 @@ func Open(dir string, o Options) (*Memory, error) {
 	}
 	m.conflictLog = conflicts
 	m.store.Unmark = merge.Hook(conflicts, m.warn)
+	m.embedder = newEmbedder(o, cfg)
 	return m, nil
 }
 
@@ -193,6 +204,9 @@ func (o *Options) fromEnv(getenv func(string) string) error {
 	}
 	if o.Role == "" {
 		o.Role = getenv("MEMSYNC_ROLE")
+	}
+	if o.Model == "" {
+		o.Model = getenv("MEMSYNC_MODEL")
 	}
 	if getenv("MEMSYNC_RECORD_ACCESS") == "0" {
 		o.NoAccessLog = true

@@ -169,6 +169,9 @@ func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
 	return deleted, nil
 }
 
+// origin is where a search document came from: an entry of a layer's file.
+type origin struct{ layer, i int }
+
 // SearchOptions filter and bound a search.
 type SearchOptions struct {
 	View
@@ -188,7 +191,6 @@ func (m *Memory) Search(ctx context.Context, query string, o SearchOptions) ([]E
 // layer) ranked as one; with more than one, each entry's Layer names its
 // memory.
 func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...*Memory) ([]Entry, error) {
-	type origin struct{ layer, i int }
 	files := make([]*memfile.File, len(layers))
 	n := 0
 	for k, m := range layers {
@@ -217,7 +219,11 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 			}
 		}
 	}
-	hits := recall.Search(docs, query, recall.Options{Limit: o.Limit, Tags: o.Tags, Type: memfile.NormalizeType(o.Type)})
+	sem, err := semantic(ctx, query, o.View, layers, files, at, docs)
+	if err != nil {
+		return nil, err
+	}
+	hits := recall.Search(docs, query, recall.Options{Limit: o.Limit, Tags: o.Tags, Type: memfile.NormalizeType(o.Type), Semantic: sem})
 	out := make([]Entry, len(hits))
 	touched := make([][]string, len(layers))
 	for k, h := range hits {

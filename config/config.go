@@ -73,6 +73,8 @@ type Config struct {
 	Role       string
 	MaxEntries int
 	TTLDays    int
+	// Model is the folder of a Model2Vec model search fuses in ("": none).
+	Model string
 	// Files are the configuration files that were read, in order.
 	Files []string
 }
@@ -207,6 +209,11 @@ func (c *Config) apply(path, prefix string, m *yaml.Node) error {
 			} else {
 				c.TTLDays = n
 			}
+		case "model":
+			if v.Kind != yaml.ScalarNode || !filepath.IsAbs(v.Value) && !strings.HasPrefix(v.Value, "~/") {
+				return bad(v, k.Value, "%q is not an absolute folder (or one under ~/)", v.Value)
+			}
+			c.Model = v.Value
 		case "filter":
 			if err := c.applyFilter(v, func(n *yaml.Node, key, format string, args ...any) error {
 				return bad(n, "filter."+key, format, args...)
@@ -214,7 +221,7 @@ func (c *Config) apply(path, prefix string, m *yaml.Node) error {
 				return err
 			}
 		default:
-			return bad(k, k.Value, "unknown key (known: enabled, inject, budget, filter, role, max_entries, ttl_days)")
+			return bad(k, k.Value, "unknown key (known: enabled, inject, budget, filter, role, max_entries, ttl_days, model)")
 		}
 	}
 	return nil

@@ -68,6 +68,9 @@ type Options struct {
 	Keep func(e *memfile.Entry) bool
 	// Now is the clock of Filter.RecentDays (zero: time.Now()).
 	Now time.Time
+	// Vectors, if set, fuse meaning into the relevance (recall.Semantic):
+	// Query's vector, and one per entry of the file, in order.
+	Vectors *recall.Semantic
 }
 
 // Result is what was chosen.
@@ -106,7 +109,7 @@ func Select(f *memfile.File, opts Options) Result {
 	if len(cands) == 0 && res.Filtered == 0 {
 		return res
 	}
-	order := rank(f, cands, opts.Query)
+	order := rank(f, cands, opts.Query, opts.Vectors)
 
 	// The note is reserved at its longest (every candidate left out).
 	reserve := len(Header) + len(TaskSeparator)
@@ -262,7 +265,7 @@ func (r *ranking) Pop() any {
 func (r *ranking) next() int { return heap.Pop(r).(item).i }
 
 // rank scores the candidates: relevance to the query, recency, corrections.
-func rank(f *memfile.File, cands []int, query string) *ranking {
+func rank(f *memfile.File, cands []int, query string, vectors *recall.Semantic) *ranking {
 	n := len(cands)
 	items := make(ranking, n)
 	for k, i := range cands {
@@ -279,11 +282,18 @@ func rank(f *memfile.File, cands []int, query string) *ranking {
 	}
 	// Relevance, normalized to the best hit.
 	docs := hugepage.Make[recall.Doc](n)
+	var sem *recall.Semantic
+	if vectors != nil && len(vectors.Docs) == len(f.Entries) {
+		sem = &recall.Semantic{Query: vectors.Query, Docs: make([][]float32, n)}
+	}
 	for k, i := range cands {
 		e := &f.Entries[i]
 		docs[k] = e.Doc()
+		if sem != nil {
+			sem.Docs[k] = vectors.Docs[i]
+		}
 	}
-	if hits := recall.Search(docs, query, recall.Options{Keywords: true, MaxTerms: maxQueryTerms}); len(hits) > 0 && hits[0].Score > 0 {
+	if hits := recall.Search(docs, query, recall.Options{Keywords: true, MaxTerms: maxQueryTerms, Semantic: sem}); len(hits) > 0 && hits[0].Score > 0 {
 		top := hits[0].Score
 		for _, h := range hits {
 			items[pos[cands[h.Index]]].score += relevanceWeight * h.Score / top

@@ -2,12 +2,14 @@ package recall_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/memsync/memsync/embed"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/recall"
 )
@@ -172,6 +174,49 @@ func TestRetrievalQuality(t *testing.T) {
 	t.Logf("%v", r)
 	if r.recall5 < floorRecall5 || r.mrr10 < floorMRR10 {
 		t.Errorf("retrieval quality fell: recall@5 %.3f (floor %.3f), MRR@10 %.3f (floor %.3f)", r.recall5, floorRecall5, r.mrr10, floorMRR10)
+	}
+	if dir := os.Getenv("MEMSYNC_MODEL"); dir != "" {
+		evaluateModel(t, s, dir, r)
+	}
+}
+
+// evaluateModel prints the figures of the set searched with the Model2Vec
+// model in dir fused in, as memsync searches with MEMSYNC_MODEL set, beside
+// those of the words alone (lexical); it fails if the model costs a keyword
+// query, and counts the queries whose top answer it pushes below the top 3.
+func evaluateModel(t *testing.T, s *evalSet, dir string, lexical evalResult) {
+	model, err := embed.LoadModel2Vec(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := make([]string, len(s.docs))
+	for i, d := range s.docs {
+		texts[i] = d.Title + "\n" + strings.Join(d.Tags, ", ") + "\n" + d.Content
+	}
+	ctx := context.Background()
+	vecs, err := model.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := evaluate(s, func(docs []recall.Doc, q string, o recall.Options) []recall.Hit {
+		qv, err := model.Embed(ctx, []string{q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Semantic = &recall.Semantic{Query: qv[0], Docs: vecs}
+		return recall.Search(docs, q, o)
+	})
+	t.Logf("with %s: %v", model.Name(), r)
+	pushed := 0
+	for k := range s.queries {
+		if lexical.firstRank[k] == 1 && (r.firstRank[k] == 0 || r.firstRank[k] > 3) {
+			pushed++
+			t.Logf("top answer pushed to rank %d: %q", r.firstRank[k], s.queries[k].text)
+		}
+	}
+	t.Logf("recall@5 %+.3f, MRR@10 %+.3f over words alone; %d top answers pushed below the top 3", r.recall5-lexical.recall5, r.mrr10-lexical.mrr10, pushed)
+	if r.byKind["keyword"][0] < lexical.byKind["keyword"][0] {
+		t.Errorf("the model lost keyword queries: recall@5 %.3f, words alone %.3f", r.byKind["keyword"][0], lexical.byKind["keyword"][0])
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/embed/embedtest"
 )
 
 // TestFrontDoorsAgree drives one repository through the three front doors —
@@ -126,5 +127,59 @@ func TestFrontDoorsAgree(t *testing.T) {
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
 			t.Fatalf("%s: mode %v (%v), want %v", path, fi.Mode().Perm(), err, want)
 		}
+	}
+}
+
+// TestFrontDoorsAgreeOnMeaning: with a model (MEMSYNC_MODEL), the CLI's
+// search and inject, MCP's retrieve and the Go API rank alike, and find a
+// memory by meaning when no word of the query is in it.
+func TestFrontDoorsAgreeOnMeaning(t *testing.T) {
+	model := t.TempDir()
+	if err := embedtest.WriteModel(model,
+		[]string{"ram", "memory", "limit", "theme", "dark", "css", "retry", "http"},
+		[][]float32{{1, 0, 0}, {0.9, 0.1, 0}, {0.7, 0, 0.3}, {0, 1, 0}, {0, 0.9, 0.1}, {0.1, 1, 0}, {0, 0, 1}, {0, 0.1, 1}},
+	); err != nil {
+		t.Fatal(err)
+	}
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+filepath.Join(t.TempDir(), "global"))
+	repo := newRepo(t, env)
+	ctx := context.Background()
+	m, err := memsync.Open(repo, memsync.Options{Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want memsync.Entry
+	for _, c := range []string{
+		"Dispatcher pods hit the memory limit at peak",
+		"Theme colors are CSS custom properties; dark mode follows the system",
+		"Retry twice on HTTP 503 from the pricing service",
+	} {
+		e, err := m.Add(ctx, memsync.Entry{Content: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.ID == "" {
+			want = e
+		}
+	}
+	env = append(env, "MEMSYNC_MODEL="+model)
+	var cli []memsync.Entry
+	if err := json.Unmarshal([]byte(memsyncIn(t, env, repo, "search", "ram", "--json")), &cli); err != nil {
+		t.Fatal(err)
+	}
+	var found struct {
+		Entries []memsync.Entry `json:"entries"`
+	}
+	mustCall(t, startMCP(t, env, repo), "retrieve_from_memory", map[string]any{"query": "ram"}, &found)
+	goHits, err := m.Search(ctx, "ram", memsync.SearchOptions{})
+	if err != nil || len(cli) == 0 || len(found.Entries) == 0 || len(goHits) == 0 ||
+		cli[0].ID != want.ID || found.Entries[0].ID != want.ID || goHits[0].ID != want.ID {
+		t.Fatalf("search ram, want %s first: CLI %+v MCP %+v Go %+v %v", want.ID, cli, found.Entries, goHits, err)
+	}
+	if out := memsyncIn(t, env, repo, "inject", "--budget", "70", "ram"); !strings.Contains(out, want.Content) {
+		t.Fatalf("inject ram: want %q in\n%s", want.Content, out)
+	}
+	if st := gitRun(t, env, repo, "status", "--porcelain"); strings.TrimSpace(st) != "" {
+		t.Fatalf("git status not clean:\n%s", st)
 	}
 }

@@ -1,0 +1,105 @@
+package memsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/embed"
+	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/recall"
+)
+
+// newEmbedder returns how a Memory gets its Embedder: Options.Embedder, else
+// the Model2Vec model of Options.Model (MEMSYNC_MODEL) or of the
+// configuration, loaded once, at the first search; nil when none is set.
+func newEmbedder(o Options, cfg config.Config) func() (embed.Embedder, error) {
+	if o.Embedder != nil {
+		return func() (embed.Embedder, error) { return o.Embedder, nil }
+	}
+	dir, from := o.Model, "MEMSYNC_MODEL"
+	if dir == "" {
+		dir, from = cfg.Model, "the configuration's model"
+	}
+	if dir == "" {
+		return nil
+	}
+	return sync.OnceValues(func() (embed.Embedder, error) {
+		if rest, ok := strings.CutPrefix(dir, "~/"); ok {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, &ConfigError{fmt.Errorf("%s: %w", from, err)}
+			}
+			dir = filepath.Join(home, rest)
+		}
+		e, err := embed.LoadModel2Vec(dir)
+		if err != nil {
+			return nil, &ConfigError{fmt.Errorf("%s: %w (fix the folder, or unset it to search by words only)", from, err)}
+		}
+		return e, nil
+	})
+}
+
+// semantic returns the vectors that fuse meaning into a ranking of docs for
+// query, or nil when layers[0] has no Embedder. docs are the entries of
+// files (one per layer, in view v) in order, or those at[k] names.
+func semantic(ctx context.Context, query string, v View, layers []*Memory, files []*memfile.File, at []origin, docs []recall.Doc) (*recall.Semantic, error) {
+	if layers[0].embedder == nil || strings.TrimSpace(query) == "" {
+		return nil, nil
+	}
+	e, err := layers[0].embedder()
+	if err != nil {
+		return nil, err
+	}
+	q, err := e.Embed(ctx, []string{query})
+	if err != nil {
+		return nil, err
+	}
+	per := make([][][]float32, len(layers))
+	for k, m := range layers {
+		if per[k], err = m.vectors(ctx, e, files[k], v); err != nil {
+			return nil, err
+		}
+	}
+	sem := &recall.Semantic{Query: q[0], Docs: make([][]float32, len(docs))}
+	for k := range docs {
+		src := origin{0, k}
+		if at != nil {
+			src = at[k]
+		}
+		sem.Docs[k] = per[src.layer][src.i]
+	}
+	return sem, nil
+}
+
+// vectors are the vectors of the entries of f, a file of m's view v, from
+// the cache in m's state dir (one for the active file, one for the archive).
+// A cache that cannot be written is only a warning.
+func (m *Memory) vectors(ctx context.Context, e embed.Embedder, f *memfile.File, v View) ([][]float32, error) {
+	dir := m.store.StateDir
+	if v.Archive {
+		dir = filepath.Join(dir, "archive")
+	}
+	docs := m.docs(f)
+	texts := make([]string, len(docs))
+	for i, d := range docs {
+		texts[i] = d.Title + "\n" + strings.Join(d.Tags, ", ") + "\n" + d.Content
+	}
+	vecs, err := embed.NewCache(dir).Vectors(ctx, e, texts)
+	if errors.Is(err, embed.ErrNotSaved) {
+		m.warn(err.Error())
+		err = nil
+	}
+	return vecs, err
+}
+
+// injectVectors are the vectors inject fuses in for query over the entries
+// of f, or nil without an Embedder.
+func (m *Memory) injectVectors(ctx context.Context, query string, f *memfile.File) (*recall.Semantic, error) {
+	return semantic(ctx, query, View{}, []*Memory{m}, []*memfile.File{f}, nil, m.docs(f))
+}
