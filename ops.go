@@ -181,8 +181,9 @@ type SearchOptions struct {
 }
 
 // Search ranks the entries in the session's view for query (BM25 over
-// title, tags, type and content; package recall), best first. Entries
-// returned from the active memory count as accessed.
+// title, tags, type and content; package recall), best first; with an
+// Embedder (Options.Embedder, Options.Model), fused with a ranking by
+// meaning. Entries returned from the active memory count as accessed.
 func (m *Memory) Search(ctx context.Context, query string, o SearchOptions) ([]Entry, error) {
 	return SearchLayers(ctx, query, o, m)
 }

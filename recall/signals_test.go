@@ -29,7 +29,7 @@ func TestRetrievalSignals(t *testing.T) {
 		t.Skip("MEMSYNC_EVAL_VECTORS names no word vectors (see scripts/eval-vectors)")
 	}
 	s := loadEvalSet(t)
-	e := newSignalEnv(t, s, readVectors(t, path, 40000))
+	e := newSignalEnv(s, readVectors(t, path, 40000))
 	t.Logf("%d words with vectors", len(e.vec))
 	lexical := func(q string, o recall.Options) []recall.Hit { o.Limit = 0; return recall.Search(s.docs, q, o) }
 	var results []evalResult
@@ -140,7 +140,7 @@ func normalize(v []float32) []float32 {
 	return v
 }
 
-func newSignalEnv(t *testing.T, s *evalSet, vec map[string][]float32) *signalEnv {
+func newSignalEnv(s *evalSet, vec map[string][]float32) *signalEnv {
 	e := &signalEnv{s: s, vec: vec, df: map[string]int{}, sims: map[[2]string]float64{}}
 	for _, d := range s.docs {
 		f := [4][]string{recall.Tokens(d.Title), recall.Tokens(strings.Join(d.Tags, " ")), recall.Tokens(d.Type), recall.Tokens(d.Content)}

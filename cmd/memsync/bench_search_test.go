@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +27,7 @@ func BenchmarkSearch1000Process(b *testing.B) {
 	env := testGitEnv(b)
 	repo, file := repoWithMemory(b, env, 330<<10)
 	model := potionSizedModel(b, file)
-	withModel := append(env[:len(env):len(env)], "MEMSYNC_MODEL="+model)
+	withModel := slices.Concat(env, []string{"MEMSYNC_MODEL=" + model})
 	cache := filepath.Join(repo, ".git", "memsync", "state", embed.CacheFile)
 	const query = "retry timeout"
 	sideBySide(b, []string{"grep", "search", "inject", "search-model", "search-model-cold", "inject-model"}, []func(int) time.Duration{
@@ -35,7 +38,7 @@ func BenchmarkSearch1000Process(b *testing.B) {
 			return runProcess(b, withModel, repo, bin, "search", query, "--limit", "10")
 		},
 		func(int) time.Duration {
-			if err := os.Remove(cache); err != nil {
+			if err := os.Remove(cache); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				b.Fatal(err)
 			}
 			return runProcess(b, withModel, repo, bin, "search", query, "--limit", "10")
