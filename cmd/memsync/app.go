@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/config"
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
@@ -114,7 +115,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func exitCode(err error) int {
 	var ec cli.ExitCoder
 	switch {
-	case errors.As(err, new(usageError)), errors.As(err, new(*config.Error)):
+	case errors.As(err, new(usageError)), errors.As(err, new(*config.Error)), errors.As(err, new(*memsync.ConfigError)):
 		return exitUsage
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
 		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot):

@@ -61,7 +61,7 @@ func (s *session) open(global bool) (*memsync.Memory, error) {
 	}
 	m, err := memsync.Open(c.String("C"), o)
 	if errors.As(err, new(*memsync.ConfigError)) {
-		return nil, withHint(err, "fix the value in that file (memories: enabled true|false, inject auto|manual|none, budget TOKENS, filter: types, tags, recent_days; role, max_entries, ttl_days)")
+		return nil, withHint(err, "fix the value in that file (memories: enabled true|false, inject auto|manual|none, budget TOKENS, filter: types, tags, recent_days; role, max_entries, ttl_days, model)")
 	}
 	return m, err
 }
