@@ -87,8 +87,8 @@ func (m *Memory) vectors(ctx context.Context, e embed.Embedder, f *memfile.File,
 	}
 	docs := m.docs(f)
 	texts := make([]string, len(docs))
-	for i, d := range docs {
-		texts[i] = d.Title + "\n" + strings.Join(d.Tags, ", ") + "\n" + d.Content
+	for i := range docs {
+		texts[i] = docs[i].Text()
 	}
 	vecs, err := embed.NewCache(dir).Vectors(ctx, e, texts)
 	if errors.Is(err, embed.ErrNotSaved) {

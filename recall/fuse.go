@@ -3,6 +3,7 @@ package recall
 import (
 	"cmp"
 	"slices"
+	"strings"
 )
 
 // Semantic is a ranking by meaning, fused into the lexical one: a vector for
@@ -12,6 +13,12 @@ import (
 type Semantic struct {
 	Query []float32
 	Docs  [][]float32
+}
+
+// Text is the text of d an embedder turns into its vector: title, tags and
+// content, a line each. Search and the evaluation embed the same text.
+func (d *Doc) Text() string {
+	return d.Title + "\n" + strings.Join(d.Tags, ", ") + "\n" + d.Content
 }
 
 // rrfK is the constant of reciprocal rank fusion: a doc scores

@@ -190,8 +190,8 @@ func evaluateModel(t *testing.T, s *evalSet, dir string, lexical evalResult) {
 		t.Fatal(err)
 	}
 	texts := make([]string, len(s.docs))
-	for i, d := range s.docs {
-		texts[i] = d.Title + "\n" + strings.Join(d.Tags, ", ") + "\n" + d.Content
+	for i := range s.docs {
+		texts[i] = s.docs[i].Text()
 	}
 	ctx := context.Background()
 	vecs, err := model.Embed(ctx, texts)
