@@ -67,7 +67,7 @@ func isMixed(s string) bool {
 // hasRalphEntry tells whether a line of s is a heading ralph reads as an entry.
 func hasRalphEntry(s string) bool {
 	for l := range strings.Lines(s) {
-		if id, ok := strings.CutPrefix(strings.TrimSuffix(l, "\n"), "### "); ok && len(id) >= 10 && validRalphID(ralphIDPrefix(id)) {
+		if id, ok := strings.CutPrefix(strings.TrimSuffix(l, "\n"), "### "); ok && len(id) >= 10 && ralphIDPrefix(id) != "" {
 			return true
 		}
 	}
@@ -85,7 +85,7 @@ func ralphIDPrefix(s string) string {
 	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
 		n++
 	}
-	if n == 0 || len(rest) < n+5 || rest[n] != '-' {
+	if n == 0 || len(rest) < n+5 || rest[n] != '-' || !validRalphID(s[:4+n+5]) {
 		return ""
 	}
 	return s[:4+n+5]

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ralphSections maps ralph-orchestrator's section headings to entry types.
@@ -236,12 +238,20 @@ func tagOfField(field string) string {
 }
 
 // escapeTag writes a value so that it is one ralph tag: ralph splits tags at
-// ',', ends them at '|', trims spaces, and the line ends at "-->".
+// ',', ends them at '|', trims spaces (any Unicode space: "\f", U+00A0), and
+// the line ends at "-->".
 func escapeTag(v string) string {
+	head, tail := 0, len(v) // the first and the last rune, when spaces
+	if r, n := utf8.DecodeRuneInString(v); unicode.IsSpace(r) {
+		head = n
+	}
+	if r, n := utf8.DecodeLastRuneInString(v); unicode.IsSpace(r) {
+		tail = len(v) - n
+	}
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		edge := (i == 0 || i == len(v)-1) && (c == ' ' || c == '\t')
+		edge := i < head || i >= tail
 		if c == '%' || c == ',' || c == '|' || c == '\n' || c == '\r' || edge || (c == '>' && strings.HasSuffix(b.String(), "--")) {
 			fmt.Fprintf(&b, "%%%02X", c)
 			continue
@@ -391,6 +401,11 @@ func (e *Entry) renderRalph(b *bytes.Buffer, sectionType string) {
 	fmt.Fprintf(b, "<!-- tags: %s | created: %s -->\n", strings.Join(tags, ", "), created)
 	for _, fl := range e.Extra {
 		if fl.Key == strayKey {
+			if strings.HasPrefix(fl.Value, ">") {
+				// Read back, it would be a content line (a stray
+				// line of an orch entry written as ralph's).
+				fl.Value = " " + fl.Value
+			}
 			writeField(b, fl)
 		}
 	}
