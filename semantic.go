@@ -17,7 +17,9 @@ import (
 
 // newEmbedder returns how a Memory gets its Embedder: Options.Embedder, else
 // the Model2Vec model of Options.Model (MEMSYNC_MODEL) or of the
-// configuration, loaded once, at the first search; nil when none is set.
+// configuration, loaded at the first search and kept once it loads (a failed
+// load is tried again at the next search, so a long-lived Memory sees a
+// fixed folder); nil when none is set.
 func newEmbedder(o Options, cfg config.Config) func() (embed.Embedder, error) {
 	if o.Embedder != nil {
 		return func() (embed.Embedder, error) { return o.Embedder, nil }
@@ -29,7 +31,17 @@ func newEmbedder(o Options, cfg config.Config) func() (embed.Embedder, error) {
 	if dir == "" {
 		return nil
 	}
-	return sync.OnceValues(func() (embed.Embedder, error) {
+	var (
+		mu     sync.Mutex
+		loaded embed.Embedder
+	)
+	return func() (embed.Embedder, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if loaded != nil {
+			return loaded, nil
+		}
+		dir := dir
 		if rest, ok := strings.CutPrefix(dir, "~/"); ok {
 			home, err := os.UserHomeDir()
 			if err != nil {
@@ -41,8 +53,9 @@ func newEmbedder(o Options, cfg config.Config) func() (embed.Embedder, error) {
 		if err != nil {
 			return nil, &ConfigError{fmt.Errorf("%s: %w (fix the folder, or unset it to search by words only)", from, err)}
 		}
+		loaded = e
 		return e, nil
-	})
+	}
 }
 
 // semantic returns the vectors that fuse meaning into a ranking of docs for

@@ -141,12 +141,21 @@ func TestModelFolder(t *testing.T) {
 		t.Fatalf("MEMSYNC_MODEL: %+v %v", hits, err)
 	}
 
-	t.Setenv("MEMSYNC_MODEL", filepath.Join(t.TempDir(), "missing"))
-	m, _ = semanticRepo(t, Options{})
+	missing := filepath.Join(t.TempDir(), "missing")
+	t.Setenv("MEMSYNC_MODEL", missing)
+	m, added = semanticRepo(t, Options{})
 	_, err := m.Search(ctx, "ram", SearchOptions{})
 	var ce *ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "MEMSYNC_MODEL") || !strings.Contains(err.Error(), "unset it") {
 		t.Fatalf("missing model: %v, want a configuration error naming MEMSYNC_MODEL with a hint", err)
+	}
+	// A long-lived Memory (the MCP server's) does not keep the failure: once
+	// the folder is fixed, its next search uses the model.
+	if err := os.CopyFS(missing, os.DirFS(model)); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := m.Search(ctx, "ram", SearchOptions{}); err != nil || len(hits) == 0 || hits[0].ID != added[0].ID {
+		t.Fatalf("after the folder was fixed: %+v %v", hits, err)
 	}
 
 	t.Setenv("MEMSYNC_MODEL", "")
