@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -114,5 +115,45 @@ func TestContextEndsLockWait(t *testing.T) {
 	}
 	if _, err := m.List(ctx, View{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("list with a done context: %v", err)
+	}
+}
+
+// TestAddReturnsWhatIsStored: the entry Add returns is the entry a read
+// gives back, whatever spaces and empty tags the caller sent (MCP and the Go
+// API pass tags as they come), in both dialects.
+func TestAddReturnsWhatIsStored(t *testing.T) {
+	ctx := context.Background()
+	for _, ralph := range []bool{false, true} {
+		testgit.Isolate(t)
+		dir := t.TempDir()
+		testgit.Git(t, dir, "init", "-q")
+		if ralph {
+			if err := os.MkdirAll(filepath.Join(dir, ".agent"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			data := "# Memories\n\n## Patterns\n\n### mem-1700000000-abcd\n> x\n<!-- tags: a | created: 2026-01-01 -->\n"
+			if err := os.WriteFile(filepath.Join(dir, ".agent", "memories.md"), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := m.Add(ctx, Entry{Content: "Retry the upload", Title: " Upload\f", Type: " fix ", Tags: []string{" net ", "", "\fio", "\u00a0"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Get(ctx, View{}, e.ID)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("ralph %v: get %s: %v %v", ralph, e.ID, got, err)
+		}
+		g := got[0]
+		if g.Title != e.Title || g.Type != e.Type || !slices.Equal(g.Tags, e.Tags) || g.Content != e.Content {
+			t.Fatalf("ralph %v: Add returned %q %q %q, a read gives %q %q %q", ralph, e.Title, e.Type, e.Tags, g.Title, g.Type, g.Tags)
+		}
+		if !slices.Equal(e.Tags, []string{"net", "io"}) {
+			t.Fatalf("ralph %v: tags %q, want [net io]", ralph, e.Tags)
+		}
 	}
 }

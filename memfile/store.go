@@ -519,9 +519,16 @@ func (s *Store) Validate(e *Entry) error {
 	return nil
 }
 
-// NewEntry fills in what a new entry needs: an ID, the date, a title.
+// NewEntry fills in what a new entry needs: an ID, the date, a title. Tags
+// are kept as a read gives them back: without edge spaces, none empty.
 func (s *Store) NewEntry(typ, title, content string, tags []string) Entry {
-	e := Entry{ID: NewID(), Type: NormalizeType(typ), Title: strings.TrimSpace(title), Tags: tags, Content: content, Date: s.now().Format("2006-01-02")}
+	var clean []string
+	for _, t := range tags {
+		if t = strings.TrimSpace(t); t != "" {
+			clean = append(clean, t)
+		}
+	}
+	e := Entry{ID: NewID(), Type: NormalizeType(typ), Title: strings.TrimSpace(title), Tags: clean, Content: content, Date: s.now().Format("2006-01-02")}
 	if e.Title == "" {
 		e.Title = TitleFrom(content)
 	}
