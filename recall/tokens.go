@@ -71,7 +71,9 @@ func (t *tokenizer) run(s string, emit func([]byte)) {
 			t.word(w, emit)
 			i += len(w)
 		case isSymbol(r):
-			t.emitRaw(s[i:i+n], emit)
+			// A symbol with case ("Ⓚ") matches either case, as words do.
+			t.buf = utf8.AppendRune(t.buf[:0], unicode.ToLower(r))
+			emit(t.buf)
 			i += n
 		default:
 			i += n

@@ -24,6 +24,7 @@ func TestTokens(t *testing.T) {
 		{"a__b", []string{"a__b", "a", "b"}},
 		{"", nil},
 		{"  ...  ", nil},
+		{"Ⓚ ⓚ 🚀", []string{"ⓚ", "ⓚ", "🚀"}}, // symbols with case match either
 		// stems: inflections meet
 		{"cache caches cached caching", []string{"cach", "cach", "cach", "cach"}},
 		{"retry retries retried retrying", []string{"retr", "retr", "retr", "retr"}},
