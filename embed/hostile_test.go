@@ -5,6 +5,7 @@ package embed
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -260,5 +261,57 @@ func TestCacheIgnoresPipe(t *testing.T) {
 	}
 	if n := fill(t, c, e, "dark mode", "push notification"); n != 0 {
 		t.Fatalf("embedded %d texts again, want the cache to serve them", n)
+	}
+}
+
+// A tokenizer.json can ask for words of any length and, through long
+// tokens, for texts cut at any length; WordPiece costs up to the cube of a
+// word's length, so either made a search over long entries run for hours.
+// Words longer than 200 characters are unknown, and texts are cut at 512
+// tokens of at most 32 characters.
+func TestTokenizerWorkIsBounded(t *testing.T) {
+	dir := writeTinyModel(t, modelOpts{dtype: "F32"})
+	vocab := append([]string{}, tinyVocab...)
+	for i := len(vocab); i < 3*len(tinyVocab); i++ {
+		vocab = append(vocab, fmt.Sprintf("%0100d", i)) // 100-character tokens: the median
+	}
+	j := tokenizerJSON(vocab)
+	j["model"].(map[string]any)["max_input_chars_per_word"] = 1 << 40
+	writeJSON(t, filepath.Join(dir, TokenizerFile), j)
+	rows := len(vocab)
+	var flat []float32
+	for i := 0; i < rows; i++ {
+		flat = append(flat, tinyRow(i%len(tinyVocab))...)
+	}
+	writeSafetensors(t, filepath.Join(dir, ModelFile), map[string]stTensor{
+		"embeddings": {"F32", []int{rows, 8}, encodeFloats("F32", flat)},
+	})
+	m, err := LoadModel2Vec(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"word of 201 characters":      "a" + strings.Repeat("s", 200), // a ##s ##s ...
+		"known word past 16384 runes": strings.Repeat("q ", 10000) + "cache",
+	} {
+		v, err := m.Embed(context.Background(), []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if Cosine(v[0], v[0]) != 0 {
+			t.Errorf("%s: a vector, want none (the text holds nothing known within the bounds)", name)
+		}
+	}
+	for name, text := range map[string]string{
+		"word of 200 characters":    "a" + strings.Repeat("s", 199),
+		"known word within the cut": strings.Repeat("q ", 8000) + "cache",
+	} {
+		v, err := m.Embed(context.Background(), []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if Cosine(v[0], v[0]) == 0 {
+			t.Errorf("%s: no vector", name)
+		}
 	}
 }
