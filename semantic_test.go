@@ -228,3 +228,25 @@ func TestGlobalVectorsPrivate(t *testing.T) {
 		t.Fatalf("rewritten cache: %v %v, want 0600", fi.Mode().Perm(), err)
 	}
 }
+
+// A vector cache that cannot be written (here a folder holds its name) is a
+// warning: the search still answers by meaning.
+func TestSearchWhenCacheNotSaved(t *testing.T) {
+	ctx := context.Background()
+	model, err := embed.LoadModel2Vec(testModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	m, added := semanticRepo(t, Options{Embedder: model, Warn: func(s string) { warned = append(warned, s) }})
+	if err := os.MkdirAll(filepath.Join(m.store.StateDir, embed.CacheFile, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := m.Search(ctx, "ram", SearchOptions{})
+	if err != nil || len(hits) == 0 || hits[0].ID != added[0].ID {
+		t.Fatalf("search ram: %+v %v, want %s first", hits, err, added[0].ID)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "vector cache not saved") {
+		t.Fatalf("warnings %q, want one saying the cache was not saved", warned)
+	}
+}
