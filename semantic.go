@@ -103,7 +103,9 @@ func (m *Memory) vectors(ctx context.Context, e embed.Embedder, f *memfile.File,
 	for i := range docs {
 		texts[i] = docs[i].Text()
 	}
-	vecs, err := embed.NewCache(dir).Vectors(ctx, e, texts)
+	cache := embed.NewCache(dir)
+	cache.Mode = m.store.FileMode // the global layer's: private
+	vecs, err := cache.Vectors(ctx, e, texts)
 	if errors.Is(err, embed.ErrNotSaved) {
 		m.warn(err.Error())
 		err = nil

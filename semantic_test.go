@@ -186,3 +186,67 @@ func TestModelFolder(t *testing.T) {
 		t.Fatalf("relative model folder: %v, want an error", err)
 	}
 }
+
+// The global layer's files are private (TestGlobalFilesPrivate); so are the
+// vectors of its entries, from which much of their words can be read back.
+func TestGlobalVectorsPrivate(t *testing.T) {
+	ctx := context.Background()
+	model, err := embed.LoadModel2Vec(testModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "g")
+	t.Setenv("MEMSYNC_GLOBAL_DIR", dir)
+	g, err := Open("", Options{Global: true, Embedder: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Add(ctx, Entry{Content: "Dispatcher pods hit the memory limit"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Search(ctx, "ram", SearchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(g.store.StateDir, embed.CacheFile)
+	for path, want := range map[string]os.FileMode{g.store.StateDir: 0o700, cache: 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil || fi.Mode().Perm() != want {
+			t.Fatalf("%s: %v %v, want %v", path, fi.Mode().Perm(), err, want)
+		}
+	}
+	// A cache written readable by all before is made private.
+	if err := os.Chmod(cache, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Add(ctx, Entry{Content: "Theme colors follow the system"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Search(ctx, "ram", SearchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(cache); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("rewritten cache: %v %v, want 0600", fi.Mode().Perm(), err)
+	}
+}
+
+// A vector cache that cannot be written (here a folder holds its name) is a
+// warning: the search still answers by meaning.
+func TestSearchWhenCacheNotSaved(t *testing.T) {
+	ctx := context.Background()
+	model, err := embed.LoadModel2Vec(testModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	m, added := semanticRepo(t, Options{Embedder: model, Warn: func(s string) { warned = append(warned, s) }})
+	if err := os.MkdirAll(filepath.Join(m.store.StateDir, embed.CacheFile, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := m.Search(ctx, "ram", SearchOptions{})
+	if err != nil || len(hits) == 0 || hits[0].ID != added[0].ID {
+		t.Fatalf("search ram: %+v %v, want %s first", hits, err, added[0].ID)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "vector cache not saved") {
+		t.Fatalf("warnings %q, want one saying the cache was not saved", warned)
+	}
+}

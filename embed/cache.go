@@ -40,11 +40,23 @@ var ErrNotSaved = errors.New("vector cache not saved")
 // search that asks for the new texts.
 type Cache struct {
 	path string
+	// Mode is the permission of the file (0: 0o644); when it grants
+	// nothing to group and others, folders the cache creates are 0o700 and
+	// a file found with wider permission is narrowed to Mode. The vectors
+	// of a private memory's entries give away much of their words.
+	Mode os.FileMode
 }
 
 // NewCache returns the cache kept in dir, which is created when first written.
 func NewCache(dir string) *Cache {
 	return &Cache{path: filepath.Join(dir, CacheFile)}
+}
+
+func (c *Cache) mode() os.FileMode {
+	if c.Mode == 0 {
+		return 0o644
+	}
+	return c.Mode.Perm()
 }
 
 // cacheMagic starts the file; the version changes with the layout.
@@ -107,7 +119,7 @@ func (c *Cache) Vectors(ctx context.Context, e Embedder, texts []string) ([][]fl
 // load reads the cache for the embedder name and dim; anything unreadable is
 // an empty cache.
 func (c *Cache) load(name string, dim int) map[[32]byte][]float32 {
-	b, err := os.ReadFile(c.path)
+	b, err := readFile(c.path, maxCacheBytes)
 	if err != nil || len(b) < len(cacheMagic)+sha256.Size {
 		return nil
 	}
@@ -168,8 +180,18 @@ func (c *Cache) save(name string, dim int, keys [][32]byte, vecs [][]float32) er
 	binary.LittleEndian.PutUint32(b[at:], uint32(count))
 	sum := sha256.Sum256(b)
 	b = append(b, sum[:]...)
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
+	mode, dirMode := c.mode(), os.FileMode(0o755)
+	if mode&0o077 == 0 {
+		dirMode = 0o700
+		// fsutil.WriteFile keeps an existing file's mode: narrow it first.
+		if fi, err := os.Lstat(c.path); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&^mode != 0 {
+			if err := os.Chmod(c.path, mode); err != nil {
+				return err
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path), dirMode); err != nil {
 		return err
 	}
-	return fsutil.WriteFile(c.path, b, 0o644)
+	return fsutil.WriteFile(c.path, b, mode)
 }

@@ -46,18 +46,31 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-// normalize scales v to unit length in place; a zero vector stays zero.
-func normalize(v []float32) {
+// normalize sets v to sum scaled to unit length; a zero sum gives the zero
+// vector.
+func normalize(v []float32, sum []float64) {
 	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
+	for _, x := range sum {
+		s += x * x
 	}
 	if s == 0 {
+		clear(v)
 		return
 	}
-	inv := float32(1 / math.Sqrt(s))
-	for i := range v {
-		v[i] *= inv
+	if math.IsInf(s, 0) { // squares beyond float64: scale down first
+		var big float64
+		for _, x := range sum {
+			big = max(big, math.Abs(x))
+		}
+		s = 0
+		for i := range sum {
+			sum[i] /= big
+			s += sum[i] * sum[i]
+		}
+	}
+	inv := 1 / math.Sqrt(s)
+	for i, x := range sum {
+		v[i] = float32(x * inv)
 	}
 }
 

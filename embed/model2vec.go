@@ -6,9 +6,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
+	"math"
 	"path/filepath"
 )
+
+// maxDim caps the length of a model's vectors (Model2Vec models have 64 to
+// 1024; the largest embedding models 4096): a search holds one vector per
+// entry.
+const maxDim = 4096
 
 // maxTokens is how many tokens of a text model2vec averages (its encode's
 // default max_length); the text is first cut to maxTokens times the median
@@ -45,8 +50,8 @@ const (
 // tokenizer.json (a WordPiece tokenizer with BertNormalizer and
 // BertPreTokenizer) and config.json. Each error names the file at fault.
 func LoadModel2Vec(dir string) (*Model2Vec, error) {
-	read := func(name string) ([]byte, error) {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+	read := func(name string, limit int64) ([]byte, error) {
+		b, err := readFile(filepath.Join(dir, name), limit)
 		if err != nil {
 			return nil, fmt.Errorf("model2vec model %s: %w", dir, err)
 		}
@@ -55,15 +60,15 @@ func LoadModel2Vec(dir string) (*Model2Vec, error) {
 	bad := func(name string, err error) error {
 		return fmt.Errorf("model2vec model %s: %w", filepath.Join(dir, name), err)
 	}
-	cfgData, err := read(ConfigFile)
+	cfgData, err := read(ConfigFile, maxConfigBytes)
 	if err != nil {
 		return nil, err
 	}
-	tokData, err := read(TokenizerFile)
+	tokData, err := read(TokenizerFile, maxTokenizerBytes)
 	if err != nil {
 		return nil, err
 	}
-	stData, err := read(ModelFile)
+	stData, err := read(ModelFile, maxModelBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -113,8 +118,14 @@ func (m *Model2Vec) setTensors(ts map[string]tensor) error {
 	if len(emb.shape) != 2 || emb.shape[0] == 0 || emb.shape[1] == 0 {
 		return fmt.Errorf("embeddings shape %v is not a non-empty matrix", emb.shape)
 	}
+	if emb.shape[1] > maxDim {
+		return fmt.Errorf("embeddings shape %v: vectors of %d numbers are more than the %d supported", emb.shape, emb.shape[1], maxDim)
+	}
 	rows := emb.shape[0]
 	m.emb, m.dim = emb, emb.shape[1]
+	if r, ok := emb.nonFinite(m.dim); ok {
+		return fmt.Errorf("embeddings row %d holds NaN or an infinity", r)
+	}
 	size := m.tok.size
 	if w, ok := ts["weights"]; ok {
 		if len(w.shape) != 1 || w.shape[0] < size {
@@ -123,6 +134,11 @@ func (m *Model2Vec) setTensors(ts map[string]tensor) error {
 		var err error
 		if m.weights, err = w.floats(); err != nil {
 			return fmt.Errorf("weights: %w", err)
+		}
+		for i, x := range m.weights {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return fmt.Errorf("weights: the weight of token %d is NaN or an infinity", i)
+			}
 		}
 	}
 	if mp, ok := ts["mapping"]; ok {
@@ -157,17 +173,21 @@ func (m *Model2Vec) Dim() int { return m.dim }
 func (m *Model2Vec) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	flat := make([]float32, len(texts)*m.dim)
+	// Rows are summed in float64: large finite rows would overflow a
+	// float32 sum to an infinity, and the vector to NaN.
+	sum := make([]float64, m.dim)
 	for i, text := range texts {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		v := flat[i*m.dim : (i+1)*m.dim : (i+1)*m.dim]
+		clear(sum)
 		for _, id := range m.ids(text) {
-			m.addRow(v, id)
+			m.addRow(sum, id)
 		}
-		normalize(v)
+		v := flat[i*m.dim : (i+1)*m.dim : (i+1)*m.dim]
+		normalize(v, sum)
 		out[i] = v
 	}
 	return out, nil
@@ -203,25 +223,25 @@ func runeOffset(s string, n int) int {
 }
 
 // addRow adds token id's row, times its weight, to v.
-func (m *Model2Vec) addRow(v []float32, id int) {
+func (m *Model2Vec) addRow(v []float64, id int) {
 	row := id
 	if m.mapping != nil {
 		row = int(m.mapping[id])
 	}
-	w := float32(1)
+	w := float64(1)
 	if m.weights != nil {
-		w = m.weights[id]
+		w = float64(m.weights[id])
 	}
 	base := row * m.dim
 	if m.emb.dtype == "F32" {
 		d := m.emb.data[4*base : 4*(base+m.dim)]
 		for j := range v {
-			v[j] += w * f32le(d[4*j:])
+			v[j] += w * float64(f32le(d[4*j:]))
 		}
 		return
 	}
 	for j := range v {
 		x, _ := m.emb.at(base + j)
-		v[j] += w * x
+		v[j] += w * float64(x)
 	}
 }

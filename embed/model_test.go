@@ -419,7 +419,7 @@ func FuzzSafetensors(f *testing.F) {
 		}
 		m := &Model2Vec{tok: &tokenizer{size: 50}}
 		if m.setTensors(ts) == nil {
-			v := make([]float32, m.dim)
+			v := make([]float64, m.dim)
 			for id := 0; id < 50; id++ {
 				m.addRow(v, id)
 			}

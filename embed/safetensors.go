@@ -157,3 +157,41 @@ func (t tensor) ints() ([]int64, error) {
 }
 
 func f32le(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }
+
+// nonFinite returns the first row (of rows of dim numbers) of a float
+// tensor holding NaN or an infinity, read from the exponent bits (all ones).
+func (t tensor) nonFinite(dim int) (int, bool) {
+	d := t.data
+	at := -1
+	switch t.dtype {
+	case "F32":
+		for i := 0; i+4 <= len(d); i += 4 {
+			if binary.LittleEndian.Uint32(d[i:])&0x7f800000 == 0x7f800000 {
+				at = i / 4
+				break
+			}
+		}
+	case "F16", "BF16":
+		mask := uint16(0x7c00)
+		if t.dtype == "BF16" {
+			mask = 0x7f80
+		}
+		for i := 0; i+2 <= len(d); i += 2 {
+			if binary.LittleEndian.Uint16(d[i:])&mask == mask {
+				at = i / 2
+				break
+			}
+		}
+	case "F64":
+		for i := 0; i+8 <= len(d); i += 8 {
+			if binary.LittleEndian.Uint64(d[i:])&0x7ff0000000000000 == 0x7ff0000000000000 {
+				at = i / 8
+				break
+			}
+		}
+	}
+	if at < 0 {
+		return 0, false
+	}
+	return at / dim, true
+}

@@ -11,6 +11,20 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
+// maxTokenID bounds token ids, so that one past the largest cannot
+// overflow; the ids are then checked against the rows of the model.
+const maxTokenID = 1<<31 - 2
+
+// Bounds on the work of encoding a text, whatever tokenizer.json asks
+// for: WordPiece's cost grows with the cube of a word's length, so a word
+// longer than maxWordChars characters is unknown (real models say 100); a
+// text is cut at maxTokens times the median token length, taken as at most
+// maxMedianLen (real vocabularies: 4 to 8).
+const (
+	maxWordChars = 200
+	maxMedianLen = 32
+)
+
 // tokenizer is the part of a Hugging Face tokenizer that Model2Vec models
 // use: added tokens matched verbatim, a normalizer, a pre-tokenizer splitting
 // words and a WordPiece model, without special tokens around the result
@@ -71,7 +85,7 @@ func parseTokenizer(b []byte) (*tokenizer, error) {
 		t.prefix = *f.Model.Prefix
 	}
 	if f.Model.MaxChars != nil {
-		t.maxChars = *f.Model.MaxChars
+		t.maxChars = min(*f.Model.MaxChars, maxWordChars)
 	}
 	if id, ok := t.vocab[t.unk]; ok {
 		t.unkID = id
@@ -85,15 +99,15 @@ func parseTokenizer(b []byte) (*tokenizer, error) {
 	}
 	var lens []int
 	for tok, id := range t.vocab {
-		if id < 0 {
-			return nil, fmt.Errorf("token %q has negative id %d", tok, id)
+		if id < 0 || id > maxTokenID {
+			return nil, fmt.Errorf("token %q has id %d, out of range (0 to %d)", tok, id, maxTokenID)
 		}
 		t.size = max(t.size, id+1)
 		lens = append(lens, utf8.RuneCountInString(tok))
 	}
 	for _, a := range f.AddedTokens {
-		if a.ID < 0 || a.Content == "" {
-			return nil, fmt.Errorf("added token %q has id %d", a.Content, a.ID)
+		if a.ID < 0 || a.ID > maxTokenID || a.Content == "" {
+			return nil, fmt.Errorf("added token %q has id %d, out of range (0 to %d) or no content", a.Content, a.ID, maxTokenID)
 		}
 		if _, ok := t.vocab[a.Content]; !ok {
 			t.vocab[a.Content] = a.ID
@@ -114,7 +128,7 @@ func parseTokenizer(b []byte) (*tokenizer, error) {
 	} else {
 		t.medianLen = (lens[n/2-1] + lens[n/2]) / 2
 	}
-	t.medianLen = max(t.medianLen, 1)
+	t.medianLen = min(max(t.medianLen, 1), maxMedianLen)
 	return t, nil
 }
 
