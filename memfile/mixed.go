@@ -140,8 +140,8 @@ func parseMixed(f *File, lines []string, ralphHead bool) {
 			f.Entries = append(f.Entries, Entry{ID: strings.TrimSpace(l[4:]), Type: rtype, Line: i + 1, ralphAt: at})
 			ralph = len(f.Entries) - 1
 			isRalph[ralph] = true
-			if f.Entries[ralph].ID == "" { // "### " alone: an ID as orch's entries without one get
-				f.Entries[ralph].ID, f.Entries[ralph].derived = deriveID(fmt.Sprintf("%s\x00%d", l, i), 0), true
+			if f.Entries[ralph].ID == "" {
+				f.Entries[ralph].ID, f.Entries[ralph].derived = bareHeadingID(l, i), true
 			}
 			f.Problems = append(f.Problems, Problem{i + 1, fmt.Sprintf("%sentry %s has a heading ralph does not read", dialectMsg, f.Entries[ralph].ID)})
 		case ralph >= 0 && l != "" && f.Entries[ralph].ralphLine(l):

@@ -114,6 +114,9 @@ func parseRalph(f *File, lines []string) {
 		case strings.HasPrefix(l, "### "):
 			f.Entries = append(f.Entries, Entry{ID: strings.TrimSpace(l[4:]), Type: headingType(section), Line: i + 1, ralphAt: at})
 			cur = &f.Entries[len(f.Entries)-1]
+			if cur.ID == "" {
+				cur.ID, cur.derived = bareHeadingID(l, i), true
+			}
 			if !validRalphID(cur.ID) {
 				f.Problems = append(f.Problems, Problem{i + 1, fmt.Sprintf("%sentry %s has a heading ralph does not read (ralph reads its lines as the entry above's)", dialectMsg, cur.ID)})
 			}
@@ -127,6 +130,13 @@ func parseRalph(f *File, lines []string) {
 			cur.order = append(cur.order, strayKey)
 		}
 	}
+}
+
+// bareHeadingID is the ID of an entry whose heading, line i, is "### "
+// alone: derived as orch's entries without one get theirs, and written into
+// the heading at the next rewrite.
+func bareHeadingID(l string, i int) string {
+	return deriveID(fmt.Sprintf("%s\x00%d", l, i), 0)
 }
 
 // ralphLine reads a line of a ralph entry: a content line or the metadata
@@ -401,9 +411,9 @@ func (e *Entry) renderRalph(b *bytes.Buffer, sectionType string) {
 	fmt.Fprintf(b, "<!-- tags: %s | created: %s -->\n", strings.Join(tags, ", "), created)
 	for _, fl := range e.Extra {
 		if fl.Key == strayKey {
-			if strings.HasPrefix(fl.Value, ">") {
-				// Read back, it would be a content line (a stray
-				// line of an orch entry written as ralph's).
+			if strings.HasPrefix(fl.Value, ">") || strings.HasPrefix(fl.Value, "## ") || strings.HasPrefix(fl.Value, "### ") {
+				// Read back, it would be a content line or a heading
+				// (a stray line of an orch entry written as ralph's).
 				fl.Value = " " + fl.Value
 			}
 			writeField(b, fl)

@@ -235,3 +235,37 @@ func BenchmarkRalphAppend1MB(b *testing.B) {
 		})
 	}
 }
+
+// An entry carried into ralph's dialect (by a merge or an import) with
+// stray lines that would read back as a heading or content keeps them as
+// stray lines, and a heading without an ID gets one: no entry is lost,
+// split or left without an ID to name it by.
+func TestRalphStrayLinesStayStray(t *testing.T) {
+	orch := Parse([]byte("## Note: n\n- ID: n1\n- Content: c\n### not a heading\n> not content\n"))
+	if len(orch.Entries) != 1 {
+		t.Fatalf("orch entries %+v", orch.Entries)
+	}
+	f := Parse([]byte(ralphFile))
+	f.Entries = append(f.Entries, orch.Entries[0])
+	out := f.Render()
+	back := Parse(out)
+	if got := len(back.Entries); got != 2 {
+		t.Fatalf("%d entries read back, want 2:\n%s", got, out)
+	}
+	for _, l := range []string{"### not a heading", "> not content"} {
+		if !strings.Contains(string(out), l) {
+			t.Fatalf("stray line %q lost:\n%s", l, out)
+		}
+	}
+	if again := back.Render(); string(again) != string(out) {
+		t.Fatalf("second rewrite differs:\n%s\n---\n%s", out, again)
+	}
+
+	p := Parse([]byte("## Patterns\n\n### \n> x\n<!-- tags: | created: 2026-01-01 -->\n"))
+	if len(p.Entries) != 1 || p.Entries[0].ID == "" {
+		t.Fatalf("a heading without an ID: %+v", p.Entries)
+	}
+	if id := Parse(p.Render()).Entries[0].ID; id != p.Entries[0].ID {
+		t.Fatalf("the ID given, %q, reads back as %q", p.Entries[0].ID, id)
+	}
+}

@@ -101,3 +101,46 @@ func TestLog(t *testing.T) {
 		t.Fatalf("%+v %v", rs, err)
 	}
 }
+
+// FuzzUnmark: a file with conflict markers, whatever else it holds, is
+// merged back without a panic and without losing an entry of either side;
+// what it renders holds no conflict markers and reads back as the same
+// entries.
+func FuzzUnmark(f *testing.F) {
+	f.Add([]byte("# Memories\n\n<<<<<<< HEAD\n## A\n- ID: a\n- Content: x\n=======\n## A\n- ID: a\n- Content: y\n>>>>>>> b\n"))
+	f.Add([]byte("## Patterns\n\n<<<<<<< ours\n### mem-1-abcd\n> x\n<!-- tags: | created: 2026-01-01 -->\n=======\n### mem-1-abcd\n> y\n>>>>>>> theirs\n"))
+	f.Add([]byte("<<<<<<< a\n## Note: n\n- Content: <<<<<<< nested\n||||||| base\n## Old\n=======\n>>>>>>> b\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o, th, ok := memfile.SplitConflictSides(data)
+		g, conflicts, unmarked := Unmark(data)
+		if unmarked != ok {
+			t.Fatalf("Unmark says %v, SplitConflictSides %v", unmarked, ok)
+		}
+		if !ok {
+			return
+		}
+		kept := map[string]bool{}
+		for _, e := range g.Entries {
+			kept[e.ID] = true
+		}
+		for _, side := range [][]byte{o, th} {
+			for _, e := range memfile.Parse(side).Entries {
+				if !kept[e.ID] {
+					t.Fatalf("entry %s lost\ninput: %q", e.ID, data)
+				}
+			}
+		}
+		for _, c := range conflicts {
+			if !kept[c.ID] {
+				t.Fatalf("conflict %s not kept\ninput: %q", c.ID, data)
+			}
+		}
+		out := g.Render()
+		if memfile.HasConflictMarkers(out) {
+			t.Fatalf("rendered with conflict markers\ninput: %q\nout: %q", data, out)
+		}
+		if got, want := ids(memfile.Parse(out).Entries), ids(g.Entries); !slices.Equal(got, want) {
+			t.Fatalf("read back %v, want %v\ninput: %q\nout: %q", got, want, data, out)
+		}
+	})
+}
