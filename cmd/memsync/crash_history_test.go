@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// crashRun runs one memsync process in dir and kills it with SIGKILL after a
+// random delay below span (no kill when span is 0). It reports whether the
+// kill landed, and the output and error of a run that ended on its own.
+func crashRun(t *testing.T, rng *rand.Rand, span time.Duration, bin, dir string, env []string, args ...string) (killed bool, out string, took time.Duration, err error) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if span > 0 {
+		timer := time.AfterFunc(time.Duration(rng.Int64N(int64(span))), func() {
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+		})
+		defer timer.Stop()
+	}
+	err = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return true, b.String(), time.Since(start), nil
+	}
+	return false, b.String(), time.Since(start), err
+}
+
+// crashLoop runs the command args(n) rounds times in dir: every third run
+// goes to its end (and must succeed, or be accepted by ok) and its duration
+// bounds the random kill points of the next two, so kills land anywhere in
+// a run on a busy machine too. before, when set, runs before each round.
+func crashLoop(t *testing.T, rounds int, bin, dir string, env []string, before func(n int), args func(n int) []string, ok func(out string) bool) (kills, done int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(rounds), 7))
+	span := 20 * time.Millisecond
+	for n := range rounds {
+		if before != nil {
+			before(n)
+		}
+		s := span
+		if n%3 == 0 {
+			s = 0
+		}
+		a := args(n)
+		killed, out, took, err := crashRun(t, rng, s, bin, dir, env, a...)
+		switch {
+		case killed:
+			kills++
+		case err == nil:
+			done++
+			if n%3 == 0 {
+				span = took
+			}
+		case ok == nil || !ok(out):
+			t.Fatalf("round %d: memsync %v after a killed run: %v\n%s", n, a, err, out)
+		}
+	}
+	t.Logf("%v: %d killed, %d completed", args(0), kills, done)
+	return kills, done
+}
+
+// memsyncOK runs memsync and fails the test on an error.
+func memsyncOK(t *testing.T, bin, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("memsync %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// expectSane checks what every crash test expects afterwards: git fsck is
+// clean, git status is clean, and no lock or temp file of memsync is left
+// in the memory home or beside the snapshot ref.
+func expectSane(t *testing.T, env []string, repo string) {
+	t.Helper()
+	if out := gitRun(t, env, repo, "status", "--porcelain"); strings.TrimSpace(out) != "" {
+		t.Fatalf("git status after the crashes:\n%s", out)
+	}
+	cmd := exec.Command("git", "fsck", "--no-dangling", "--no-progress")
+	cmd.Dir, cmd.Env = repo, env
+	if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "" {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
+}
+
+// TestCrashSafeSnapshots: `memsync snapshot` and the post-commit handler
+// are killed at random points while a user keeps committing with the hooks
+// installed. Every commit succeeds; afterwards git fsck is clean, `memsync
+// log` works, and the next snapshot succeeds at once and holds the memory.
+func TestCrashSafeSnapshots(t *testing.T) {
+	bin := memsyncBinary(t)
+	env := testGitEnv(t)
+	repo := newRepo(t, env)
+	memsyncOK(t, bin, repo, env, "init")
+	memsyncOK(t, bin, repo, env, "hooks", "install")
+	memsyncOK(t, bin, repo, env, "add", "seed "+strings.Repeat("text ", 2000))
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	commits := 0
+	wg.Add(1)
+	go func() { // the user: commits must never fail
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			cmd := exec.Command("git", "commit", "-q", "--allow-empty", "-m", fmt.Sprintf("user %d", commits))
+			cmd.Dir, cmd.Env = repo, env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("git commit %d: %v\n%s", commits, err, out)
+				return
+			}
+			commits++
+		}
+	}()
+	kills, _ := crashLoop(t, 60, bin, repo, env,
+		func(n int) { memsyncOK(t, bin, repo, env, "add", fmt.Sprintf("lesson %d", n)) },
+		func(n int) []string {
+			if n%2 == 0 {
+				return []string{"snapshot"}
+			}
+			return []string{"hook", "post-commit"}
+		}, nil)
+	close(stop)
+	wg.Wait()
+	if kills == 0 {
+		t.Fatal("no run was killed")
+	}
+	if n := strings.Count(gitRun(t, env, repo, "log", "--format=%s", "HEAD"), "user "); n != commits {
+		t.Fatalf("%d user commits on HEAD, want %d", n, commits)
+	}
+	t.Logf("%d user commits", commits)
+
+	memsyncOK(t, bin, repo, env, "add", "after the crashes")
+	memsyncOK(t, bin, repo, env, "snapshot")
+	if got := gitRun(t, env, repo, "show", "refs/memsync/snapshots:memories.md"); !strings.Contains(got, "after the crashes") {
+		t.Fatalf("the snapshot after the crashes lacks the last entry:\n%s", got)
+	}
+	if out := memsyncOK(t, bin, repo, env, "log"); !strings.Contains(out, "snapshot") {
+		t.Fatalf("memsync log:\n%s", out)
+	}
+	if _, err := os.Lstat(filepath.Join(repo, ".git", "refs", "memsync", "snapshots.lock")); err == nil {
+		t.Fatal("refs/memsync/snapshots.lock left behind")
+	}
+	expectSane(t, env, repo)
+}
