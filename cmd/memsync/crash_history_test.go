@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memsync/memsync/memfile"
 )
 
 // crashRun runs one memsync process in dir and kills it with SIGKILL after a
@@ -164,4 +166,70 @@ func TestCrashSafeSnapshots(t *testing.T) {
 		t.Fatal("refs/memsync/snapshots.lock left behind")
 	}
 	expectSane(t, env, repo)
+}
+
+// TestCrashSafeSync: two clones add entries and sync through a bare remote;
+// their syncs are killed at random points. After every round the remote's
+// snapshot ref (when there is one) names a commit the remote holds; after
+// the next syncs complete, both clones hold every entry either added, and
+// nothing is left that makes git fsck or git status complain.
+func TestCrashSafeSync(t *testing.T) {
+	bin := memsyncBinary(t)
+	env, root, remote := bareRemote(t)
+	var clones []string
+	for c := range 2 {
+		dir := filepath.Join(root, fmt.Sprintf("clone%d", c))
+		gitRun(t, env, root, "clone", "-q", remote, dir)
+		memsyncOK(t, bin, dir, env, "init")
+		clones = append(clones, dir)
+	}
+	var ids []string
+	add := func(dir, text string) {
+		ids = append(ids, strings.TrimSpace(memsyncOK(t, bin, dir, env, "add", text)))
+	}
+	add(clones[0], "seed "+strings.Repeat("text ", 2000))
+	memsyncOK(t, bin, clones[0], env, "sync")
+	for c, dir := range clones {
+		kills, _ := crashLoop(t, 9, bin, dir, env,
+			func(n int) {
+				add(clones[n%2], fmt.Sprintf("clone %d in loop %d round %d", n%2, c, n))
+				add(dir, fmt.Sprintf("syncing clone %d round %d", c, n))
+				cmd := exec.Command("git", "--git-dir="+remote, "rev-parse", "-q", "--verify", "refs/memsync/snapshots")
+				cmd.Env = env
+				if out, err := cmd.Output(); err == nil {
+					gitRun(t, env, root, "--git-dir="+remote, "cat-file", "-e", strings.TrimSpace(string(out))+"^{commit}")
+				}
+			},
+			func(int) []string { return []string{"sync"} }, nil)
+		if kills == 0 {
+			t.Fatal("no sync was killed")
+		}
+	}
+	for _, d := range []string{clones[0], clones[1], clones[0]} {
+		memsyncOK(t, bin, d, env, "sync")
+	}
+	for c, d := range clones {
+		data, err := os.ReadFile(filepath.Join(d, ".agent", "memories.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := memfile.Parse(data)
+		if len(f.Problems) > 0 {
+			t.Fatalf("clone %d: the memory does not parse: %v", c, f.Problems)
+		}
+		have := map[string]bool{}
+		for _, e := range f.Entries {
+			have[e.ID] = true
+		}
+		for _, id := range ids {
+			if !have[id] {
+				t.Fatalf("clone %d lost entry %s", c, id)
+			}
+		}
+		if len(f.Entries) != len(ids) {
+			t.Fatalf("clone %d holds %d entries, want %d", c, len(f.Entries), len(ids))
+		}
+		expectSane(t, env, d)
+	}
+	gitRun(t, env, root, "--git-dir="+remote, "fsck", "--no-dangling", "--no-progress")
 }
