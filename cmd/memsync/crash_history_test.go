@@ -233,3 +233,120 @@ func TestCrashSafeSync(t *testing.T) {
 	}
 	gitRun(t, env, root, "--git-dir="+remote, "fsck", "--no-dangling", "--no-progress")
 }
+
+// idsIn returns the IDs of the entries of a memory file, failing the test
+// when it does not parse.
+func idsIn(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	f := memfile.Parse(data)
+	if len(f.Problems) > 0 {
+		t.Fatalf("%s does not parse: %v", path, f.Problems)
+	}
+	ids := map[string]bool{}
+	for _, e := range f.Entries {
+		ids[e.ID] = true
+	}
+	return ids
+}
+
+// TestCrashSafeRepairs: gc, rollback, resolve and worktree add are killed
+// at random points; the next run of the same command succeeds (or says
+// what to do), no entry is lost, and git status and git fsck stay clean.
+func TestCrashSafeRepairs(t *testing.T) {
+	bin := memsyncBinary(t)
+
+	t.Run("gc", func(t *testing.T) {
+		env := append(testGitEnv(t), "MCP_MEMORY_MAX_ENTRIES=15")
+		repo := newRepo(t, env)
+		memsyncOK(t, bin, repo, env, "init")
+		var ids []string
+		crashLoop(t, 12, bin, repo, env, func(n int) {
+			for i := range 2 {
+				cmd := exec.Command(bin, "add", fmt.Sprintf("lesson %d.%d %s", n, i, strings.Repeat("text ", 100)))
+				cmd.Dir, cmd.Env = repo, env
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("add: %v", err)
+				}
+				ids = append(ids, strings.TrimSpace(string(out)))
+			}
+		}, func(int) []string { return []string{"gc"} }, nil)
+		memsyncOK(t, bin, repo, env, "gc")
+		active, archive := idsIn(t, filepath.Join(repo, ".agent", "memories.md")), idsIn(t, filepath.Join(repo, ".agent", "archive", "memories.md"))
+		for _, id := range ids {
+			if !active[id] && !archive[id] {
+				t.Fatalf("entry %s is lost", id)
+			}
+		}
+		memsyncOK(t, bin, repo, env, "snapshot")
+		expectSane(t, env, repo)
+	})
+
+	t.Run("rollback", func(t *testing.T) {
+		env := testGitEnv(t)
+		repo := newRepo(t, env)
+		memsyncOK(t, bin, repo, env, "init")
+		var revs []string
+		for i := range 4 {
+			memsyncOK(t, bin, repo, env, "add", fmt.Sprintf("version %d %s", i, strings.Repeat("text ", 500)))
+			memsyncOK(t, bin, repo, env, "snapshot")
+			revs = append(revs, strings.TrimSpace(gitRun(t, env, repo, "rev-parse", "refs/memsync/snapshots")))
+		}
+		crashLoop(t, 24, bin, repo, env, nil, func(n int) []string { return []string{"rollback", revs[n%len(revs)]} }, nil)
+		memsyncOK(t, bin, repo, env, "rollback", revs[1])
+		want := map[string]bool{}
+		for _, e := range memfile.Parse([]byte(gitRun(t, env, repo, "show", revs[1]+":memories.md"))).Entries {
+			want[e.ID] = true
+		}
+		if got := idsIn(t, filepath.Join(repo, ".agent", "memories.md")); len(got) != len(want) {
+			t.Fatalf("after the rollback the memory holds %v, want %v", got, want)
+		}
+		memsyncOK(t, bin, repo, env, "log")
+		memsyncOK(t, bin, repo, env, "add", "after the crashes")
+		memsyncOK(t, bin, repo, env, "snapshot")
+		expectSane(t, env, repo)
+	})
+
+	t.Run("worktree-add", func(t *testing.T) {
+		env := testGitEnv(t)
+		repo := newRepo(t, env)
+		memsyncOK(t, bin, repo, env, "init")
+		memsyncOK(t, bin, repo, env, "add", "shared lesson")
+		args := func(n int) []string {
+			return []string{"worktree", "add", "-B", fmt.Sprintf("b%d", n), filepath.Join(filepath.Dir(repo), fmt.Sprintf("wt%d", n))}
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		span := 50 * time.Millisecond
+		for n := range 16 {
+			killed, out, took, err := crashRun(t, rng, span, bin, repo, env, args(n)...)
+			if !killed {
+				if err != nil {
+					t.Fatalf("%v: %v\n%s", args(n), err, out)
+				}
+				span = took
+				continue
+			}
+			// The same command again: it succeeds, or says what to do.
+			cmd := exec.Command(bin, args(n)...)
+			cmd.Dir, cmd.Env = repo, env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				if !strings.Contains(string(out), "hint:") {
+					t.Fatalf("%v after a killed run: %v, and no hint\n%s", args(n), err, out)
+				}
+				t.Logf("%v after a killed run: %s", args(n), out)
+				memsyncOK(t, bin, repo, env, "worktree", "link", filepath.Join(filepath.Dir(repo), fmt.Sprintf("wt%d", n)))
+			}
+			wt := filepath.Join(filepath.Dir(repo), fmt.Sprintf("wt%d", n))
+			if out := memsyncOK(t, bin, wt, env, "list"); !strings.Contains(out, "shared lesson") {
+				t.Fatalf("worktree %d does not share the memory:\n%s", n, out)
+			}
+			expectSane(t, env, wt)
+		}
+		memsyncOK(t, bin, repo, env, "worktree", "doctor")
+		expectSane(t, env, repo)
+	})
+}
