@@ -43,13 +43,13 @@ func crashRun(t *testing.T, rng *rand.Rand, span time.Duration, bin, dir string,
 }
 
 // crashLoop runs the command args(n) rounds times in dir: every third run
-// goes to its end (and must succeed, or be accepted by ok) and its duration
-// bounds the random kill points of the next two, so kills land anywhere in
-// a run on a busy machine too. before, when set, runs before each round.
-func crashLoop(t *testing.T, rounds int, bin, dir string, env []string, before func(n int), args func(n int) []string, ok func(out string) bool) (kills, done int) {
+// goes to its end, each run not killed must succeed, and the duration of
+// every third bounds the random kill points of the next two, so kills land
+// anywhere in a run on a busy machine too. before, when set, runs before each round.
+func crashLoop(t *testing.T, rounds int, bin, dir string, env []string, before func(n int), args func(n int) []string) (kills int) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(uint64(rounds), 7))
-	span := 20 * time.Millisecond
+	span, done := 20*time.Millisecond, 0
 	for n := range rounds {
 		if before != nil {
 			before(n)
@@ -68,12 +68,12 @@ func crashLoop(t *testing.T, rounds int, bin, dir string, env []string, before f
 			if n%3 == 0 {
 				span = took
 			}
-		case ok == nil || !ok(out):
+		default:
 			t.Fatalf("round %d: memsync %v after a killed run: %v\n%s", n, a, err, out)
 		}
 	}
 	t.Logf("%v: %d killed, %d completed", args(0), kills, done)
-	return kills, done
+	return kills
 }
 
 // memsyncOK runs memsync and fails the test on an error.
@@ -136,14 +136,14 @@ func TestCrashSafeSnapshots(t *testing.T) {
 			commits++
 		}
 	}()
-	kills, _ := crashLoop(t, 60, bin, repo, env,
+	kills := crashLoop(t, 60, bin, repo, env,
 		func(n int) { memsyncOK(t, bin, repo, env, "add", fmt.Sprintf("lesson %d", n)) },
 		func(n int) []string {
 			if n%2 == 0 {
 				return []string{"snapshot"}
 			}
 			return []string{"hook", "post-commit"}
-		}, nil)
+		})
 	close(stop)
 	wg.Wait()
 	if kills == 0 {
@@ -190,7 +190,7 @@ func TestCrashSafeSync(t *testing.T) {
 	add(clones[0], "seed "+strings.Repeat("text ", 2000))
 	memsyncOK(t, bin, clones[0], env, "sync")
 	for c, dir := range clones {
-		kills, _ := crashLoop(t, 9, bin, dir, env,
+		kills := crashLoop(t, 9, bin, dir, env,
 			func(n int) {
 				add(clones[n%2], fmt.Sprintf("clone %d in loop %d round %d", n%2, c, n))
 				add(dir, fmt.Sprintf("syncing clone %d round %d", c, n))
@@ -200,7 +200,7 @@ func TestCrashSafeSync(t *testing.T) {
 					gitRun(t, env, root, "--git-dir="+remote, "cat-file", "-e", strings.TrimSpace(string(out))+"^{commit}")
 				}
 			},
-			func(int) []string { return []string{"sync"} }, nil)
+			func(int) []string { return []string{"sync"} })
 		if kills == 0 {
 			t.Fatal("no sync was killed")
 		}
@@ -274,7 +274,7 @@ func TestCrashSafeRepairs(t *testing.T) {
 				}
 				ids = append(ids, strings.TrimSpace(string(out)))
 			}
-		}, func(int) []string { return []string{"gc"} }, nil)
+		}, func(int) []string { return []string{"gc"} })
 		memsyncOK(t, bin, repo, env, "gc")
 		active, archive := idsIn(t, filepath.Join(repo, ".agent", "memories.md")), idsIn(t, filepath.Join(repo, ".agent", "archive", "memories.md"))
 		for _, id := range ids {
@@ -296,7 +296,7 @@ func TestCrashSafeRepairs(t *testing.T) {
 			memsyncOK(t, bin, repo, env, "snapshot")
 			revs = append(revs, strings.TrimSpace(gitRun(t, env, repo, "rev-parse", "refs/memsync/snapshots")))
 		}
-		crashLoop(t, 24, bin, repo, env, nil, func(n int) []string { return []string{"rollback", revs[n%len(revs)]} }, nil)
+		crashLoop(t, 24, bin, repo, env, nil, func(n int) []string { return []string{"rollback", revs[n%len(revs)]} })
 		memsyncOK(t, bin, repo, env, "rollback", revs[1])
 		want := map[string]bool{}
 		for _, e := range memfile.Parse([]byte(gitRun(t, env, repo, "show", revs[1]+":memories.md"))).Entries {
