@@ -363,7 +363,7 @@ func (m *Memory) checkRefLock(ctx context.Context, fix bool) (*Check, error) {
 		return nil, err
 	}
 	ch := &Check{Check: "history", Status: CheckProblem,
-		Detail: fmt.Sprintf("%s is older than %s and no process holds it: every snapshot fails on it", path, history.StaleRefLockAge),
+		Detail: fmt.Sprintf("%s is older than %s and no process holds it: a killed snapshot left it (the next snapshot removes it too)", path, history.StaleRefLockAge),
 		Fix:    "memsync doctor --fix removes it"}
 	if !fix {
 		return ch, nil

@@ -36,7 +36,7 @@ func (h *History) updateRef(commit, old plumbing.Hash) error {
 		return fmt.Errorf("update %s: %w", Ref, err)
 	}
 	lockPath := path + ".lock"
-	f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	f, err := createRefLock(lockPath)
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("update %s: %s exists: another git process is updating the ref (if none is running, a killed one left it: 'memsync doctor --fix' removes it)", Ref, lockPath)
 	}
@@ -76,8 +76,38 @@ func (h *History) updateRef(commit, old plumbing.Hash) error {
 // StaleRefLockAge is the age past which the ref's lock file, found while
 // memsync's writers' lock is held, is one a killed process left: memsync
 // updates the ref only under that lock, and git holds a ref's lock for the
-// moment of one update.
-const StaleRefLockAge = time.Minute
+// moment of one update (git itself waits at most 100 ms for one,
+// core.filesRefLockTimeout).
+const StaleRefLockAge = 2 * time.Second
+
+// refLockWait bounds how long updateRef waits for a fresh lock file of the
+// ref to go (a variable only as a seam for tests).
+var refLockWait = StaleRefLockAge + time.Second
+
+// createRefLock creates the ref's lock file exclusively; the caller holds
+// the writers' lock. A lock file another process holds is waited for; one
+// older than StaleRefLockAge was left by a killed snapshot, sync or git and
+// is removed, so a killed writer never blocks the next snapshot. It returns
+// an error satisfying fs.ErrExist when the lock stays held.
+func createRefLock(lockPath string) (*os.File, error) {
+	deadline := time.Now().Add(refLockWait)
+	for {
+		f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+		if fi, serr := os.Lstat(lockPath); serr == nil && time.Since(fi.ModTime()) >= StaleRefLockAge {
+			if rerr := os.Remove(lockPath); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				return nil, rerr
+			}
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 // StaleRefLock returns the path of the ref's lock file when a killed process
 // left it ("" when there is none, or it may be in use), and removes it when

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -37,10 +38,13 @@ func TestUpdateRefFollowsGitsProtocol(t *testing.T) {
 	}
 	testgit.Git(t, dir, "fsck", "--strict")
 
-	// A lock held by another git process: an error naming it, the ref as it was.
+	// A lock held by another git process (fresh, and still there when the
+	// wait ends): an error naming it, the ref as it was.
 	lockPath := filepath.Join(dir, ".git", "refs", "memsync", "snapshots.lock")
 	write(t, lockPath, "")
 	write(t, mem, "# Memories\n\n"+entry(idC, "c", "third"))
+	defer func(w time.Duration) { refLockWait = w }(refLockWait)
+	refLockWait = 0
 	if _, err := h.Take(context.Background(), "", h.CurrentProvenance("post-commit")); err == nil || !strings.Contains(err.Error(), lockPath) {
 		t.Fatalf("update with the lock held: %v", err)
 	}
@@ -61,8 +65,24 @@ func TestUpdateRefFollowsGitsProtocol(t *testing.T) {
 	if _, err := os.Stat(lockPath); !os.IsNotExist(err) {
 		t.Fatalf("a failed update left its lock file: %v", err)
 	}
-	if third := take(t, h, "").Snapshot.Commit; third == second {
+	third := take(t, h, "").Snapshot.Commit
+	if third == second {
 		t.Fatal("no snapshot after the lock was released")
+	}
+
+	// A lock left by a killed writer (older than StaleRefLockAge while the
+	// writers' lock is free): the next snapshot removes it and moves the ref.
+	write(t, lockPath, "")
+	old := time.Now().Add(-StaleRefLockAge - time.Second)
+	if err := os.Chtimes(lockPath, old, old); err != nil {
+		t.Fatal(err)
+	}
+	write(t, mem, "# Memories\n\n"+entry(idA, "a", "fourth"))
+	if fourth := take(t, h, "").Snapshot.Commit; fourth == third {
+		t.Fatal("no snapshot over a stale lock file")
+	}
+	if _, err := os.Stat(lockPath); !os.IsNotExist(err) {
+		t.Fatalf("the stale lock file is still there: %v", err)
 	}
 }
 
