@@ -311,6 +311,87 @@ func TestCrashSafeRepairs(t *testing.T) {
 		expectSane(t, env, repo)
 	})
 
+	t.Run("resolve", func(t *testing.T) {
+		env, root, remote := bareRemote(t)
+		a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+		for _, d := range []string{a, b} {
+			gitRun(t, env, root, "clone", "-q", remote, d)
+		}
+		var ids []string
+		for i := range 20 {
+			ids = append(ids, strings.TrimSpace(memsyncOK(t, bin, a, env, "add", fmt.Sprintf("fact %d is base", i))))
+		}
+		memsyncOK(t, bin, a, env, "sync")
+		memsyncOK(t, bin, b, env, "sync")
+		// Each clone edits every entry its own way: b's sync records a
+		// conflict per entry, keeping b's words.
+		edit := func(dir, word string) {
+			path := filepath.Join(dir, ".agent", "memories.md")
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, bytes.ReplaceAll(data, []byte(" is base"), []byte(" is "+word)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		edit(a, "alpha")
+		memsyncOK(t, bin, a, env, "sync")
+		edit(b, "beta")
+		memsyncOK(t, bin, b, env, "sync")
+		if out := memsyncOK(t, bin, b, env, "conflicts"); strings.Count(out, "conflict ") != len(ids) {
+			t.Fatalf("want %d conflicts:\n%s", len(ids), out)
+		}
+		rng := rand.New(rand.NewPCG(5, 6))
+		span, kills := 30*time.Millisecond, 0
+		for n, id := range ids {
+			s := span
+			if n%3 == 0 {
+				s = 0
+			}
+			killed, out, took, err := crashRun(t, rng, s, bin, b, env, "resolve", id, "--theirs")
+			if !killed {
+				if err != nil {
+					t.Fatalf("resolve %s: %v\n%s", id, err, out)
+				}
+				if n%3 == 0 {
+					span = took
+				}
+				continue
+			}
+			kills++
+			// Again: it resolves, or says the conflict is settled already.
+			cmd := exec.Command(bin, "resolve", id, "--theirs")
+			cmd.Dir, cmd.Env = b, env
+			if out, err := cmd.CombinedOutput(); err != nil && !strings.Contains(string(out), "no recorded conflict") {
+				t.Fatalf("resolve %s after a killed run: %v\n%s", id, err, out)
+			}
+		}
+		if kills == 0 {
+			t.Fatal("no resolve was killed")
+		}
+		t.Logf("resolve: %d of %d killed", kills, len(ids))
+		if out := memsyncOK(t, bin, b, env, "conflicts"); !strings.Contains(out, "no recorded conflicts") {
+			t.Fatalf("conflicts left:\n%s", out)
+		}
+		data, err := os.ReadFile(filepath.Join(b, ".agent", "memories.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := memfile.Parse(data)
+		if len(f.Problems) > 0 || len(f.Entries) != len(ids) {
+			t.Fatalf("after the resolves: %d entries, problems %v", len(f.Entries), f.Problems)
+		}
+		for _, e := range f.Entries {
+			if !strings.HasSuffix(e.Content, " is alpha") {
+				t.Fatalf("entry %s holds %q, want theirs (alpha)", e.ID, e.Content)
+			}
+		}
+		memsyncOK(t, bin, b, env, "snapshot")
+		memsyncOK(t, bin, b, env, "sync")
+		expectSane(t, env, b)
+	})
+
 	t.Run("worktree-add", func(t *testing.T) {
 		env := testGitEnv(t)
 		repo := newRepo(t, env)
