@@ -649,3 +649,43 @@ func TestMCPBatchRefused(t *testing.T) {
 		t.Fatalf("want only the entry sent alone, got %+v", got)
 	}
 }
+
+// TestMCPFollowsTheMemoryFile: the memory a repository uses is chosen
+// again on every call. A server started before ralph made its
+// .ralph/agent/memories.md used to keep writing .agent/memories.md, a
+// memory no one else read: the CLI and ralph used ralph's file from then on.
+func TestMCPFollowsTheMemoryFile(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	cs := startMCP(t, env, repo)
+	var listed mcpserver.Entries
+	mustCall(t, cs, "list_memory_entries", nil, &listed)
+	if listed.Total != 0 {
+		t.Fatalf("fresh repository: %+v", listed)
+	}
+
+	// ralph starts in the repository and saves; memsync now uses its file.
+	if err := os.MkdirAll(filepath.Join(repo, ".ralph", "agent"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	byRalph := runRalph(t, repo, "add", "saved by ralph", "--format", "quiet")
+	var saved mcpserver.SaveOutput
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "saved over MCP after ralph"}, &saved)
+	if saved.Path != ralphFile(repo) {
+		t.Errorf("saved into %s, want ralph's %s", saved.Path, ralphFile(repo))
+	}
+	mustCall(t, cs, "list_memory_entries", nil, &listed)
+	if listed.Total != 2 {
+		t.Errorf("MCP lists %+v, want ralph's entry and its own", listed)
+	}
+	cli := memsyncList(t, env, repo)
+	if _, ok := cli[byRalph]; !ok {
+		t.Errorf("memsync list lacks ralph's entry: %+v", cli)
+	}
+	if _, ok := cli[saved.Entry.ID]; !ok {
+		t.Errorf("memsync list lacks the entry saved over MCP: %+v", cli)
+	}
+	if _, ok := ralphList(t, repo)[saved.Entry.ID]; !ok {
+		t.Errorf("ralph does not list the entry saved over MCP")
+	}
+}
