@@ -180,9 +180,11 @@ func readOnly(title string) *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: falseP, Title: title}
 }
 
-// toolError turns an error into text an agent can act on.
+// toolError turns an error into text an agent can act on: the fix the
+// CLI's hint gives for the same error.
 func toolError(err error, l *layer) error {
 	listTool := tool{base: "list_memory_entries"}.name(l.global)
+	var pe *memfile.PathError
 	switch {
 	case errors.Is(err, memsync.ErrEmpty):
 		return fmt.Errorf("%w; give the text to remember in 'content'", err)
@@ -194,8 +196,12 @@ func toolError(err error, l *layer) error {
 		return fmt.Errorf("%w; another process is writing the memory, retry in a moment", err)
 	case errors.Is(err, policy.ErrRefused):
 		return fmt.Errorf("%w; ask an owner or admin (the server's --role or MEMSYNC_ROLE)", err)
+	case errors.As(err, &pe):
+		return fmt.Errorf("%w; %s", err, pe.Fix())
 	case errors.Is(err, memfile.ErrUnsafePath):
-		return fmt.Errorf("%w; memsync never writes through a link that leaves the memory home (run 'memsync worktree link')", err)
+		return fmt.Errorf("%w; memsync never writes through a link that leaves the memory home; remove the link, then run 'memsync worktree link'", err)
+	case errors.Is(err, memfile.ErrReadOnly):
+		return fmt.Errorf("%w; memsync writes no memory file you made read-only; to let it write again, run chmod u+w on that file", err)
 	}
 	return err
 }

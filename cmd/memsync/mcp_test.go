@@ -689,3 +689,73 @@ func TestMCPFollowsTheMemoryFile(t *testing.T) {
 		t.Errorf("ralph does not list the entry saved over MCP")
 	}
 }
+
+// TestMCPErrorsSayWhatTheCLISays: a memory file that memsync refuses (a
+// symlink out of the memory home, a folder in its place, a file made
+// read-only) is a tool error with the fix the CLI's hint gives for that
+// case; the server used to advise 'memsync worktree link' for all of them,
+// which repairs none.
+func TestMCPErrorsSayWhatTheCLISays(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	cs := startMCP(t, env, repo)
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "before the file was replaced"}, nil)
+	path := filepath.Join(repo, ".agent", "memories.md")
+	outside := filepath.Join(t.TempDir(), "victim.md")
+	victim := "# Memories\n\n## Note: outside\n- Date: 2026-01-01\n- ID: out000000001\n- Content: not memsync's\n"
+	if err := os.WriteFile(outside, []byte(victim), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cliHint := func() string {
+		cmd := exec.Command(memsyncBinary(t), "add", "through the CLI")
+		cmd.Dir, cmd.Env = repo, env
+		out, _ := cmd.CombinedOutput()
+		_, hint, ok := strings.Cut(string(out), "hint: ")
+		if !ok {
+			t.Fatalf("the CLI gave no hint:\n%s", out)
+		}
+		return strings.TrimSpace(hint)
+	}
+	for _, c := range []struct {
+		name  string
+		setup func()
+	}{
+		{"symlink out of the home", func() {
+			if err := os.Rename(path, path+".saved"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"folder in its place", func() {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"read-only file", func() {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path+".saved", path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		c.setup()
+		hint := cliHint()
+		msg := call(t, cs, "save_to_memory", map[string]any{"content": "over MCP, " + c.name}, nil)
+		if msg == "" || !strings.Contains(msg, hint) {
+			t.Errorf("%s: MCP says %q, want the CLI's fix %q", c.name, msg, hint)
+		}
+	}
+	if b, err := os.ReadFile(outside); err != nil || string(b) != victim {
+		t.Errorf("the file outside changed: %q %v", b, err)
+	}
+}
