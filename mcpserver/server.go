@@ -7,10 +7,10 @@
 // private global files, limits, access recording, a clean git status). Every
 // call reads the current file, so servers in several worktrees (and the CLI)
 // see each other's writes at once; with Options.OpenProject every call also
-// uses the file the repository chooses now (ralph's, once ralph made it). Tool failures are tool errors whose text
-// says what to do next. Read-only tools carry ReadOnlyHint, delete tools
-// DestructiveHint. A Memory opened for the worker role refuses deletes and
-// restores (package policy).
+// uses the file the repository chooses now (ralph's, once ralph made it).
+// Tool failures are tool errors whose text says what to do next. Read-only
+// tools carry ReadOnlyHint, delete tools DestructiveHint. A Memory opened for
+// the worker role refuses deletes and restores (package policy).
 package mcpserver
 
 import (
