@@ -6,10 +6,11 @@
 // the Memory's operations, so they get the CLI's guarantees (lock, dedup,
 // private global files, limits, access recording, a clean git status). Every
 // call reads the current file, so servers in several worktrees (and the CLI)
-// see each other's writes at once. Tool failures are tool errors whose text
-// says what to do next. Read-only tools carry ReadOnlyHint, delete tools
-// DestructiveHint. A Memory opened for the worker role refuses deletes and
-// restores (package policy).
+// see each other's writes at once; with Options.OpenProject every call also
+// uses the file the repository chooses now (ralph's, once ralph made it).
+// Tool failures are tool errors whose text says what to do next. Read-only
+// tools carry ReadOnlyHint, delete tools DestructiveHint. A Memory opened for
+// the worker role refuses deletes and restores (package policy).
 package mcpserver
 
 import (
@@ -26,6 +27,7 @@ import (
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/policy"
+	"github.com/memsync/memsync/worktree"
 )
 
 // Options configure a server. Role, session and access recording are the
@@ -35,6 +37,14 @@ type Options struct {
 	// repository (then the project tools fail with NoProject as their text).
 	Project   *memsync.Memory
 	NoProject string
+	// OpenProject, if set, opens the repository's memory as the server was
+	// told to (session, role, limits). It is called on every project tool
+	// call, since which file is the memory can change while the server runs
+	// (ralph makes .ralph/agent/memories.md, git config memsync.layout is
+	// set); the Memory in use is kept while its file stays the one chosen,
+	// so its parse cache lives on. Project is then the first Memory, or nil;
+	// an error wrapping worktree.ErrNotRepo is reported as NoProject.
+	OpenProject func() (*memsync.Memory, error)
 	// Global opens the global layer; nil opens it as
 	// memsync.Open("", memsync.Options{Global: true}) on first use, in
 	// Project's session.
@@ -69,16 +79,7 @@ func New(opts Options) *mcp.Server {
 			"worth keeping (a decision, a fix, a pattern), call save_to_memory with a short title, the content " +
 			"and tags. The *_global_* tools work on the user's memory shared by all repositories.",
 	})
-	project := &layer{open: func() (*memsync.Memory, error) {
-		if opts.Project == nil {
-			msg := opts.NoProject
-			if msg == "" {
-				msg = "no repository memory: start 'memsync mcp' inside a git repository (or with -C DIR)"
-			}
-			return nil, errors.New(msg + "; the *_global_* tools still work")
-		}
-		return opts.Project, nil
-	}}
+	project := &layer{open: projectOpener(opts)}
 	global := &layer{global: true, open: opts.Global}
 	if global.open == nil {
 		global.open = defaultGlobal(opts.Project)
@@ -89,6 +90,41 @@ func New(opts Options) *mcp.Server {
 		}
 	}
 	return s
+}
+
+// projectOpener returns the project layer's open: opts.Project, or with
+// opts.OpenProject the memory the repository chooses at each call.
+func projectOpener(opts Options) func() (*memsync.Memory, error) {
+	noProject := func() error {
+		msg := opts.NoProject
+		if msg == "" {
+			msg = "no repository memory: start 'memsync mcp' inside a git repository (or with -C DIR)"
+		}
+		return errors.New(msg + "; the *_global_* tools still work")
+	}
+	var mu sync.Mutex
+	cur := opts.Project
+	return func() (*memsync.Memory, error) {
+		if opts.OpenProject == nil {
+			if cur == nil {
+				return nil, noProject()
+			}
+			return cur, nil
+		}
+		m, err := opts.OpenProject()
+		switch {
+		case errors.Is(err, worktree.ErrNotRepo):
+			return nil, noProject()
+		case err != nil:
+			return nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if cur == nil || cur.Path() != m.Path() {
+			cur = m
+		}
+		return cur, nil
+	}
 }
 
 // defaultGlobal opens the global layer once it opens (in project's session,
@@ -144,9 +180,11 @@ func readOnly(title string) *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: falseP, Title: title}
 }
 
-// toolError turns an error into text an agent can act on.
+// toolError turns an error into text an agent can act on: the fix the
+// CLI's hint gives for the same error.
 func toolError(err error, l *layer) error {
 	listTool := tool{base: "list_memory_entries"}.name(l.global)
+	var pe *memfile.PathError
 	switch {
 	case errors.Is(err, memsync.ErrEmpty):
 		return fmt.Errorf("%w; give the text to remember in 'content'", err)
@@ -158,8 +196,12 @@ func toolError(err error, l *layer) error {
 		return fmt.Errorf("%w; another process is writing the memory, retry in a moment", err)
 	case errors.Is(err, policy.ErrRefused):
 		return fmt.Errorf("%w; ask an owner or admin (the server's --role or MEMSYNC_ROLE)", err)
+	case errors.As(err, &pe):
+		return fmt.Errorf("%w; %s", err, pe.Fix())
 	case errors.Is(err, memfile.ErrUnsafePath):
-		return fmt.Errorf("%w; memsync never writes through a link that leaves the memory home (run 'memsync worktree link')", err)
+		return fmt.Errorf("%w; memsync never writes through a link that leaves the memory home; remove the link, then run 'memsync worktree link'", err)
+	case errors.Is(err, memfile.ErrReadOnly):
+		return fmt.Errorf("%w; memsync writes no memory file you made read-only; to let it write again, run chmod u+w on that file", err)
 	}
 	return err
 }

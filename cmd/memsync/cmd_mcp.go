@@ -18,11 +18,14 @@ func mcpCommand() command {
 			if err != nil {
 				return err
 			}
-			opts := mcpserver.Options{Global: func() (*memsync.Memory, error) { return global, nil }, Version: "dev"}
+			// The project memory is opened again on every call: which file it
+			// is can change while the server runs (ralph's, a layout set).
+			opts := mcpserver.Options{Global: func() (*memsync.Memory, error) { return global, nil }, Version: "dev",
+				OpenProject: func() (*memsync.Memory, error) { return s.open(false) },
+				NoProject:   "no repository memory: 'memsync mcp' runs outside a git repository (start it inside one, or with -C DIR)"}
 			project, err := s.open(false)
 			switch {
 			case errors.Is(err, worktree.ErrNotRepo):
-				opts.NoProject = "no repository memory: 'memsync mcp' was started outside a git repository (start it inside one, or with -C DIR)"
 			case err != nil:
 				return err
 			default:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -569,5 +570,192 @@ func TestSummarySameOverCLIAndMCP(t *testing.T) {
 		if string(a) != string(b) {
 			t.Errorf("%v:\n%s\n%s:\n%s", c.args, a, c.tool, b)
 		}
+	}
+}
+
+// TestMCPAnswersEveryRequestBeforeEOF: a client that writes its requests
+// and closes stdin at once (`printf ... | memsync mcp`, or one that closes
+// mid-call) gets an answer to every request, every save is stored, and the
+// server exits 0. The session used to end at EOF and drop the calls under
+// way and those still queued: saves lost with exit status 0.
+func TestMCPAnswersEveryRequestBeforeEOF(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	const saves = 5
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"0"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	for i := range saves {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"save_to_memory","arguments":{"content":"piped save %d"}}}`+"\n", 10+i, i)
+	}
+	in.WriteString(`{"jsonrpc":"2.0","id":20,"method":"tools/list"}` + "\n")
+	for round := range 3 { // the drop depended on timing: try a few times
+		cmd := exec.Command(memsyncBinary(t), "mcp")
+		cmd.Dir, cmd.Env = repo, env
+		cmd.Stdin = strings.NewReader(in.String())
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("round %d: exit after EOF: %v\n%s", round, err, stderr.String())
+		}
+		answered := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var m reply
+			if json.Unmarshal([]byte(l), &m) == nil && m.Error == nil && !strings.Contains(string(m.Result), `"isError":true`) {
+				answered[string(m.ID)] = true
+			}
+		}
+		for _, id := range []string{"1", "10", "11", "12", "13", "14", "20"} {
+			if !answered[id] {
+				t.Fatalf("round %d: request %s got no answer; output:\n%s\nstderr:\n%s", round, id, out, stderr.String())
+			}
+		}
+		got := memsyncList(t, env, repo)
+		if len(got) != saves {
+			t.Fatalf("round %d: %d entries stored, want %d: %+v", round, len(got), saves, got)
+		}
+	}
+}
+
+// TestMCPBatchRefused: a JSON-RPC batch (which MCP 2025-06-18 removed) gets
+// an error answer and the session goes on; it used to end the server with
+// exit status 1 and "invalid trailing data at the end of stream".
+func TestMCPBatchRefused(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	r := startRawMCP(t, env, repo)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if m := r.next(); string(m.ID) != "1" || m.Error != nil {
+		t.Fatalf("initialize: %+v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(`[{"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"save_to_memory","arguments":{"content":"sent in a batch"}}}]`)
+	if m := r.next(); m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, "batch") {
+		t.Fatalf("batch: want an invalid request naming the batch, got %+v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"save_to_memory","arguments":{"content":"sent alone"}}}`)
+	if m := r.next(); string(m.ID) != "4" || m.Error != nil || strings.Contains(string(m.Result), `"isError":true`) {
+		t.Fatalf("save after the batch: %+v %s", m, m.Result)
+	}
+	if err := r.in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Wait(); err != nil {
+		t.Fatalf("server exit after stdin closed: %v", err)
+	}
+	got := memsyncList(t, env, repo)
+	if len(got) != 1 {
+		t.Fatalf("want only the entry sent alone, got %+v", got)
+	}
+}
+
+// TestMCPFollowsTheMemoryFile: the memory a repository uses is chosen
+// again on every call. A server started before ralph made its
+// .ralph/agent/memories.md used to keep writing .agent/memories.md, a
+// memory no one else read: the CLI and ralph used ralph's file from then on.
+func TestMCPFollowsTheMemoryFile(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	cs := startMCP(t, env, repo)
+	var listed mcpserver.Entries
+	mustCall(t, cs, "list_memory_entries", nil, &listed)
+	if listed.Total != 0 {
+		t.Fatalf("fresh repository: %+v", listed)
+	}
+
+	// ralph starts in the repository and saves; memsync now uses its file.
+	if err := os.MkdirAll(filepath.Join(repo, ".ralph", "agent"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	byRalph := runRalph(t, repo, "add", "saved by ralph", "--format", "quiet")
+	var saved mcpserver.SaveOutput
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "saved over MCP after ralph"}, &saved)
+	if saved.Path != ralphFile(repo) {
+		t.Errorf("saved into %s, want ralph's %s", saved.Path, ralphFile(repo))
+	}
+	mustCall(t, cs, "list_memory_entries", nil, &listed)
+	if listed.Total != 2 {
+		t.Errorf("MCP lists %+v, want ralph's entry and its own", listed)
+	}
+	cli := memsyncList(t, env, repo)
+	if _, ok := cli[byRalph]; !ok {
+		t.Errorf("memsync list lacks ralph's entry: %+v", cli)
+	}
+	if _, ok := cli[saved.Entry.ID]; !ok {
+		t.Errorf("memsync list lacks the entry saved over MCP: %+v", cli)
+	}
+	if _, ok := ralphList(t, repo)[saved.Entry.ID]; !ok {
+		t.Errorf("ralph does not list the entry saved over MCP")
+	}
+}
+
+// TestMCPErrorsSayWhatTheCLISays: a memory file that memsync refuses (a
+// symlink out of the memory home, a folder in its place, a file made
+// read-only) is a tool error with the fix the CLI's hint gives for that
+// case; the server used to advise 'memsync worktree link' for all of them,
+// which repairs none.
+func TestMCPErrorsSayWhatTheCLISays(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	cs := startMCP(t, env, repo)
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "before the file was replaced"}, nil)
+	path := filepath.Join(repo, ".agent", "memories.md")
+	outside := filepath.Join(t.TempDir(), "victim.md")
+	victim := "# Memories\n\n## Note: outside\n- Date: 2026-01-01\n- ID: out000000001\n- Content: not memsync's\n"
+	if err := os.WriteFile(outside, []byte(victim), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cliHint := func() string {
+		cmd := exec.Command(memsyncBinary(t), "add", "through the CLI")
+		cmd.Dir, cmd.Env = repo, env
+		out, _ := cmd.CombinedOutput()
+		_, hint, ok := strings.Cut(string(out), "hint: ")
+		if !ok {
+			t.Fatalf("the CLI gave no hint:\n%s", out)
+		}
+		return strings.TrimSpace(hint)
+	}
+	for _, c := range []struct {
+		name  string
+		setup func()
+	}{
+		{"symlink out of the home", func() {
+			if err := os.Rename(path, path+".saved"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"folder in its place", func() {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"read-only file", func() {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path+".saved", path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		c.setup()
+		hint := cliHint()
+		msg := call(t, cs, "save_to_memory", map[string]any{"content": "over MCP, " + c.name}, nil)
+		if msg == "" || !strings.Contains(msg, hint) {
+			t.Errorf("%s: MCP says %q, want the CLI's fix %q", c.name, msg, hint)
+		}
+	}
+	if b, err := os.ReadFile(outside); err != nil || string(b) != victim {
+		t.Errorf("the file outside changed: %q %v", b, err)
 	}
 }
