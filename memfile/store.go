@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/memsync/memsync/internal/fsutil"
@@ -513,6 +514,11 @@ func (s *Store) Validate(e *Entry) error {
 			return fmt.Errorf("%w: content is binary (NUL bytes or invalid UTF-8)", ErrInvalid)
 		}
 	}
+	for name, v := range map[string]string{"title": e.Title, "type": e.Type, "tags": strings.Join(e.Tags, ",")} {
+		if i := strings.IndexFunc(v, func(r rune) bool { return r != '\t' && unicode.IsControl(r) }); i >= 0 {
+			return fmt.Errorf("%w: the %s holds the control character %U (list and search print it)", ErrInvalid, name, []rune(v[i:])[0])
+		}
+	}
 	if n := len(RenderEntry(e, Orch)); n > s.maxEntryBytes() {
 		return fmt.Errorf("%w: entry is %d bytes, the limit is %d bytes", ErrTooLarge, n, s.maxEntryBytes())
 	}
@@ -535,9 +541,16 @@ func (s *Store) NewEntry(typ, title, content string, tags []string) Entry {
 	return e
 }
 
-// TitleFrom makes a heading from content: its first line, shortened.
+// TitleFrom makes a heading from content: its first line, shortened,
+// without control characters (a terminal escape in pasted output).
 func TitleFrom(content string) string {
 	first, _, _ := strings.Cut(strings.TrimSpace(content), "\n")
+	first = strings.Map(func(r rune) rune {
+		if r != '\t' && unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, first)
 	first = strings.Join(strings.Fields(first), " ")
 	if r := []rune(first); len(r) > 60 {
 		first = strings.TrimSpace(string(r[:59])) + "…"

@@ -66,8 +66,25 @@ func TestAppendRefusesTooLargeAndBinary(t *testing.T) {
 	if _, err := s.Append(s.NewEntry("", "two\nlines", "c", nil)); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("title: %v", err)
 	}
+	// Control characters (a terminal escape, a bell) in the one-line
+	// fields are refused: list and search print them.
+	for _, e := range []Entry{
+		s.NewEntry("", "red\x1b[31m", "c", nil),
+		s.NewEntry("", "", "c", []string{"ring\a"}),
+		s.NewEntry("fix\x1b]0;x\a", "", "c", nil),
+	} {
+		if _, err := s.Append(e); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "control character") {
+			t.Fatalf("%q %q %q: %v, want a control character refused", e.Title, e.Tags, e.Type, err)
+		}
+	}
 	if _, err := os.Stat(s.Path()); !os.IsNotExist(err) {
 		t.Fatal("a refused entry created the file")
+	}
+	// Content may hold them (pasted colored output); the title made from it
+	// leaves them out.
+	e, err := s.Append(s.NewEntry("", "", "\x1b[31mERROR\x1b[0m build failed", nil))
+	if err != nil || e.Title != "[31mERROR[0m build failed" {
+		t.Fatalf("escape in content: %q %v", e.Title, err)
 	}
 }
 
