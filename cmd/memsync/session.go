@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -87,7 +88,7 @@ func (s *session) printf(format string, a ...any) { fmt.Fprintf(s.stdout, format
 // printEntries prints one line per entry: verb, ID, heading.
 func (s *session) printEntries(verb string, entries []memsync.Entry) {
 	for _, e := range entries {
-		s.printf("%s %s  %s\n", verb, e.ID, e.Heading())
+		s.printf("%s %s\n", verb, visible(e.ID+"  "+e.Heading()))
 	}
 }
 
@@ -97,7 +98,26 @@ func (s *session) printLine(prefix string, e *memsync.Entry) {
 	if len(e.Tags) > 0 {
 		tags = "  [" + strings.Join(e.Tags, ", ") + "]"
 	}
-	s.printf("%s%3d  %s  %s  %s%s\n", prefix, e.Number, e.ID, e.Date, e.Heading(), tags)
+	s.printf("%s%3d  %s\n", prefix, e.Number, visible(e.ID+"  "+e.Date+"  "+e.Heading()+tags))
+}
+
+// visible writes the control characters of one line read from a memory
+// file (a terminal escape a cloned repository's file holds) as text:
+// "\x1b", never the raw byte a terminal would act on.
+func visible(line string) string {
+	ctl := func(r rune) bool { return r != '\t' && unicode.IsControl(r) }
+	if !strings.ContainsFunc(line, ctl) {
+		return line
+	}
+	var b strings.Builder
+	for _, r := range line {
+		if ctl(r) { // C0, DEL and C1: all below 0x100
+			fmt.Fprintf(&b, "\\x%02x", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // gitExit makes git's failure memsync's exit code (git said why).
