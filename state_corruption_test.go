@@ -36,7 +36,7 @@ func TestCorruptStateNeverLosesOrMisleads(t *testing.T) {
 	}
 	otherState := stateDir(mo)
 
-	for _, c := range corruptions(t) {
+	for _, c := range corruptions() {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			testgit.Git(t, dir, "init", "-q")
@@ -172,7 +172,7 @@ type corruption struct {
 // by garbage (short and longer than the stamp's fixed size), a truncated
 // copy, the same file of another memory; the whole state of another memory;
 // and a matching stamp over an index that lies.
-func corruptions(t *testing.T) []corruption {
+func corruptions() []corruption {
 	garbage := map[string][]byte{
 		"garbage":      []byte("\x00\xff{not json at all\n\"gen\": -1}\nzz 0000\n"),
 		"long-garbage": []byte(strings.Repeat("{\"gen\":1}garbage ", 80)),
