@@ -20,6 +20,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -122,13 +123,31 @@ func Load(root, home string) (Config, error) {
 // memsync's; other top-level keys belong to orch. In memsync.yml the keys may
 // be at the top level or under "memories".
 func (c *Config) readFile(path string, orch bool) error {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	defer func() { _ = f.Close() }()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return err
+	}
+	if len(data) > maxFileSize {
+		return &Error{File: path, Key: "(size)", Msg: "larger than 1 MiB: not a configuration file"}
+	}
+	return c.parse(path, data, orch)
+}
+
+// maxFileSize is the largest configuration file read.
+const maxFileSize = 1 << 20
+
+// parse applies the text of the file at path. It reads the YAML as nodes
+// and refuses an alias wherever it reads a value, so a YAML bomb (billion
+// laughs) is never expanded; yaml.v3 refuses nesting deeper than 10000.
+func (c *Config) parse(path string, data []byte, orch bool) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return &Error{File: path, Key: "(syntax)", Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
@@ -170,10 +189,16 @@ func (c *Config) apply(path, prefix string, m *yaml.Node) error {
 		if key == "" {
 			key = "(top level)"
 		}
+		if m.Kind == yaml.AliasNode {
+			return &Error{File: path, Line: m.Line, Key: key, Msg: aliasMsg(m)}
+		}
 		return &Error{File: path, Line: m.Line, Key: key, Msg: "want a mapping with enabled, inject, budget, filter"}
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
+		if v.Kind == yaml.AliasNode {
+			return bad(v, k.Value, "%s", aliasMsg(v))
+		}
 		switch k.Value {
 		case "enabled":
 			var b bool
@@ -216,7 +241,7 @@ func (c *Config) apply(path, prefix string, m *yaml.Node) error {
 			c.Model = v.Value
 		case "filter":
 			if err := c.applyFilter(v, func(n *yaml.Node, key, format string, args ...any) error {
-				return bad(n, "filter."+key, format, args...)
+				return bad(n, strings.TrimSuffix("filter."+key, "."), format, args...)
 			}); err != nil {
 				return err
 			}
@@ -233,6 +258,9 @@ func (c *Config) applyFilter(m *yaml.Node, bad func(n *yaml.Node, key, format st
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
+		if v.Kind == yaml.AliasNode {
+			return bad(v, k.Value, "%s", aliasMsg(v))
+		}
 		switch k.Value {
 		case "types", "tags":
 			list, err := stringList(v)
@@ -257,6 +285,11 @@ func (c *Config) applyFilter(m *yaml.Node, bad func(n *yaml.Node, key, format st
 	return nil
 }
 
+// aliasMsg refuses an alias (*name) where a value is read.
+func aliasMsg(n *yaml.Node) string {
+	return fmt.Sprintf("a YAML alias (*%s) is not read here: write the value itself", n.Value)
+}
+
 // stringList reads [a, b] or "a, b".
 func stringList(v *yaml.Node) ([]string, error) {
 	switch v.Kind {
@@ -265,6 +298,9 @@ func stringList(v *yaml.Node) ([]string, error) {
 	case yaml.SequenceNode:
 		var out []string
 		for _, n := range v.Content {
+			if n.Kind == yaml.AliasNode {
+				return nil, errors.New(aliasMsg(n))
+			}
 			if n.Kind != yaml.ScalarNode {
 				return nil, errors.New("want a list of words")
 			}

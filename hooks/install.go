@@ -111,6 +111,9 @@ func chainCommand(orig []byte) string {
 	switch {
 	case bytes.HasPrefix(first, []byte("#!")):
 		line := strings.TrimSpace(strings.TrimSuffix(string(first[2:]), "\r"))
+		if strings.ContainsFunc(line, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			return direct // a NUL or control byte: no argument of ours can hold it; the kernel reads the line
+		}
 		interp, arg, _ := strings.Cut(line, " ")
 		arg = strings.TrimSpace(arg)
 		base := filepath.Base(interp)

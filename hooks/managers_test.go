@@ -84,3 +84,25 @@ func TestChainCommand(t *testing.T) {
 		t.Errorf("nil: %s", got)
 	}
 }
+
+// FuzzChainCommand: whatever the first line of a kept hook, the command that
+// runs it is valid sh (sh -n) and one line.
+func FuzzChainCommand(f *testing.F) {
+	for _, s := range []string{"#!/bin/sh", "#!/bin/sh -e", "#!/usr/bin/env bash\r", "#!/bin/bash -eu'x", "echo hi",
+		"#!/usr/bin/env python3", "#! /bin/dash\t-x", "#!/bin/sh \x00", "\x7fELF\x02", "#!/bin/sh \x85\u2028", ""} {
+		f.Add(s)
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		f.Skip("no sh")
+	}
+	f.Fuzz(func(t *testing.T, first string) {
+		cmd := chainCommand([]byte(first + "\nexit 0\n"))
+		if strings.ContainsAny(cmd, "\n\x00") {
+			t.Fatalf("%q: command holds a newline or a NUL byte: %q", first, cmd)
+		}
+		if out, err := exec.Command(sh, "-n", "-c", cmd).CombinedOutput(); err != nil {
+			t.Fatalf("%q: sh -n refuses %q: %v\n%s", first, cmd, err, out)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package memfile
 
 import (
+	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -51,6 +52,14 @@ func (s *Store) Add(e Entry) (Entry, Dup, error) {
 		}
 		if x != nil {
 			found, d, err := s.findDupLocked(x, &e)
+			if errors.Is(err, errIndexDamaged) {
+				if x, err = s.rebuildIndexLocked(); err == nil {
+					found, d, err = s.findDupLocked(x, &e)
+				} else {
+					s.warn("cannot rebuild the content index in %s (%v); adding without the duplicate check", s.StateDir, err)
+					x, err = nil, nil
+				}
+			}
 			if err != nil {
 				return err
 			}
@@ -104,21 +113,20 @@ func Visible(e *Entry, session string) bool {
 
 // findDupLocked finds a stored entry with e's content that e's session sees
 // (an active one first). The index only names candidates: each is checked in
-// the file, so a stale index never makes a wrong match.
+// the files (the active one, then the archive, whatever the index's archived
+// list says), so a stale index never makes a wrong match.
 func (s *Store) findDupLocked(x *index, e *Entry) (Entry, Dup, error) {
 	h := ContentHash(e.Content)
-	hits := x.lookup(s, h)
+	hits, err := x.lookup(s, h)
+	if err != nil || len(hits) == 0 {
+		return Entry{}, NotDup, err
+	}
+	want := map[string]bool{}
+	for _, c := range hits {
+		want[c.id] = true
+	}
 	session := e.Field("Session")
 	for _, archived := range []bool{false, true} {
-		want := map[string]bool{}
-		for _, c := range hits {
-			if c.archived == archived {
-				want[c.id] = true
-			}
-		}
-		if len(want) == 0 {
-			continue
-		}
 		path, d := s.Path(), DupActive
 		if archived {
 			path, d = s.ArchivePath(), DupArchived

@@ -158,8 +158,13 @@ func (s *Store) rebuildIndexLocked() (*index, error) {
 	if err := x.save(s); err != nil {
 		return nil, err
 	}
-	if old.Gen != 0 && old.Gen != x.Gen {
-		_ = os.RemoveAll(old.dir(s))
+	// Every other generation goes: the one the old stamp named, and those a
+	// stamp removed (invalidateIndex) or damaged no longer names.
+	gens, _ := filepath.Glob(s.statePath("index-*"))
+	for _, g := range gens {
+		if g != x.dir(s) {
+			_ = os.RemoveAll(g)
+		}
 	}
 	return x, nil
 }
@@ -186,6 +191,9 @@ func (x *index) save(s *Store) error {
 		return err
 	}
 	_, err = f.WriteAt(data, 0)
+	if fi, serr := f.Stat(); err == nil && serr == nil && fi.Size() > stampSize {
+		err = f.Truncate(stampSize) // a longer file left by something else
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -201,40 +209,91 @@ type hit struct {
 	archived bool
 }
 
+// errIndexDamaged is what lookup returns for index files that memsync did
+// not write as they are (a torn line, garbage, another bucket's hashes, a
+// generation without its archived list): the index is rebuilt.
+var errIndexDamaged = errors.New("content index damaged")
+
 // lookup returns the entries with the content hash h, active ones first. It
-// reads one bucket (and the archived list only on a hit).
-func (x *index) lookup(s *Store, h string) []hit {
+// reads one bucket (and the archived list only on a hit), and checks that
+// every bucket line it reads is one memsync writes. The archived flags only
+// order the hits: findDupLocked looks for each in both files.
+func (x *index) lookup(s *Store, h string) ([]hit, error) {
 	data, err := os.ReadFile(filepath.Join(x.dir(s), h[:2]))
+	if errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(x.dir(s), "archived")); err != nil {
+			return nil, errIndexDamaged // no such generation
+		}
+		return nil, nil
+	}
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	var ids []string
-	for _, l := range strings.Split(string(data), "\n") {
-		if hh, i, _ := strings.Cut(l, " "); hh == h {
-			ids = append(ids, i)
+	for l := range indexLines(data) {
+		hh, id, ok := strings.Cut(l, " ")
+		if !ok || !isHash(hh) || hh[:2] != h[:2] {
+			return nil, errIndexDamaged
+		}
+		if hh == h {
+			ids = append(ids, id)
 		}
 	}
-	if len(ids) == 0 {
-		return nil
+	if len(data) == 0 || data[len(data)-1] != '\n' {
+		return nil, errIndexDamaged // a bucket is never written empty or torn
 	}
-	arch := x.archivedSet(s)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	arch, err := x.archivedSet(s)
+	if err != nil {
+		return nil, err
+	}
 	hits := make([]hit, 0, len(ids))
 	for _, i := range ids {
 		hits = append(hits, hit{i, arch[i]})
 	}
 	sort.SliceStable(hits, func(a, b int) bool { return !hits[a].archived && hits[b].archived })
-	return hits
+	return hits, nil
 }
 
-func (x *index) archivedSet(s *Store) map[string]bool {
+func (x *index) archivedSet(s *Store) (map[string]bool, error) {
 	set := map[string]bool{}
-	data, _ := os.ReadFile(filepath.Join(x.dir(s), "archived"))
-	for _, l := range strings.Split(string(data), "\n") {
-		if l != "" {
-			set[l] = true
+	data, err := os.ReadFile(filepath.Join(x.dir(s), "archived"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, errIndexDamaged
+	}
+	if err != nil {
+		return nil, err
+	}
+	for l := range indexLines(data) {
+		set[l] = true
+	}
+	return set, nil
+}
+
+// indexLines yields the non-empty lines of an index file.
+func indexLines(data []byte) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		for _, l := range strings.Split(string(data), "\n") {
+			if l != "" && !yield(l) {
+				return
+			}
 		}
 	}
-	return set
+}
+
+// isHash tells whether s is a ContentHash: 16 lower-case hex digits.
+func isHash(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // added records an entry appended to the active file.

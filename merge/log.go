@@ -53,11 +53,22 @@ func LoadLog(path string) ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeLog(path, data)
+}
+
+// decodeLog parses the conflict log read from path.
+func decodeLog(path string, data []byte) ([]Record, error) {
 	var rs []Record
 	if err := json.Unmarshal(data, &rs); err != nil {
 		return nil, fmt.Errorf("conflict log %s: %w", path, err)
 	}
 	return rs, nil
+}
+
+// encodeLog is the conflict log's text.
+func encodeLog(rs []Record) ([]byte, error) {
+	data, err := json.MarshalIndent(rs, "", "  ")
+	return append(data, '\n'), err
 }
 
 // SaveLog writes the conflict log atomically; an empty log removes the file.
@@ -69,14 +80,14 @@ func SaveLog(path string, rs []Record) error {
 		}
 		return nil
 	}
-	data, err := json.MarshalIndent(rs, "", "  ")
+	data, err := encodeLog(rs)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return fsutil.WriteFile(path, append(data, '\n'), 0o644)
+	return fsutil.WriteFile(path, data, 0o644)
 }
 
 // Log adds conflicts to the log at path (a newer record of an ID replaces
