@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/memsync/memsync/internal/fsutil"
 )
 
 // The state of a store lives in StateDir, never in the memory files and never
@@ -396,9 +398,6 @@ func (s *Store) compactAccess(last map[string]time.Time, keep []Entry) {
 			b.WriteString(strconv.FormatInt(t.Unix(), 10) + " " + e.ID + "\n")
 		}
 	}
-	tmp := s.statePath(fmt.Sprintf(".access-%d.tmp", os.Getpid()))
 	_ = os.MkdirAll(s.StateDir, s.dirMode()) // a gc before any add: keep the first-seen times
-	if os.WriteFile(tmp, []byte(b.String()), s.fileMode()) == nil {
-		_ = os.Rename(tmp, s.statePath(accessLog))
-	}
+	_ = fsutil.WriteFile(s.statePath(accessLog), []byte(b.String()), s.fileMode())
 }

@@ -368,18 +368,26 @@ func (s *Store) readLockPath() (string, error) {
 }
 
 // StaleTemps lists the temp files that killed rewrites left beside the
-// active file and the archive (and their backups): those no live process is
-// writing (see fsutil.StaleTemps).
+// active file and the archive (and their backups) and in StateDir: those no
+// live process is writing (see fsutil.StaleTemps).
 func (s *Store) StaleTemps() ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
+	dirs := []string{}
 	for _, p := range []string{s.Path(), s.ArchivePath()} {
-		t, err := s.Resolve(p)
-		if err != nil || seen[filepath.Dir(t)] {
+		if t, err := s.Resolve(p); err == nil {
+			dirs = append(dirs, filepath.Dir(t))
+		}
+	}
+	if s.StateDir != "" {
+		dirs = append(dirs, s.StateDir)
+	}
+	for _, dir := range dirs {
+		if seen[dir] {
 			continue
 		}
-		seen[filepath.Dir(t)] = true
-		stale, err := fsutil.StaleTemps(filepath.Dir(t))
+		seen[dir] = true
+		stale, err := fsutil.StaleTemps(dir)
 		if err != nil {
 			return nil, err
 		}

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -328,5 +331,30 @@ func TestAliasedFilesRefused(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(s.Path()); string(after) != string(before) {
 		t.Fatalf("memory changed:\n%s", after)
+	}
+}
+
+// TestStateDirTemps: a write into the state dir (fsutil.WriteFile: the
+// access log's compaction, the vector cache) killed before its rename leaves
+// a temp file that StaleTemps lists, and doctor --fix removes, like those
+// beside the memory files.
+func TestStateDirTemps(t *testing.T) {
+	s := newStore(t)
+	s.StateDir = filepath.Join(filepath.Dir(s.Home), "state")
+	mustAppend(t, s, "an entry")
+	done := exec.Command("true")
+	if err := done.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(s.StateDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(s.StateDir, ".access.log.tmp-"+strconv.Itoa(done.Process.Pid)+"-1")
+	if err := os.WriteFile(left, []byte("1 x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := s.StaleTemps()
+	if err != nil || !slices.Contains(stale, left) {
+		t.Fatalf("StaleTemps = %v, %v; want %s listed", stale, err, left)
 	}
 }
