@@ -184,7 +184,6 @@ func readOnly(title string) *mcp.ToolAnnotations {
 // CLI's hint gives for the same error.
 func toolError(err error, l *layer) error {
 	listTool := tool{base: "list_memory_entries"}.name(l.global)
-	var pe *memfile.PathError
 	switch {
 	case errors.Is(err, memsync.ErrEmpty):
 		return fmt.Errorf("%w; give the text to remember in 'content'", err)
@@ -196,12 +195,8 @@ func toolError(err error, l *layer) error {
 		return fmt.Errorf("%w; another process is writing the memory, retry in a moment", err)
 	case errors.Is(err, policy.ErrRefused):
 		return fmt.Errorf("%w; ask an owner or admin (the server's --role or MEMSYNC_ROLE)", err)
-	case errors.As(err, &pe):
-		return fmt.Errorf("%w; %s", err, pe.Fix())
-	case errors.Is(err, memfile.ErrUnsafePath):
-		return fmt.Errorf("%w; memsync never writes through a link that leaves the memory home; remove the link, then run 'memsync worktree link'", err)
-	case errors.Is(err, memfile.ErrReadOnly):
-		return fmt.Errorf("%w; memsync writes no memory file you made read-only; to let it write again, run chmod u+w on that file", err)
+	case memfile.Fix(err) != "":
+		return fmt.Errorf("%w; %s", err, memfile.Fix(err))
 	}
 	return err
 }

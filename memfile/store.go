@@ -175,6 +175,22 @@ func (e *PathError) Fix() string {
 	return "move " + e.Path + " into the memory home, then run 'memsync init'"
 }
 
+// Fix tells the user how to repair a memory file memsync refused to write
+// (a PathError, another unsafe path, a file made read-only), or "" for any
+// other error. Every front door gives this advice.
+func Fix(err error) string {
+	var pe *PathError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Fix()
+	case errors.Is(err, ErrUnsafePath):
+		return "memsync never writes through a link that leaves the memory home; remove the link, then run 'memsync worktree link'"
+	case errors.Is(err, ErrReadOnly):
+		return "memsync writes no memory file you made read-only; to let it write again, run chmod u+w on that file"
+	}
+	return ""
+}
+
 // Resolve returns the real path of a file in the home (symlinks followed,
 // also a dangling one), and refuses one that lies outside the home or that
 // exists and is no regular file (a folder, a pipe).

@@ -136,22 +136,17 @@ func exitCode(err error) int {
 }
 
 func defaultHint(err error) string {
-	var pe *memfile.PathError
 	switch {
 	case errors.As(err, new(*lock.TimeoutError)):
 		return "another process holds the memory's lock; retry, or wait longer with --lock-timeout (MEMSYNC_LOCK_TIMEOUT)"
 	case errors.Is(err, worktree.ErrNotRepo):
 		return "run memsync inside a git repository (or pass -C DIR and run 'memsync init' there), or use --global for the global memory"
-	case errors.As(err, &pe):
-		return pe.Fix()
-	case errors.Is(err, memfile.ErrUnsafePath):
-		return "memsync never writes through a link that leaves the memory home; remove the link, then run 'memsync worktree link'"
+	case memfile.Fix(err) != "":
+		return memfile.Fix(err)
 	case errors.Is(err, policy.ErrRefused):
 		return "workers may add, search, list, show and summarize (also the archive); ask an owner or admin (--role, MEMSYNC_ROLE) to do this"
 	case errors.Is(err, memfile.ErrTooLarge):
 		return "split the content into several smaller entries"
-	case errors.Is(err, memfile.ErrReadOnly):
-		return "memsync writes no memory file you made read-only; to let it write again, run chmod u+w on that file"
 	case errors.Is(err, history.ErrNoSnapshot):
 		return "the hooks take snapshots after every commit (memsync hooks install), or take one now: memsync snapshot"
 	case errors.Is(err, history.ErrNotSnapshot):
