@@ -539,7 +539,7 @@ func (s *Store) Validate(e *Entry) error {
 		}
 	}
 	for name, v := range map[string]string{"title": e.Title, "type": e.Type, "tags": strings.Join(e.Tags, ",")} {
-		if i := strings.IndexFunc(v, func(r rune) bool { return r != '\t' && unicode.IsControl(r) }); i >= 0 {
+		if i := strings.IndexFunc(v, Control); i >= 0 {
 			return fmt.Errorf("%w: the %s holds the control character %U (list and search print it)", ErrInvalid, name, []rune(v[i:])[0])
 		}
 	}
@@ -565,12 +565,17 @@ func (s *Store) NewEntry(typ, title, content string, tags []string) Entry {
 	return e
 }
 
+// Control tells a control character other than a tab (a terminal escape,
+// a bell, C1): one a one-line field may not hold, and that a terminal would
+// act on when list prints it.
+func Control(r rune) bool { return r != '\t' && unicode.IsControl(r) }
+
 // TitleFrom makes a heading from content: its first line, shortened,
 // without control characters (a terminal escape in pasted output).
 func TitleFrom(content string) string {
 	first, _, _ := strings.Cut(strings.TrimSpace(content), "\n")
 	first = strings.Map(func(r rune) rune {
-		if r != '\t' && unicode.IsControl(r) {
+		if Control(r) {
 			return -1
 		}
 		return r

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
@@ -105,13 +105,12 @@ func (s *session) printLine(prefix string, e *memsync.Entry) {
 // file (a terminal escape a cloned repository's file holds) as text:
 // "\x1b", never the raw byte a terminal would act on.
 func visible(line string) string {
-	ctl := func(r rune) bool { return r != '\t' && unicode.IsControl(r) }
-	if !strings.ContainsFunc(line, ctl) {
+	if !strings.ContainsFunc(line, memfile.Control) {
 		return line
 	}
 	var b strings.Builder
 	for _, r := range line {
-		if ctl(r) { // C0, DEL and C1: all below 0x100
+		if memfile.Control(r) { // C0, DEL and C1: all below 0x100
 			fmt.Fprintf(&b, "\\x%02x", r)
 		} else {
 			b.WriteRune(r)
