@@ -20,7 +20,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,6 +27,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/policy"
 )
 
@@ -123,20 +123,14 @@ func Load(root, home string) (Config, error) {
 // memsync's; other top-level keys belong to orch. In memsync.yml the keys may
 // be at the top level or under "memories".
 func (c *Config) readFile(path string, orch bool) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+	data, err := fsutil.ReadFile(path, maxFileSize)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return err
-	}
-	if len(data) > maxFileSize {
+	case errors.As(err, new(*fsutil.TooLargeError)):
 		return &Error{File: path, Key: "(size)", Msg: "larger than 1 MiB: not a configuration file"}
+	case err != nil:
+		return err
 	}
 	return c.parse(path, data, orch)
 }

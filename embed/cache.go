@@ -119,7 +119,7 @@ func (c *Cache) Vectors(ctx context.Context, e Embedder, texts []string) ([][]fl
 // load reads the cache for the embedder name and dim; anything unreadable is
 // an empty cache.
 func (c *Cache) load(name string, dim int) map[[32]byte][]float32 {
-	b, err := readFile(c.path, maxCacheBytes)
+	b, err := fsutil.ReadFile(c.path, maxCacheBytes)
 	if err != nil || len(b) < len(cacheMagic)+sha256.Size {
 		return nil
 	}

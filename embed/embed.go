@@ -46,6 +46,19 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
+// The largest files this package reads. A model's files are read whole into
+// memory at each search, so each is capped well above any real one
+// (potion-base-8M: a 30 MB model, a 700 KB tokenizer; the multilingual
+// potion models: about 500 MB and 30 MB) and far below what would exhaust a
+// machine; the cache is capped at what the widest model's vectors of a
+// large memory take.
+const (
+	maxConfigBytes    = 1 << 20
+	maxTokenizerBytes = 128 << 20
+	maxModelBytes     = 2 << 30
+	maxCacheBytes     = 2 << 30
+)
+
 // normalize sets v to sum scaled to unit length; a zero sum gives the zero
 // vector.
 func normalize(v []float32, sum []float64) {

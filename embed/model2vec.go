@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+
+	"github.com/memsync/memsync/internal/fsutil"
 )
 
 // maxDim caps the length of a model's vectors (Model2Vec models have 64 to
@@ -51,7 +53,7 @@ const (
 // BertPreTokenizer) and config.json. Each error names the file at fault.
 func LoadModel2Vec(dir string) (*Model2Vec, error) {
 	read := func(name string, limit int64) ([]byte, error) {
-		b, err := readFile(filepath.Join(dir, name), limit)
+		b, err := fsutil.ReadFile(filepath.Join(dir, name), limit)
 		if err != nil {
 			return nil, fmt.Errorf("model2vec model %s: %w", dir, err)
 		}

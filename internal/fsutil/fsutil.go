@@ -3,7 +3,8 @@
 //
 // A temp file is named ".<target name>.tmp-<pid>-<random>" after the process
 // writing it, so that one left by a killed write can be told from one being
-// written (StaleTemps).
+// written (StaleTemps). It also holds the one bounded read (ReadFile) of
+// files anything may have put in memsync's way.
 package fsutil
 
 import (
