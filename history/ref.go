@@ -96,7 +96,7 @@ func createRefLock(lockPath string) (*os.File, error) {
 		if !errors.Is(err, fs.ErrExist) {
 			return f, err
 		}
-		if fi, serr := os.Lstat(lockPath); serr == nil && time.Since(fi.ModTime()) >= StaleRefLockAge {
+		if refLockStale(lockPath) {
 			if rerr := os.Remove(lockPath); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 				return nil, rerr
 			}
@@ -107,6 +107,13 @@ func createRefLock(lockPath string) (*os.File, error) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// refLockStale tells whether the ref's lock file at path is older than
+// StaleRefLockAge, so a killed process left it (see StaleRefLockAge).
+func refLockStale(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && time.Since(fi.ModTime()) >= StaleRefLockAge
 }
 
 // StaleRefLock returns the path of the ref's lock file when a killed process
@@ -124,8 +131,7 @@ func (h *History) StaleRefLock(remove bool) (string, error) {
 	}
 	stale := ""
 	err := h.Store.WithLock(func() error {
-		fi, err := os.Lstat(path)
-		if err != nil || time.Since(fi.ModTime()) < StaleRefLockAge {
+		if !refLockStale(path) {
 			return nil
 		}
 		stale = path
