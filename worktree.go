@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/memsync/memsync/worktree"
 )
@@ -122,7 +123,40 @@ func (m *Memory) WorktreeAdd(ctx context.Context, path string, o WorktreeAddOpti
 	wo := worktree.AddOptions{Path: path, CommitIsh: o.CommitIsh, Branch: o.Branch, ResetBranch: o.ResetBranch,
 		Detach: o.Detach, Force: o.Force, Quiet: o.Quiet}
 	res, err := worktree.Add(ctx, r, m.st(ctx), o.Dir, wo, o.Stdout, o.Stderr)
+	if errors.As(err, new(*worktree.GitError)) && m.isWorktree(ctx, worktree.AbsIn(o.Dir, path)) {
+		err = &WorktreeExistsError{Path: path, Err: err}
+	}
 	return linkResult(path, res), err
+}
+
+// WorktreeExistsError is WorktreeAdd's error when git refused a path that
+// is a worktree of the repository already: an interrupted add (killed after
+// git made the worktree) leaves it so, not linked; WorktreeLink links it.
+// It wraps git's error (a *worktree.GitError).
+type WorktreeExistsError struct {
+	Path string // as the caller named it
+	Err  error
+}
+
+func (e *WorktreeExistsError) Error() string { return e.Err.Error() }
+func (e *WorktreeExistsError) Unwrap() error { return e.Err }
+
+// isWorktree tells whether abs is a worktree of the repository.
+func (m *Memory) isWorktree(ctx context.Context, abs string) bool {
+	abs, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return false
+	}
+	list, err := m.Worktrees(ctx)
+	if err != nil {
+		return false
+	}
+	for _, w := range list {
+		if p, err := filepath.EvalSymlinks(w.Path); err == nil && p == abs {
+			return true
+		}
+	}
+	return false
 }
 
 // WorktreeLink makes the worktree that contains path share the memory:

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -52,9 +51,8 @@ func runWorktreeAdd(s *session, c *cli.Context) error {
 	o := memsync.WorktreeAddOptions{Git: s.gitStreams(c), CommitIsh: c.Args().Get(1), Branch: c.String("b"),
 		ResetBranch: c.String("B"), Detach: c.Bool("detach"), Force: c.Bool("force"), Quiet: c.Bool("quiet")}
 	res, err := s.m.WorktreeAdd(c.Context, c.Args().Get(0), o)
-	if errors.As(err, new(*worktree.GitError)) && s.isWorktree(c, c.Args().Get(0)) {
-		// A killed 'worktree add' leaves the worktree made and not linked.
-		fmt.Fprintf(s.stderr, "hint: %s is a worktree already (an interrupted 'memsync worktree add' leaves it unlinked): memsync worktree link %s\n", c.Args().Get(0), c.Args().Get(0))
+	if we := new(memsync.WorktreeExistsError); errors.As(err, &we) {
+		fmt.Fprintf(s.stderr, "hint: %s is a worktree already (an interrupted 'memsync worktree add' leaves it unlinked): memsync worktree link %s\n", we.Path, we.Path)
 	}
 	if err = gitExit(err); errors.Is(err, worktree.ErrTracked) {
 		// The worktree exists; its memory is left as the branch has it.
@@ -129,22 +127,4 @@ func runWorktreeRemove(s *session, c *cli.Context) error {
 		s.printf("folded %d entr%s from the worktree's copy into the memory (copy kept as %s)\n", res.Added, words.Plural(res.Added, "y", "ies"), res.Backup)
 	}
 	return s.print(res, gitExit(err), func() { s.printf("removed %s\n", res.Path) })
-}
-
-// isWorktree tells whether path is a worktree of the repository.
-func (s *session) isWorktree(c *cli.Context, path string) bool {
-	abs, err := filepath.EvalSymlinks(worktree.AbsIn(c.String("C"), path))
-	if err != nil {
-		return false
-	}
-	list, err := s.m.Worktrees(c.Context)
-	if err != nil {
-		return false
-	}
-	for _, w := range list {
-		if p, err := filepath.EvalSymlinks(w.Path); err == nil && p == abs {
-			return true
-		}
-	}
-	return false
 }
