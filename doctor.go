@@ -273,7 +273,7 @@ func (m *Memory) checkTemps(ctx context.Context, fix, safe bool) (Check, error) 
 
 // checkRepo reports the worktrees, the hooks and a tracked memory file.
 func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
-	out := []Check{m.layoutCheck()}
+	out := []Check{m.layoutCheck(), m.otherLayoutCheck(fix)}
 	findings, err := worktree.Doctor(ctx, m.repo, m.st(ctx))
 	if err != nil {
 		return nil, err
@@ -351,6 +351,34 @@ func (m *Memory) layoutCheck() Check {
 	}
 	return Check{Check: "layout", Status: CheckInfo,
 		Detail: fmt.Sprintf("the memory is %s (%s): %s; git config %s=agent|ralph chooses (memsync init --layout)", m.Path(), what, r.LayoutWhy, worktree.LayoutKey)}
+}
+
+// otherLayoutCheck reports a memory file of the other layout in the
+// primary worktree (its entries are not served: the layout is pinned) and,
+// with fix, folds its entries into the memory and moves it aside.
+func (m *Memory) otherLayoutCheck(fix bool) Check {
+	path := worktree.OtherLayoutFile(m.repo)
+	if path == "" {
+		return Check{Check: "layout", Status: CheckOK, Detail: "no memory file of the other layout in the primary worktree"}
+	}
+	ch := Check{Check: "layout", Status: CheckProblem, Fixable: true,
+		Detail: otherLayoutMessage(m.repo, path),
+		Fix:    "memsync doctor --fix folds its entries into the memory and moves the file aside (or choose that layout: memsync init --layout)"}
+	if fix {
+		res, err := worktree.FoldOther(m.store, path)
+		if err != nil {
+			ch.Detail += " (fold failed: " + err.Error() + ")"
+			return ch
+		}
+		ch.Status, ch.Backup = CheckFixed, res.Backup
+		ch.Detail = fmt.Sprintf("folded %d entr%s of %s into the memory; the file is kept as %s", res.Added, words.Plural(res.Added, "y", "ies"), path, res.Backup)
+	}
+	return ch
+}
+
+// otherLayoutMessage says what a file of the other layout at path is.
+func otherLayoutMessage(r *worktree.Repo, path string) string {
+	return fmt.Sprintf("%s is a memory file of the other layout; this repository's memory is %s (git config %s), so its entries are not served", path, r.RelFile(), worktree.LayoutKey)
 }
 
 // checkRefLock reports the snapshot ref's lock file left by a killed

@@ -165,7 +165,42 @@ func Open(dir string, o Options) (*Memory, error) {
 	m.conflictLog = conflicts
 	m.store.Unmark = merge.Hook(conflicts, m.warn)
 	m.embedder = newEmbedder(o, cfg)
+	if m.repo != nil {
+		m.heal()
+	}
 	return m, nil
+}
+
+// heal repairs the current worktree's memory link when it no longer
+// reaches the memory (worktree.HealLink), and says once that a memory file
+// of the other layout appeared in the primary worktree; both through Warn.
+func (m *Memory) heal() {
+	if msg, err := worktree.HealLink(m.repo, m.store); err != nil {
+		m.warn("cannot repair this worktree's memory link: " + err.Error() + " (memsync worktree doctor --fix)")
+	} else if msg != "" {
+		m.warn(msg)
+	}
+	if other := worktree.OtherLayoutFile(m.repo); other != "" {
+		m.warnOnce("other-layout", other, otherLayoutMessage(m.repo, other)+"; 'memsync doctor --fix' folds them in")
+	}
+}
+
+// warnOnce warns msg unless the state dir records that it was said for
+// the same subject (a file) as it is now (its size and time of change).
+func (m *Memory) warnOnce(name, subject, msg string) {
+	fi, err := os.Stat(subject)
+	if err != nil {
+		return
+	}
+	seen := fmt.Sprintf("%s %d %d\n", subject, fi.Size(), fi.ModTime().UnixNano())
+	marker := filepath.Join(m.store.StateDir, name+".seen")
+	if old, err := os.ReadFile(marker); err == nil && string(old) == seen {
+		return
+	}
+	m.warn(msg)
+	if os.MkdirAll(m.store.StateDir, 0o755) == nil {
+		_ = fsutil.WriteFile(marker, []byte(seen), 0o644)
+	}
 }
 
 // fromEnv fills the options left zero from the environment.
@@ -276,6 +311,11 @@ func (m *Memory) beginWrite(ctx context.Context, op policy.Op) error {
 func (m *Memory) BeforeWrite() error {
 	if _, err := m.Exclude(); err != nil {
 		return err
+	}
+	if m.repo != nil {
+		if err := worktree.PinLayout(m.repo, m.store); err != nil {
+			m.warn(err.Error() + "; the next write tries again") // a write never fails for it
+		}
 	}
 	return m.ensureRalphFile()
 }
