@@ -12,6 +12,11 @@
 // takes it), else the common git dir's hooks/. Uninstalling puts back exactly
 // what was there.
 //
+// Hook managers are neighbours (see Install): memsync goes into husky's
+// .husky/NAME, lefthook's lefthook-local.yml and pre-commit's NAME.legacy,
+// the places each manager's own re-run keeps; NotRun tells, cheaply, when git
+// no longer runs memsync's hooks.
+//
 // Run bounds a hook's handler (the work is memsync.RunHook's): it never
 // fails a git command, returns within a time bound once the handler has
 // stopped, and reports trouble as one warning line.
