@@ -311,7 +311,9 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 			}
 		}
 		ch := Check{Check: "hooks", Status: CheckOK, Detail: fmt.Sprintf("%d of %d hooks installed in %s", n, len(st.Hooks), st.Dir)}
-		switch {
+		switch msg := m.HooksNotRun(); {
+		case msg != "":
+			ch.Status, ch.Detail, ch.Fix = CheckProblem, msg, "memsync hooks install"
 		case n == 0:
 			ch.Status, ch.Detail = CheckInfo, "no hooks installed: no snapshots after commits (memsync hooks install)"
 		case n < len(st.Hooks):
@@ -319,7 +321,7 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 		}
 		out = append(out, ch)
 		for _, mg := range st.Managers {
-			out = append(out, Check{Check: "hooks", Status: CheckInfo, Detail: mg.Name + " manages hooks here (" + mg.Config + "); see memsync hooks status"})
+			out = append(out, Check{Check: "hooks", Status: CheckInfo, Detail: mg.Name + " manages hooks here (" + mg.Config + "); memsync hooks install goes through it; see memsync hooks status"})
 		}
 	}
 	if ch, err := m.checkRefLock(ctx, fix); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,7 +31,7 @@ type HookOptions struct {
 // it spawns ignores the variables git sets for hooks (package
 // internal/gitcmd).
 //
-//   - post-commit, post-merge, post-rewrite: snapshot the memory (no commit
+//   - post-commit, post-merge, post-rewrite, post-applypatch (git am): snapshot the memory (no commit
 //     when it is unchanged, so a rebase of many commits snapshots once).
 //   - post-checkout with an all-zero old HEAD (git worktree add): link the new
 //     worktree's memory file (.agent/memories.md, or in ralph's layout
@@ -62,7 +63,7 @@ func hookWork(ctx context.Context, dir, name string, lockTimeout time.Duration) 
 		return "no time left"
 	}
 	switch name {
-	case "post-commit", "post-merge", "post-rewrite", "post-checkout":
+	case "post-commit", "post-merge", "post-rewrite", "post-applypatch", "post-checkout":
 	default:
 		return ""
 	}
@@ -143,6 +144,24 @@ func (m *Memory) Hooks(ctx context.Context) (*hooks.Status, error) {
 		return nil, err
 	}
 	return hooks.Report(m.repo)
+}
+
+// HooksNotRun returns the warning for a repository where 'memsync hooks
+// install' ran but git does not run memsync's hooks in this worktree (a
+// hook manager replaced or moved them, or core.hooksPath now points
+// elsewhere); "" when they run or were never installed. It reads a few
+// small files and spawns no git: the CLI calls it on every command.
+func (m *Memory) HooksNotRun() string {
+	if m.repo == nil {
+		return ""
+	}
+	names := hooks.NotRun(m.repo)
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("git does not run memsync's %s hook%s here (hooks folder %s): no snapshots after commits%s; fix: memsync hooks install",
+		strings.Join(names, ", "), map[bool]string{true: "s", false: ""}[len(names) > 1], hooks.Dir(m.repo),
+		map[bool]string{true: ", new worktrees not linked", false: ""}[slices.Contains(names, "post-checkout")])
 }
 
 func hooksResult(dir string, hs []hooks.Hook) HooksResult {

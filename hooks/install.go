@@ -12,6 +12,11 @@
 // takes it), else the common git dir's hooks/. Uninstalling puts back exactly
 // what was there.
 //
+// Hook managers are neighbours (see Install): memsync goes into husky's
+// .husky/NAME, lefthook's lefthook-local.yml and pre-commit's NAME.legacy,
+// the places each manager's own re-run keeps; NotRun tells, cheaply, when git
+// no longer runs memsync's hooks.
+//
 // Run bounds a hook's handler (the work is memsync.RunHook's): it never
 // fails a git command, returns within a time bound once the handler has
 // stopped, and reports trouble as one warning line.
@@ -33,7 +38,7 @@ import (
 
 // Names returns the hooks memsync installs (a fresh slice each call).
 func Names() []string {
-	return []string{"post-commit", "post-merge", "post-rewrite", "post-checkout"}
+	return []string{"post-commit", "post-merge", "post-rewrite", "post-checkout", "post-applypatch"}
 }
 
 // Marker is the comment line that identifies memsync's hook scripts.
@@ -142,118 +147,338 @@ func chainCommand(orig []byte) string {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// State of one hook in the hooks folder.
+// State of one hook.
 const (
 	StateMissing   = "missing"   // no hook of that name
-	StateInstalled = "installed" // memsync's script
+	StateInstalled = "installed" // memsync's script, or memsync's lines in a hook manager's file
 	StateChained   = "chained"   // memsync's script, running the previous hook first
-	StateForeign   = "foreign"   // another hook (install chains it)
+	StateForeign   = "foreign"   // another hook (install chains it, or goes into its manager)
 )
 
 // Hook is one hook's state, and what an operation did to it.
 type Hook struct {
-	Name   string `json:"name"`
-	Path   string `json:"path"`
-	State  string `json:"state"`
-	Action string `json:"action,omitempty"` // installed, updated, unchanged, restored, removed, kept
+	Name    string `json:"name"`
+	Path    string `json:"path"` // memsync's script, or the manager's file holding memsync's lines
+	State   string `json:"state"`
+	Manager string `json:"manager,omitempty"` // the hook manager memsync runs through: husky, lefthook, pre-commit
+	Runs    bool   `json:"runs"`              // git runs memsync for this hook in this worktree
+	Action  string `json:"action,omitempty"`  // installed, updated, unchanged, restored, removed, kept
 }
 
-// ErrInWorktree is returned when the hooks folder (core.hooksPath) is inside the worktree,
-// and installing would change what git status shows: a tracked hook
-// modified, or scripts holding this machine's path to memsync added where
-// git does not ignore them.
+// ErrInWorktree is returned when a file install would write is inside the
+// worktree and would change what git status shows: a tracked hook (or
+// hook manager's file) modified, or scripts holding this machine's path to
+// memsync added where git does not ignore them.
 var ErrInWorktree = errors.New("the hooks folder is inside the worktree")
 
-// Install writes memsync's script for every hook in Names() into the hooks
-// folder, running bin. A hook already there is moved aside (a hard link,
-// then the script renamed over the name, so the name never goes missing)
-// and chained. Installing again changes nothing, unless bin changed.
+// Install installs memsync's hook for every hook in Names(), running bin,
+// where git runs it in the worktree r, so that the hook managers' own
+// re-runs keep it:
 //
-// When the hooks folder is inside the worktree, Install writes nothing and
-// returns an error wrapping ErrInWorktree if a file it would write is
-// tracked by git or not ignored (it would show in git status); a folder git
-// ignores (husky's .husky/_) is fine. InstallForce installs anyway.
+//   - husky (core.hooksPath is husky's .husky/_, whose scripts husky
+//     rewrites whenever it runs): memsync's lines go at the top of the
+//     hook's file in .husky/ (.husky/NAME), which husky runs and never
+//     rewrites. A file memsync creates there is listed in the common
+//     info/exclude, so git status stays clean. A tracked .husky/NAME is
+//     not modified (git status would show it, and a commit would carry it
+//     to the team) unless force: that hook gets memsync's script in .husky/_,
+//     which husky's next run replaces (the next memsync command says so).
+//   - lefthook (its script is the hook): memsync's command goes into the
+//     per-user lefthook-local.yml that lefthook merges over its config
+//     (NAME: commands: memsync: run: ...), listed in info/exclude when memsync
+//     creates it. lefthook's install renames every other script of a hook it
+//     runs, so that is the only place it keeps.
+//   - pre-commit (its script is the hook): memsync's script is NAME.legacy,
+//     which pre-commit's script runs first, which pre-commit's install keeps
+//     and its uninstall puts back as NAME.
+//   - otherwise memsync's script is the hook, and a hook already there is
+//     moved aside (a hard link, then the script renamed over the name, so
+//     the name never goes missing) and chained.
+//
+// Installing again changes nothing, unless bin changed; what a manager's
+// re-run or an older install left behind (a memsync script renamed
+// NAME.old or NAME.legacy, a stale NAME.memsync-orig) is cleaned up, never
+// a reason to fail.
+//
+// When memsync's script would go into a hooks folder inside the worktree,
+// Install writes nothing and returns an error wrapping ErrInWorktree if a
+// file it would write is tracked by git or not ignored (it would show in
+// git status); a folder git ignores (husky's .husky/_) is fine.
+// InstallForce installs anyway.
 func Install(r *worktree.Repo, bin string) (string, []Hook, error) {
 	return install(r, bin, false)
 }
 
 // InstallForce is Install, also into a hooks folder whose files git status
-// shows.
+// shows, and into a tracked .husky/NAME.
 func InstallForce(r *worktree.Repo, bin string) (string, []Hook, error) {
 	return install(r, bin, true)
 }
 
 func install(r *worktree.Repo, bin string, force bool) (string, []Hook, error) {
 	dir := Dir(r)
+	done := map[string]Hook{}
+	var scripts, lefthook, husky []string
+	hdir := huskyDir(dir)
+	for _, name := range Names() {
+		if err := unchainManager(filepath.Join(dir, name)); err != nil {
+			return dir, nil, err
+		}
+		switch {
+		case hdir != "":
+			husky = append(husky, name)
+		case isLefthook(filepath.Join(dir, name)) && r.WorkTree != "":
+			lefthook = append(lefthook, name)
+		default:
+			scripts = append(scripts, name)
+		}
+	}
+	if len(husky) > 0 {
+		hs, fallback, err := installHusky(r, hdir, dir, husky, bin, force)
+		if err != nil {
+			return dir, nil, err
+		}
+		for _, h := range hs {
+			done[h.Name] = h
+		}
+		scripts = append(scripts, fallback...)
+	}
+	if r.WorkTree != "" {
+		hs, err := installLefthook(r, dir, lefthook, bin, force)
+		if err != nil {
+			return dir, nil, err
+		}
+		for _, h := range hs {
+			done[h.Name] = h
+		}
+	}
+	hs, err := installScripts(r, dir, scripts, bin, force)
+	if err != nil {
+		return dir, nil, err
+	}
+	for _, h := range hs {
+		done[h.Name] = h
+	}
+	if err := record(r, true); err != nil {
+		return dir, nil, err
+	}
+	var out []Hook
+	for _, name := range Names() {
+		h := hookState(r, dir, name)
+		h.Action = done[name].Action
+		out = append(out, h)
+	}
+	return dir, out, nil
+}
+
+// target is where memsync's script for hook name goes in dir: NAME, or
+// NAME.legacy when pre-commit's script is NAME.
+func target(dir, name string) (string, string) {
+	p := filepath.Join(dir, name)
+	if isPreCommit(p) {
+		return p + ".legacy", ManagerPreCommit
+	}
+	return p, ""
+}
+
+// isOurs tells memsync's script.
+func isOurs(p string) bool { return contains(p, Marker) }
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+// executable tells a file git runs as a hook.
+func executable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// variants are the names a hook manager gives memsync's script of hook
+// name when it moves it away: lefthook's NAME.old, pre-commit's
+// NAME.legacy.
+func variants(dir, name string) []string {
+	p := filepath.Join(dir, name)
+	return []string{p, p + ".legacy", p + ".old"}
+}
+
+// installScripts writes memsync's script for each of names into dir (at
+// target), after cleaning up what managers and older installs left.
+func installScripts(r *worktree.Repo, dir string, names []string, bin string, force bool) ([]Hook, error) {
 	type step struct {
 		h      Hook
 		script []byte
+		stale  []string // memsync's scripts elsewhere to remove
+		orphan string   // a kept hook to adopt as target's .memsync-orig
+		aside  string   // a stale .memsync-orig to move out of the way
 	}
 	var plan []step
-	var writes []string // the files the plan writes
-	for _, name := range Names() {
-		h := inspect(dir, name)
-		orig, err := os.ReadFile(h.Path + OrigSuffix) // a hook chained already
-		if h.State == StateForeign {
-			orig, err = os.ReadFile(h.Path) // the hook install will chain
+	var writes []string
+	for _, name := range names {
+		p, _ := target(dir, name)
+		h := Hook{Name: name, Path: p, State: scriptState(p)}
+		st := step{h: h}
+		orig := p + OrigSuffix
+		for _, q := range variants(dir, name) {
+			if q == p {
+				continue
+			}
+			if isOurs(q) {
+				st.stale = append(st.stale, q)
+			}
+			if exists(q+OrigSuffix) && !exists(orig) && st.orphan == "" && h.State != StateForeign && (!exists(q) || isOurs(q)) {
+				st.orphan = q + OrigSuffix // its hook was moved away with memsync's script: it chains again
+			}
 		}
-		if err != nil {
-			orig = nil
+		if h.State == StateForeign && exists(orig) {
+			st.aside = orig // a manager replaced memsync's script: the hook it had kept is stale
 		}
-		script := []byte(Script(name, bin, orig))
+		var kept []byte // what the script chains (nil: none, or unreadable: run directly)
+		switch {
+		case h.State == StateForeign:
+			kept, _ = os.ReadFile(p)
+		case st.orphan != "":
+			kept, _ = os.ReadFile(st.orphan)
+		default:
+			kept, _ = os.ReadFile(orig)
+		}
+		st.script = []byte(Script(name, bin, kept))
 		switch h.State {
 		case StateInstalled, StateChained:
-			h.Action = "updated"
-			if cur, err := os.ReadFile(h.Path); err == nil && bytes.Equal(cur, script) {
-				h.Action = "unchanged"
+			st.h.Action = "updated"
+			if cur, err := os.ReadFile(p); err == nil && bytes.Equal(cur, st.script) && st.orphan == "" {
+				st.h.Action = "unchanged"
 			}
-		case StateForeign:
-			if _, err := os.Lstat(h.Path + OrigSuffix); err == nil {
-				return dir, nil, fmt.Errorf("hooks: %s exists, and so does %s: move one of them away first", h.Path, h.Path+OrigSuffix)
-			}
-			h.Action = "installed"
-			writes = append(writes, h.Path+OrigSuffix)
 		default:
-			h.Action = "installed"
+			st.h.Action = "installed"
+			if h.State == StateForeign {
+				writes = append(writes, orig)
+			}
 		}
-		if h.Action != "unchanged" {
-			writes = append(writes, h.Path)
+		if st.h.Action != "unchanged" {
+			writes = append(writes, p)
 		}
-		plan = append(plan, step{h, script})
+		plan = append(plan, st)
 	}
 	if !force {
 		if err := checkUnseen(r, dir, writes); err != nil {
-			return dir, nil, err
+			return nil, err
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return dir, nil, err
+	if len(plan) > 0 {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	var out []Hook
 	for _, st := range plan {
 		h := st.h
-		switch h.Action {
-		case "unchanged":
+		for _, q := range st.stale {
+			if err := os.Remove(q); err != nil {
+				return out, fmt.Errorf("hooks: remove %s: %w", q, err)
+			}
+		}
+		if st.aside != "" {
+			if err := dropStaleOrig(h.Path, func(string) bool { return false }); err != nil {
+				return out, err
+			}
+		}
+		if st.orphan != "" {
+			if err := os.Rename(st.orphan, h.Path+OrigSuffix); err != nil {
+				return out, fmt.Errorf("hooks: keep %s: %w", st.orphan, err)
+			}
+		}
+		if h.Action == "unchanged" {
 			out = append(out, h)
 			continue
-		case "installed":
-			if h.State == StateForeign {
-				if err := os.Link(h.Path, h.Path+OrigSuffix); err != nil {
-					if err := os.Rename(h.Path, h.Path+OrigSuffix); err != nil {
-						return dir, out, fmt.Errorf("hooks: keep %s: %w", h.Path, err)
-					}
+		}
+		if h.State == StateForeign {
+			if err := os.Link(h.Path, h.Path+OrigSuffix); err != nil {
+				if err := os.Rename(h.Path, h.Path+OrigSuffix); err != nil {
+					return out, fmt.Errorf("hooks: keep %s: %w", h.Path, err)
 				}
 			}
 		}
 		if err := fsutil.WriteFile(h.Path, st.script, 0o755); err != nil {
-			return dir, out, fmt.Errorf("hooks: write %s: %w", h.Path, err)
+			return out, fmt.Errorf("hooks: write %s: %w", h.Path, err)
 		}
 		if err := os.Chmod(h.Path, 0o755); err != nil { // whatever the umask
-			return dir, out, err
+			return out, err
 		}
-		out = append(out, inspectAction(dir, h.Name, h.Action))
+		out = append(out, h)
 	}
-	return dir, out, nil
+	return out, nil
+}
+
+// moveAside renames the stale kept hook p to the first free p.N, so it is
+// neither run nor lost.
+func moveAside(p string) error {
+	for i := 1; ; i++ {
+		q := fmt.Sprintf("%s.%d", p, i)
+		if !exists(q) {
+			if err := os.Rename(p, q); err != nil {
+				return fmt.Errorf("hooks: move %s aside: %w", p, err)
+			}
+			return nil
+		}
+	}
+}
+
+// scriptState is the state of memsync's script at p.
+func scriptState(p string) string {
+	switch {
+	case !exists(p):
+		return StateMissing
+	case !isOurs(p):
+		return StateForeign
+	case exists(p + OrigSuffix):
+		return StateChained
+	}
+	return StateInstalled
+}
+
+// hookState tells hook name's state in the worktree r whose hooks folder is dir.
+func hookState(r *worktree.Repo, dir, name string) Hook {
+	p := filepath.Join(dir, name)
+	if hd := huskyDir(dir); hd != "" {
+		if f := filepath.Join(hd, name); hasBlock(f) {
+			return Hook{Name: name, Path: f, State: StateInstalled, Manager: ManagerHusky, Runs: executable(p)}
+		}
+	}
+	if isLefthook(p) && r.WorkTree != "" {
+		if cfg := lefthookLocal(r.WorkTree); lefthookHas(cfg, name) {
+			return Hook{Name: name, Path: cfg, State: StateInstalled, Manager: ManagerLefthook, Runs: executable(p)}
+		}
+		return Hook{Name: name, Path: p, State: StateForeign}
+	}
+	t, mgr := target(dir, name)
+	h := Hook{Name: name, Path: t, State: scriptState(t)}
+	if h.State == StateInstalled || h.State == StateChained {
+		h.Manager = mgr
+		h.Runs = executable(t) && executable(p)
+	} else if mgr != "" {
+		h.Path, h.State = p, StateForeign
+	}
+	return h
+}
+
+// recordPath is the file that says memsync's hooks are installed in the
+// repository (so that a memsync command can tell when git stopped running
+// them).
+func recordPath(r *worktree.Repo) string {
+	return filepath.Join(r.CommonDir, "memsync", "hooks-installed")
+}
+
+func record(r *worktree.Repo, installed bool) error {
+	p := recordPath(r)
+	if !installed {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteFile(p, []byte("memsync hooks install ran here; memsync hooks uninstall removes this file\n"), 0o644)
 }
 
 // checkUnseen returns an error wrapping ErrInWorktree when one of paths
@@ -323,41 +548,94 @@ func gitList(dir string, paths []string, args ...string) (map[string]bool, error
 	return set, nil
 }
 
-// Uninstall removes memsync's scripts and puts back the hooks they chained,
-// byte for byte and with their mode (they are renamed back). A hook that is
-// not memsync's is left alone.
+// Uninstall removes all of memsync's hooks from the worktree r and the
+// repository's hooks folders: its scripts (putting back the hooks they
+// chained, byte for byte and with their mode: they are renamed back; also
+// memsync's scripts a manager renamed NAME.old or NAME.legacy), its lines in
+// .husky/NAME (a file that held only them is removed), its commands in
+// lefthook-local.yml (the file too, when memsync created it), and its lines
+// in info/exclude. A hook that is not memsync's is left alone, so the hook
+// managers keep working.
 func Uninstall(r *worktree.Repo) (string, []Hook, error) {
 	dir := Dir(r)
+	acts := map[string]string{}
+	folders := []string{dir}
+	if common := filepath.Join(r.CommonDir, "hooks"); common != dir {
+		folders = append(folders, common)
+	}
+	for _, d := range folders {
+		for _, name := range Names() {
+			for _, q := range variants(d, name) {
+				act, err := removeScript(q)
+				if err != nil {
+					return dir, nil, err
+				}
+				if act != "" {
+					acts[name] = act
+				}
+			}
+		}
+	}
+	if r.WorkTree != "" {
+		hd := huskyDir(dir)
+		if hd == "" {
+			hd = filepath.Join(r.WorkTree, ".husky")
+		}
+		for _, name := range Names() {
+			removed, err := removeBlock(r, hd, name)
+			if err != nil {
+				return dir, nil, err
+			}
+			if removed {
+				acts[name] = "removed"
+			}
+		}
+		names, err := uninstallLefthook(r)
+		if err != nil {
+			return dir, nil, err
+		}
+		for _, name := range names {
+			acts[name] = "removed"
+		}
+	}
+	if err := record(r, false); err != nil {
+		return dir, nil, err
+	}
 	var out []Hook
 	for _, name := range Names() {
-		h := inspect(dir, name)
-		switch h.State {
-		case StateChained:
-			if err := os.Rename(h.Path+OrigSuffix, h.Path); err != nil {
-				return dir, out, fmt.Errorf("hooks: restore %s: %w", h.Path, err)
-			}
-			h.Action = "restored"
-		case StateInstalled:
-			if err := os.Remove(h.Path); err != nil {
-				return dir, out, fmt.Errorf("hooks: remove %s: %w", h.Path, err)
-			}
-			h.Action = "removed"
-		case StateForeign:
-			h.Action = "kept"
-		default:
-			continue
+		if act := acts[name]; act != "" {
+			h := hookState(r, dir, name)
+			h.Action = act
+			out = append(out, h)
 		}
-		out = append(out, inspectAction(dir, name, h.Action))
 	}
 	return dir, out, nil
 }
 
-// Manager is a hook manager that owns a repository's hooks, and what to add
-// to its configuration so that it runs memsync.
+// removeScript removes memsync's script at q, putting back the hook it
+// chained; a kept hook at q.memsync-orig whose script is gone is put back
+// too. It returns what it did ("" nothing).
+func removeScript(q string) (string, error) {
+	orig := q + OrigSuffix
+	switch {
+	case isOurs(q) && exists(orig), !exists(q) && exists(orig):
+		if err := os.Rename(orig, q); err != nil {
+			return "", fmt.Errorf("hooks: restore %s: %w", q, err)
+		}
+		return "restored", nil
+	case isOurs(q):
+		if err := os.Remove(q); err != nil {
+			return "", fmt.Errorf("hooks: remove %s: %w", q, err)
+		}
+		return "removed", nil
+	}
+	return "", nil
+}
+
+// Manager is a hook manager that runs the worktree's hooks.
 type Manager struct {
-	Name   string `json:"name"`
-	Config string `json:"config"` // its configuration file or folder
-	Add    string `json:"add"`    // what to add there
+	Name   string `json:"name"`   // husky, lefthook or pre-commit
+	Config string `json:"config"` // where memsync goes: husky's folder, lefthook's local config, the hooks folder
 }
 
 // Status is what Status found.
@@ -365,69 +643,60 @@ type Status struct {
 	Dir      string    `json:"dir"`
 	Hooks    []Hook    `json:"hooks"`
 	Managers []Manager `json:"managers"`
+	// Recorded tells that 'memsync hooks install' ran in the repository and
+	// no uninstall since.
+	Recorded bool `json:"recorded"`
 }
 
-// Report tells what is installed where, and which hook managers (husky,
-// lefthook, pre-commit) the worktree uses, with the lines to add to them.
+// Report tells what is installed where, whether git runs it, and which
+// hook managers (husky, lefthook, pre-commit) the worktree uses.
 func Report(r *worktree.Repo) (*Status, error) {
 	dir := Dir(r)
-	s := &Status{Dir: dir, Managers: managers(r.WorkTree)}
+	s := &Status{Dir: dir, Managers: managers(r, dir)}
 	for _, name := range Names() {
-		s.Hooks = append(s.Hooks, inspect(dir, name))
+		s.Hooks = append(s.Hooks, hookState(r, dir, name))
 	}
+	s.Recorded = exists(recordPath(r))
 	return s, nil
 }
 
-func inspectAction(dir, name, action string) Hook {
-	h := inspect(dir, name)
-	h.Action = action
-	return h
-}
-
-// inspect tells the state of one hook.
-func inspect(dir, name string) Hook {
-	h := Hook{Name: name, Path: filepath.Join(dir, name), State: StateMissing}
-	data, err := os.ReadFile(h.Path)
-	if _, lerr := os.Lstat(h.Path); lerr != nil {
-		return h
+// NotRun returns the hooks memsync's install covers that git does not run
+// memsync for in the worktree r (a hook manager moved or replaced
+// memsync's script, or core.hooksPath now points at another folder), when
+// 'memsync hooks install' ran in the repository (and no uninstall since) or
+// memsync's scripts are in the common hooks folder; nil otherwise. It reads
+// a few small files and spawns nothing: cheap enough for every command.
+func NotRun(r *worktree.Repo) []string {
+	dir := Dir(r)
+	if !exists(recordPath(r)) && !isOurs(filepath.Join(r.CommonDir, "hooks", "post-commit")) {
+		return nil
 	}
-	if err != nil || !bytes.Contains(data, []byte(Marker)) {
-		h.State = StateForeign
-		return h
-	}
-	h.State = StateInstalled
-	if _, err := os.Lstat(h.Path + OrigSuffix); err == nil {
-		h.State = StateChained
-	}
-	return h
-}
-
-// managers finds the hook managers configured in the worktree top.
-func managers(top string) []Manager {
-	out := []Manager{}
-	if top == "" {
-		return out
-	}
-	exists := func(name string) bool { _, err := os.Stat(filepath.Join(top, name)); return err == nil }
-	if exists(".husky") {
-		out = append(out, Manager{Name: "husky", Config: ".husky/",
-			Add: `add the line  memsync hook NAME "$@"  to .husky/NAME for NAME in ` + strings.Join(Names(), ", ")})
-	}
-	for _, f := range []string{"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml"} {
-		if exists(f) {
-			var b strings.Builder
-			for _, n := range Names() {
-				fmt.Fprintf(&b, "%s:\n  commands:\n    memsync:\n      run: memsync hook %s {0}\n", n, n)
-			}
-			out = append(out, Manager{Name: "lefthook", Config: f, Add: b.String()})
-			break
+	var out []string
+	for _, name := range Names() {
+		if !hookState(r, dir, name).Runs {
+			out = append(out, name)
 		}
 	}
-	if exists(".pre-commit-config.yaml") {
-		out = append(out, Manager{Name: "pre-commit", Config: ".pre-commit-config.yaml",
-			Add: "- repo: local\n  hooks:\n    - id: memsync\n      name: memsync\n      entry: memsync hook post-commit\n" +
-				"      language: system\n      always_run: true\n      pass_filenames: false\n      stages: [post-commit]\n" +
-				"# then: pre-commit install --hook-type post-commit"})
+	return out
+}
+
+// managers finds the hook managers in use in the worktree.
+func managers(r *worktree.Repo, dir string) []Manager {
+	out := []Manager{}
+	if hd := huskyDir(dir); hd != "" {
+		out = append(out, Manager{Name: ManagerHusky, Config: hd})
+	}
+	lefthook, precommit := false, false
+	for _, name := range Names() {
+		p := filepath.Join(dir, name)
+		lefthook = lefthook || isLefthook(p)
+		precommit = precommit || isPreCommit(p)
+	}
+	if lefthook && r.WorkTree != "" {
+		out = append(out, Manager{Name: ManagerLefthook, Config: lefthookLocal(r.WorkTree)})
+	}
+	if precommit {
+		out = append(out, Manager{Name: ManagerPreCommit, Config: dir})
 	}
 	return out
 }

@@ -106,3 +106,34 @@ func FuzzChainCommand(f *testing.F) {
 		}
 	})
 }
+
+// TestEditLefthook: memsync's commands go into a user's lefthook-local.yml
+// beside what is there (comments too), and come out leaving it as it was.
+func TestEditLefthook(t *testing.T) {
+	user := "# mine\npre-push:\n  commands:\n    lint:\n      run: make lint\npost-commit:\n  commands:\n    mark:\n      run: echo hi\n"
+	run := map[string]string{}
+	for _, n := range Names() {
+		run[n] = ""
+	}
+	run["post-commit"] = lefthookRun("post-commit", "/bin/memsync")
+	added, ours, err := editLefthook([]byte(user), run)
+	if err != nil || ours {
+		t.Fatalf("add: ours %v, err %v", ours, err)
+	}
+	for _, want := range []string{"# mine", "run: make lint", "run: echo hi", "hook post-commit {0}"} {
+		if !strings.Contains(string(added), want) {
+			t.Fatalf("added config lacks %q:\n%s", want, added)
+		}
+	}
+	run["post-commit"] = ""
+	removed, ours, err := editLefthook(added, run)
+	if err != nil || ours || string(removed) != user {
+		t.Fatalf("remove: ours %v, err %v, got\n%s\nwant\n%s", ours, err, removed, user)
+	}
+	run["post-merge"] = lefthookRun("post-merge", "/bin/memsync")
+	alone, _, _ := editLefthook(nil, run)
+	run["post-merge"] = ""
+	if empty, ours, err := editLefthook(alone, run); err != nil || !ours || len(empty) != 0 {
+		t.Fatalf("memsync's own config: ours %v, err %v, left %q", ours, err, empty)
+	}
+}

@@ -10,7 +10,7 @@ import (
 )
 
 func doctorCommand() command {
-	return command{name: "doctor", usage: "one health report for the whole setup; --fix repairs what it can",
+	return command{name: "doctor", ownHookCheck: true, usage: "one health report for the whole setup; --fix repairs what it can",
 		flags: []cli.Flag{&cli.BoolFlag{Name: "fix", Usage: "repair what can be repaired"}},
 		args:  noArgs("doctor"),
 		run: func(s *session, c *cli.Context) error {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -14,10 +15,10 @@ import (
 
 func hooksCommand() command {
 	return command{name: "hooks", usage: "install, uninstall or inspect memsync's git hooks", subs: []command{
-		{name: "install", usage: "install the hooks (again: no change)", opens: repoOnly, run: runHooksInstall,
+		{name: "install", usage: "install the hooks (again: no change)", opens: repoOnly, run: runHooksInstall, ownHookCheck: true,
 			flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "install also into a hooks folder in the worktree that git status shows"}}},
-		{name: "uninstall", usage: "remove the hooks and put back what was there", opens: repoOnly, run: runHooksUninstall},
-		{name: "status", usage: "what is installed where, and hook managers in use", opens: repoOnly, run: runHooksStatus},
+		{name: "uninstall", usage: "remove the hooks and put back what was there", opens: repoOnly, run: runHooksUninstall, ownHookCheck: true},
+		{name: "status", usage: "what is installed where, and hook managers in use", opens: repoOnly, run: runHooksStatus, ownHookCheck: true},
 	}}
 }
 
@@ -56,7 +57,16 @@ func runHooksInstall(s *session, c *cli.Context) error {
 	}
 	if st, err := s.m.Hooks(c.Context); err == nil && !s.json {
 		for _, m := range st.Managers {
-			s.warn(fmt.Sprintf("%s manages hooks here and may replace these scripts; to run memsync from %s, add:\n%s", m.Name, m.Config, m.Add))
+			if m.Name != hooks.ManagerHusky {
+				continue
+			}
+			for _, h := range st.Hooks {
+				if h.Manager == "" && h.State != hooks.StateMissing {
+					s.warn(fmt.Sprintf("%s/%s is tracked, so memsync's %s hook is a script in %s, which husky rewrites whenever it runs (npm install); "+
+						"to keep it, 'memsync hooks install --force' adds memsync's lines to %s/%s (git status shows the change; committed, it runs memsync for everyone who has it)",
+						m.Config, h.Name, h.Name, st.Dir, m.Config, h.Name))
+				}
+			}
 		}
 	}
 	return nil
@@ -71,12 +81,18 @@ func runHooksStatus(s *session, c *cli.Context) error {
 	return s.print(st, err, func() {
 		s.printf("hooks folder: %s\n", st.Dir)
 		for _, h := range st.Hooks {
-			note := map[string]string{hooks.StateChained: " (runs " + h.Name + hooks.OrigSuffix + " first)",
-				hooks.StateForeign: " (not memsync's; install keeps it and runs it first)"}[h.State]
-			s.printf("  %-14s %s%s\n", h.Name, h.State, note)
+			note := map[string]string{hooks.StateChained: " (runs " + filepath.Base(h.Path) + hooks.OrigSuffix + " first)",
+				hooks.StateForeign: " (not memsync's; install keeps it)"}[h.State]
+			if h.Manager != "" {
+				note += " through " + h.Manager + ": " + h.Path
+			}
+			if !h.Runs && h.State != hooks.StateForeign && h.State != hooks.StateMissing {
+				note += "; NOT RUN by git here: memsync hooks install"
+			}
+			s.printf("  %-15s %s%s\n", h.Name, h.State, note)
 		}
 		for _, m := range st.Managers {
-			s.printf("%s manages hooks here (%s); add:\n%s\n", m.Name, m.Config, m.Add)
+			s.printf("%s manages hooks here (%s)\n", m.Name, m.Config)
 		}
 	})
 }

@@ -22,6 +22,9 @@ type command struct {
 	run                    func(*session, *cli.Context) error // nil: the command only groups subcommands
 	subs                   []command
 	raw                    bool // the arguments are passed on unparsed (hook)
+	// ownHookCheck: the command reports whether git runs memsync's hooks
+	// itself (hooks, doctor), so the prologue does not warn of it.
+	ownHookCheck bool
 }
 
 // opens says which memory a command works on.
@@ -75,6 +78,11 @@ func (d command) action(c *cli.Context) error {
 	case d.opens != noMemory:
 		if err := s.use(c.Bool("global")); err != nil {
 			return err
+		}
+		if !d.ownHookCheck {
+			if msg := s.m.HooksNotRun(); msg != "" {
+				s.warn(msg)
+			}
 		}
 	}
 	return d.run(s, c)
