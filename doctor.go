@@ -351,8 +351,15 @@ func (m *Memory) layoutCheck() Check {
 	if r.Layout == worktree.LayoutRalph {
 		what = "ralph-orchestrator's layout, shared with ralph under its lock " + m.Path() + ".lock"
 	}
+	where := "kept in the git dir, where git clean, stash and checkout never reach; every worktree's " + r.RelFile() + " links to it, the primary's " + r.WorktreeFile(r.Primary) + " too"
+	switch {
+	case r.Bare:
+		where = "in the git dir of a bare repository; every worktree's " + r.RelFile() + " links to it"
+	case r.InWorktree:
+		where = "the primary worktree's file, which its branches track (git config " + worktree.HomeKey + "=worktree)"
+	}
 	return Check{Check: "layout", Status: CheckInfo,
-		Detail: fmt.Sprintf("the memory is %s (%s): %s; git config %s=agent|ralph chooses (memsync init --layout)", m.Path(), what, r.LayoutWhy, worktree.LayoutKey)}
+		Detail: fmt.Sprintf("the memory is %s, %s (%s): %s; git config %s=agent|ralph chooses (memsync init --layout)", m.Path(), where, what, r.LayoutWhy, worktree.LayoutKey)}
 }
 
 // otherLayoutCheck reports a memory file of the other layout in the

@@ -65,7 +65,7 @@ func TestDoctorConflictMarkers(t *testing.T) {
 		t.Fatalf("Doctor = %+v", rep)
 	}
 	if left, fixable := rep.Problems(); left != 1 || !fixable {
-		t.Fatalf("Problems = %d, %v", left, fixable)
+		t.Fatalf("Problems = %d, %v: %+v", left, fixable, rep)
 	}
 	if ch := checkOf(t, rep, "worktree"); ch.Status != CheckOK {
 		t.Fatalf("worktree check: %+v", ch)

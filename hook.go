@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/hooks"
-	"github.com/memsync/memsync/worktree"
 )
 
 // HookOptions bound a hook run.
@@ -36,7 +35,12 @@ type HookOptions struct {
 //   - post-checkout with an all-zero old HEAD (git worktree add): link the new
 //     worktree's memory file (.agent/memories.md, or in ralph's layout
 //     .ralph/agent/memories.md and the lock ralph opens beside it) to the
-//     shared memory. Branch switches do nothing.
+//     shared memory.
+//
+// Every hook first heals the memory links (worktree.Heal, through Open): a
+// branch switch that brought a tracked memory file has its entries folded
+// into the memory and the link put back; a link git clean or stash removed
+// is put back. What it repaired is the warning line.
 //
 // Other names do nothing. The work is bounded by Timeout and ctx (the lock
 // wait too): a hook timeout returns only after its work stopped or is safely
@@ -44,18 +48,15 @@ type HookOptions struct {
 // update under way is let finish, every other write is atomic. Nothing is
 // left running or latched: the next snapshot of the process works as usual.
 func RunHook(ctx context.Context, dir, name string, args []string, o HookOptions) {
-	if name == "post-checkout" && (len(args) < 1 || strings.Trim(args[0], "0") != "") {
-		return // a branch switch or a file checkout: nothing to do, and fast
-	}
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = hooks.DefaultLockTimeout
 	}
-	hooks.Run(ctx, name, func(ctx context.Context) string { return hookWork(ctx, dir, name, o.LockTimeout) },
+	hooks.Run(ctx, name, func(ctx context.Context) string { return hookWork(ctx, dir, name, args, o.LockTimeout) },
 		hooks.Options{Stderr: o.Stderr, Timeout: o.Timeout})
 }
 
 // hookWork does the hook's work and returns the warning to print, if any.
-func hookWork(ctx context.Context, dir, name string, lockTimeout time.Duration) string {
+func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout time.Duration) string {
 	if d, ok := ctx.Deadline(); ok {
 		lockTimeout = min(lockTimeout, time.Until(d)) // the lock wait ends with the hook's time
 	}
@@ -67,30 +68,41 @@ func hookWork(ctx context.Context, dir, name string, lockTimeout time.Duration) 
 	default:
 		return ""
 	}
-	m, err := Open(dir, Options{LockTimeout: lockTimeout})
+	var said []string
+	m, err := Open(dir, Options{LockTimeout: lockTimeout, Warn: func(msg string) { said = append(said, msg) }})
 	if err != nil {
 		return err.Error()
 	}
 	defer func() { _ = m.Close() }()
+	warning := func(s string) string {
+		if s != "" {
+			said = append(said, s)
+		}
+		return strings.Join(said, "; ")
+	}
 	if name == "post-checkout" {
+		if len(args) < 1 || strings.Trim(args[0], "0") != "" {
+			return warning("") // a branch switch or a file checkout: Open healed the links
+		}
 		r := m.Repo()
-		if _, err := os.Stat(r.Home); err != nil || !r.IsSecondary() {
+		if _, err := os.Stat(m.Path()); err != nil || !r.IsSecondary() {
 			return "" // the primary, or a repository without memory
 		}
-		if _, err := worktree.Link(r, m.st(ctx), r.WorkTree); err != nil {
-			return "link the new worktree's memory: " + err.Error() + " (run 'memsync worktree doctor')"
+		said = said[:0] // a new worktree: its first link is no repair
+		if err := m.BeforeWrite(); err != nil {
+			return warning("link the new worktree's memory: " + err.Error() + " (run 'memsync worktree doctor')")
 		}
-		return ""
+		return warning("")
 	}
 	res, err := m.snapshot(ctx, "", name)
 	if err != nil {
-		return "snapshot skipped: " + err.Error()
+		return warning("snapshot skipped: " + err.Error())
 	}
 	if n := len(res.Problems); n > 0 {
-		return fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is; 'memsync list' shows them",
-			m.Path(), n, res.Problems[0])
+		return warning(fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is; 'memsync list' shows them",
+			m.Path(), n, res.Problems[0]))
 	}
-	return ""
+	return warning("")
 }
 
 // HooksResult is what InstallHooks and UninstallHooks did: the hooks

@@ -100,6 +100,9 @@ func TestRunHookPostCheckoutLinks(t *testing.T) {
 	if err := os.MkdirAll(r.Home, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(r.MemoryFile(), []byte("# Memories\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	wt2 := filepath.Join(filepath.Dir(r.WorkTree), "deeper", "wt2")
 	git("worktree", "add", "-q", wt2)
 	RunHook(context.Background(), wt2, "post-checkout", zeros, HookOptions{Stderr: &out})

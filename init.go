@@ -57,6 +57,13 @@ func (m *Memory) Init(ctx context.Context, o InitOptions) (InitResult, error) {
 	if o.MergeDriver && m.repo == nil {
 		return InitResult{}, ErrGlobalLayer
 	}
+	if o.MergeDriver {
+		// A memory merged by a driver is a file its branches track: it
+		// lives in the primary worktree, where git keeps it.
+		if err := worktree.UseWorktreeHome(m.repo, m.store); err != nil {
+			return InitResult{}, err
+		}
+	}
 	res := InitResult{Home: m.store.Home, File: m.store.Path(), Excluded: []string{}}
 	if err := os.MkdirAll(m.store.Home, 0o755); err != nil {
 		return res, err
@@ -82,6 +89,7 @@ func (m *Memory) Init(ctx context.Context, o InitOptions) (InitResult, error) {
 		return res, err
 	}
 	res.Excluded = append(res.Excluded, added...)
+	m.heal(true)
 	res.Tracked = trackedIn(m.repo)
 	if o.MergeDriver {
 		if res.MergeDriver, err = m.setupMergeDriver(o.Executable); err != nil {

@@ -68,7 +68,8 @@ type Options struct {
 	// at the first search, never by Open or a write.
 	Model string
 	// Warn receives messages that are no errors (a size cap reached, a
-	// backup written, a damaged line); nil drops them.
+	// backup written, a damaged line, a link git removed and Open put
+	// back); nil drops them.
 	Warn func(msg string)
 }
 
@@ -104,7 +105,7 @@ func Open(dir string, o Options) (*Memory, error) {
 	if m.warn == nil {
 		m.warn = func(string) {}
 	}
-	var home, state, conflicts string
+	var home, state, conflicts, cfgDir string
 	var mode os.FileMode
 	if o.Global {
 		var err error
@@ -114,13 +115,14 @@ func Open(dir string, o Options) (*Memory, error) {
 		state = filepath.Join(home, "state")
 		conflicts = filepath.Join(state, "conflicts.json")
 		mode = 0o600
+		cfgDir = home
 	} else {
 		repo, err := worktree.Discover(dir)
 		if err != nil {
 			return nil, err
 		}
 		m.repo = repo
-		home = repo.Home
+		home, cfgDir = repo.Home, repo.WorkDir()
 		state = filepath.Join(repo.CommonDir, "memsync", "state")
 		conflicts = history.ConflictLog(repo)
 	}
@@ -128,7 +130,7 @@ func Open(dir string, o Options) (*Memory, error) {
 	if m.repo != nil {
 		root = m.repo.WorkTree
 	}
-	cfg, err := config.Load(root, home)
+	cfg, err := config.Load(root, cfgDir)
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
@@ -166,18 +168,16 @@ func Open(dir string, o Options) (*Memory, error) {
 	m.store.Unmark = merge.Hook(conflicts, m.warn)
 	m.embedder = newEmbedder(o, cfg)
 	if m.repo != nil {
-		m.heal()
+		m.heal(false)
 	}
 	return m, nil
 }
 
-// heal repairs the current worktree's memory link when it no longer
-// reaches the memory (worktree.HealLink), and says once that a memory file
-// of the other layout appeared in the primary worktree; both through Warn.
-func (m *Memory) heal() {
-	if msg, err := worktree.HealLink(m.repo, m.store); err != nil {
-		m.warn("cannot repair this worktree's memory link: " + err.Error() + " (memsync worktree doctor --fix)")
-	} else if msg != "" {
+// heal repairs the memory links git's own commands remove or replace (see
+// worktree.Heal) and says what it did through Warn; with create (a write)
+// the links are made where the memory is new.
+func (m *Memory) heal(create bool) {
+	for _, msg := range worktree.Heal(m.repo, m.store, create) {
 		m.warn(msg)
 	}
 	if other := worktree.OtherLayoutFile(m.repo); other != "" {
@@ -186,7 +186,7 @@ func (m *Memory) heal() {
 }
 
 // warnOnce warns msg unless the state dir records that it was said for
-// the same subject (a file) as it is now (its size and time of change).
+// the same subject (a path) as it is now (size and time of change).
 func (m *Memory) warnOnce(name, subject, msg string) {
 	fi, err := os.Stat(subject)
 	if err != nil {
@@ -312,12 +312,13 @@ func (m *Memory) BeforeWrite() error {
 	if _, err := m.Exclude(); err != nil {
 		return err
 	}
-	if m.repo != nil {
-		if err := worktree.PinLayout(m.repo, m.store); err != nil {
-			m.warn(err.Error() + "; the next write tries again") // a write never fails for it
-		}
+	if err := m.ensureRalphFile(); err != nil {
+		return err
 	}
-	return m.ensureRalphFile()
+	if m.repo != nil {
+		m.heal(true)
+	}
+	return nil
 }
 
 // ralphTemplate is the file ralph-orchestrator starts a memory with; a

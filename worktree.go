@@ -112,12 +112,14 @@ func (m *Memory) repoFor(ctx context.Context) (*worktree.Repo, error) {
 // WorktreeAdd runs the user's `git worktree add` (with its hooks and
 // filters) for path, then links the new worktree's memory (WorktreeLink).
 // When git fails the error is a *worktree.GitError carrying git's exit
-// status. A new worktree whose branch tracks .agent/memories.md stays as
-// the branch has it: the error then wraps worktree.ErrTracked, and the
-// worktree exists.
+// status. A new worktree whose branch tracks the memory file is linked
+// too: its copy folded in, the link set skip-worktree.
 func (m *Memory) WorktreeAdd(ctx context.Context, path string, o WorktreeAddOptions) (WorktreeLinkResult, error) {
 	r, err := m.repoFor(ctx)
 	if err != nil {
+		return WorktreeLinkResult{}, err
+	}
+	if err := m.BeforeWrite(); err != nil {
 		return WorktreeLinkResult{}, err
 	}
 	wo := worktree.AddOptions{Path: path, CommitIsh: o.CommitIsh, Branch: o.Branch, ResetBranch: o.ResetBranch,
@@ -169,6 +171,9 @@ func (m *Memory) WorktreeLink(ctx context.Context, path string) (WorktreeLinkRes
 	if err != nil {
 		return WorktreeLinkResult{}, err
 	}
+	if err := m.BeforeWrite(); err != nil {
+		return WorktreeLinkResult{}, err
+	}
 	res, err := worktree.Link(r, m.st(ctx), worktree.AbsIn("", path))
 	return linkResult(path, res), err
 }
@@ -200,6 +205,11 @@ func (m *Memory) WorktreeDoctor(ctx context.Context, fix bool) ([]Worktree, erro
 	r, err := m.repoFor(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if fix {
+		if err := m.BeforeWrite(); err != nil {
+			return nil, err
+		}
 	}
 	findings, err := worktree.Doctor(ctx, r, m.st(ctx))
 	if err != nil {

@@ -49,7 +49,7 @@ func TestWorktreeLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if filepath.IsAbs(link) || link != filepath.Join("..", "..", "repo", ".agent", "memories.md") {
+	if filepath.IsAbs(link) || link != filepath.Join("..", "..", "repo", ".git", "memsync", "memories.md") {
 		t.Fatalf("link %q, want the relative path to the memory", link)
 	}
 	data, err := os.ReadFile(file)
@@ -69,7 +69,7 @@ func TestWorktreeLink(t *testing.T) {
 	for _, w := range list {
 		states[filepath.Base(w.Path)] = w.State
 	}
-	if states["repo"] != "primary" || states["loop"] != "linked" || len(list) != 2 {
+	if states["repo"] != "linked" || states["loop"] != "linked" || len(list) != 2 {
 		t.Fatalf("Worktrees = %+v", list)
 	}
 	for _, dir := range []string{primary, wt} {

@@ -19,7 +19,7 @@ import (
 // behind memsync's back is not overwritten.
 func TestUpdateRefFollowsGitsProtocol(t *testing.T) {
 	h, dir := testRepo(t)
-	mem := filepath.Join(dir, ".agent", "memories.md")
+	mem := h.Store.Path()
 	write(t, mem, "# Memories\n\n"+entry(idA, "a", "first"))
 	first := take(t, h, "").Snapshot.Commit
 
@@ -91,7 +91,7 @@ func TestUpdateRefFollowsGitsProtocol(t *testing.T) {
 // snapshots taken after it, in the same process, work.
 func TestTakeAfterCancelledTake(t *testing.T) {
 	h, dir := testRepo(t)
-	mem := filepath.Join(dir, ".agent", "memories.md")
+	mem := h.Store.Path()
 	write(t, mem, "# Memories\n\n"+entry(idA, "a", "first"))
 	first := take(t, h, "").Snapshot.Commit
 	write(t, mem, "# Memories\n\n"+entry(idA, "a", "first")+"\n"+entry(idB, "b", "second"))

@@ -106,19 +106,30 @@ func acquire(parent context.Context, path string, timeout time.Duration, shared 
 	if err := parent.Err(); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o644))
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	start := time.Now()
 	var ok bool
 	var err error
-	if shared {
-		ok, err = fl.TryRLockContext(ctx, retryDelay)
-	} else {
-		ok, err = fl.TryLockContext(ctx, retryDelay)
-	}
-	if ok {
-		return &Lock{fl: fl, path: path}, nil
+	for {
+		fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o644))
+		if shared {
+			ok, err = fl.TryRLockContext(ctx, retryDelay)
+		} else {
+			ok, err = fl.TryLockContext(ctx, retryDelay)
+		}
+		if !ok {
+			break
+		}
+		// The lock file may have been replaced while this process waited
+		// (memsync moves a lock into the git dir, keeping its inode): a lock
+		// on a file no longer at path excludes nobody, so take the new one.
+		held, herr := fl.Stat()
+		now, nerr := os.Lstat(path)
+		if herr != nil || nerr != nil || os.SameFile(held, now) {
+			return &Lock{fl: fl, path: path}, nil
+		}
+		_ = fl.Unlock()
 	}
 	if perr := parent.Err(); perr != nil { // the caller gave up, not the timeout
 		return nil, fmt.Errorf("lock %s: %w", path, perr)

@@ -23,9 +23,14 @@ type Repo struct {
 	WorkTree  string // top of the current worktree ("" when run inside a bare repository or inside the git dir)
 	Primary   string // the primary (main) worktree's top; "" for a bare repository
 	Bare      bool   // the repository is bare (no primary worktree)
-	Home      string // memory home: <Primary>/<MemDir>, or <CommonDir>/memsync for a bare repository
-	Layout    Layout // where a worktree keeps the memory: .agent/ (LayoutAgent) or .ralph/agent/ (LayoutRalph)
-	LayoutWhy string // why Discover chose Layout, for people (memsync doctor)
+	Home      string // memory home: <CommonDir>/memsync, where git's own commands never reach (see Heal); <Primary>/<MemDir> when InWorktree
+	// InWorktree: the memory is a file in the primary worktree that its
+	// branches track (memsync.home=worktree: memsync init --merge-driver,
+	// or a tracked file found before memsync first wrote). git then keeps it;
+	// git clean and stash leave tracked files alone.
+	InWorktree bool
+	Layout     Layout // where a worktree keeps the memory: .agent/ (LayoutAgent) or .ralph/agent/ (LayoutRalph)
+	LayoutWhy  string // why Discover chose Layout, for people (memsync doctor)
 }
 
 // Layout is where a worktree keeps the memory file.
@@ -108,9 +113,57 @@ func (r *Repo) chooseLayout(cfg *gitconfig.Config) error {
 	return nil
 }
 
+// HomeKey is the git config key that says where the memory lives:
+// "gitdir" (<common git dir>/memsync, the default) or "worktree" (the
+// primary worktree's file, which branches track). memsync pins it the first
+// time it writes.
+const HomeKey = "memsync.home"
+
+// chooseHome decides where the memory lives: the git config memsync.home
+// when set; else in the primary worktree when its memory file is a regular
+// file that git tracks there (asking git: only until memsync pins the
+// choice); else in the git dir.
+func (r *Repo) chooseHome(cfg *gitconfig.Config) error {
+	r.Home = filepath.Join(r.CommonDir, "memsync")
+	if r.Bare {
+		return nil
+	}
+	v, ok := cfg.Get(HomeKey)
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "gitdir":
+		return nil
+	case "worktree":
+		r.InWorktree = true
+	case "":
+		if ok {
+			return nil
+		}
+		path := r.WorktreeFile(r.Primary)
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && !fileExists(filepath.Join(r.Home, "memories.md")) && isTracked(r, r.Primary) {
+			r.InWorktree = true
+		}
+	default:
+		return fmt.Errorf("worktree: %s=%q: the memory lives in the git dir (gitdir) or in the primary worktree's tracked file (worktree)", HomeKey, v)
+	}
+	if r.InWorktree {
+		r.Home = filepath.Join(r.Primary, filepath.FromSlash(r.MemDir()))
+	}
+	return nil
+}
+
 // ErrNotRepo is returned (wrapped, so use errors.Is) when no git repository
 // can be found for a directory.
 var ErrNotRepo = errors.New("not inside a git repository")
+
+// WorkDir is the memory folder people see: <Primary>/<MemDir> (its
+// memories.md and archive/memories.md are links into Home; memsync.yml is
+// read there), or Home in a bare repository.
+func (r *Repo) WorkDir() string {
+	if r.Bare {
+		return r.Home
+	}
+	return filepath.Join(r.Primary, filepath.FromSlash(r.MemDir()))
+}
 
 // MemoryFile returns the path of the shared memory file, Home/memories.md.
 func (r *Repo) MemoryFile() string { return filepath.Join(r.Home, "memories.md") }
@@ -228,10 +281,8 @@ func Discover(dir string) (*Repo, error) {
 	if err := r.chooseLayout(cfg); err != nil {
 		return nil, err
 	}
-	if r.Bare {
-		r.Home = filepath.Join(r.CommonDir, "memsync")
-	} else {
-		r.Home = filepath.Join(r.Primary, filepath.FromSlash(r.MemDir()))
+	if err := r.chooseHome(cfg); err != nil {
+		return nil, err
 	}
 
 	// The current worktree. Like git, core.bare and core.worktree only apply

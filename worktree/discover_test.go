@@ -167,7 +167,7 @@ func (f discFixture) wt(tb testing.TB, name string) string {
 
 func (f discFixture) primaryRepo() Repo {
 	git := filepath.Join(f.primary, ".git")
-	return Repo{GitDir: git, CommonDir: git, WorkTree: f.primary, Primary: f.primary, Home: filepath.Join(f.primary, ".agent")}
+	return Repo{GitDir: git, CommonDir: git, WorkTree: f.primary, Primary: f.primary, Home: filepath.Join(git, "memsync")}
 }
 
 func (f discFixture) linkedRepo(name string) Repo {
@@ -461,7 +461,7 @@ func TestDiscoverThroughSymlink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Skip("symlinks unsupported:", err)
 	}
-	primary := Repo{GitDir: filepath.Join(proj, ".git"), CommonDir: filepath.Join(proj, ".git"), WorkTree: proj, Primary: proj, Home: filepath.Join(proj, ".agent")}
+	primary := Repo{GitDir: filepath.Join(proj, ".git"), CommonDir: filepath.Join(proj, ".git"), WorkTree: proj, Primary: proj, Home: filepath.Join(proj, ".git", "memsync")}
 	for _, dir := range []string{filepath.Join(link, "proj"), filepath.Join(link, "proj", "sub")} {
 		r := discMust(t, dir)
 		discCheck(t, r, primary)
@@ -491,7 +491,7 @@ func TestDiscoverSubmodule(t *testing.T) {
 	sub := filepath.Join(super, "lib")
 	gitDir := filepath.Join(super, ".git", "modules", "lib")
 	r := discMust(t, sub)
-	discCheck(t, r, Repo{GitDir: gitDir, CommonDir: gitDir, WorkTree: sub, Primary: sub, Home: filepath.Join(sub, ".agent")})
+	discCheck(t, r, Repo{GitDir: gitDir, CommonDir: gitDir, WorkTree: sub, Primary: sub, Home: filepath.Join(gitDir, "memsync")})
 	// git worktree list ignores core.worktree and names the git dir as the
 	// main worktree, so only rev-parse is compared.
 	discAgreeRevParse(t, r, sub)

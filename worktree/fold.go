@@ -17,6 +17,7 @@ import (
 // FoldResult is what Fold did.
 type FoldResult struct {
 	Added  int    // entries of the copy that the memory did not have
+	Edited int    // entries of the memory replaced by the copy's version (edits)
 	Backup string // the copy's bytes are kept here; "" when the memory already had all of it
 
 	folded []byte // the copy as Fold read it
@@ -41,6 +42,13 @@ var errNoChange = errors.New("no change")
 // it). The copy itself is left in place for the caller to replace. A symlink
 // is refused: Fold never reads or writes through one.
 func Fold(s *memfile.Store, copyPath, backup string) (FoldResult, error) {
+	return fold(s, copyPath, backup, false)
+}
+
+// fold is Fold; with edits, an entry of the copy whose ID the memory has
+// with other text replaces it (the copy is an edit of the memory: an
+// editor or sed -i that saved by renaming over the link).
+func fold(s *memfile.Store, copyPath, backup string, edits bool) (FoldResult, error) {
 	var res FoldResult
 	fi, err := os.Lstat(copyPath)
 	if err != nil {
@@ -74,15 +82,46 @@ func Fold(s *memfile.Store, copyPath, backup string) (FoldResult, error) {
 			}
 			stored = []*memfile.File{f, archive}
 		}
-		if res.Added = union(f, copied, stored); res.Added == 0 {
+		edited := 0
+		if edits {
+			edited = replaceEdited(f, copied)
+		}
+		if res.Added = union(f, copied, stored); res.Added+edited == 0 {
 			return errNoChange
 		}
+		res.Edited = edited
 		return nil
 	})
 	if err != nil && !errors.Is(err, errNoChange) {
 		return res, err
 	}
 	return res, nil
+}
+
+// replaceEdited replaces each entry of dst by the entry of src with its ID
+// where the two differ, and returns how many.
+func replaceEdited(dst, src *memfile.File) int {
+	at := make(map[string]int, len(dst.Entries))
+	for i := range dst.Entries {
+		at[dst.Entries[i].ID] = i
+	}
+	n := 0
+	for _, e := range src.Entries {
+		i, ok := at[e.ID]
+		if ok && memfile.RenderEntry(&dst.Entries[i], memfile.Orch) != memfile.RenderEntry(&e, memfile.Orch) {
+			dst.Entries[i] = e
+			n++
+		}
+	}
+	return n
+}
+
+// newer tells whether the file at path changed after the memory file did:
+// a copy written since the memory's last write is an edit of it.
+func newer(path, memory string) bool {
+	a, err1 := os.Stat(path)
+	b, err2 := os.Stat(memory)
+	return err1 == nil && err2 == nil && !a.ModTime().Before(b.ModTime())
 }
 
 // covered reports whether every entry of src is in dst, word for word, and

@@ -57,9 +57,9 @@ func TestDiscoverLayout(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				home := filepath.Join(repo, filepath.FromSlash(r.MemDir()))
-				if r.Layout != c.want || r.Home != home || r.LayoutWhy == "" {
-					t.Fatalf("in %s: layout %q (%s), home %s; want %q", dir, r.Layout, r.LayoutWhy, r.Home, c.want)
+				work := filepath.Join(repo, filepath.FromSlash(r.MemDir()))
+				if r.Layout != c.want || r.WorkDir() != work || r.Home != filepath.Join(repo, ".git", "memsync") || r.LayoutWhy == "" {
+					t.Fatalf("in %s: layout %q (%s), home %s, folder %s; want %q", dir, r.Layout, r.LayoutWhy, r.Home, r.WorkDir(), c.want)
 				}
 			}
 		})

@@ -48,7 +48,7 @@ type State string
 
 // The memory states of a worktree.
 const (
-	StatePrimary       State = "primary"        // the worktree holds the memory home itself
+	StatePrimary       State = "primary"        // the primary worktree holds the memory itself (memsync.home=worktree)
 	StateLinked        State = "linked"         // a symlink that resolves to the home's memories.md
 	StateMissing       State = "missing"        // no .agent/memories.md
 	StateBroken        State = "broken"         // a dangling symlink
@@ -64,9 +64,6 @@ const (
 
 // Errors a caller can test for with errors.Is.
 var (
-	// ErrTracked: the worktree's branch tracks .agent/memories.md, so
-	// replacing it would leave a typechange in git status.
-	ErrTracked = errors.New(".agent/memories.md is tracked by git")
 	// ErrUnsafe: the worktree's .agent folder leads outside the worktree.
 	ErrUnsafe = errors.New("unsafe memory path")
 )
@@ -78,7 +75,7 @@ type Status struct {
 	Path    string // <worktree>/.agent/memories.md
 	Link    string // the symlink's text, when it is one
 	Target  string // where the symlink resolves, when it is one
-	Tracked bool   // git tracks the file (only checked when it is not linked)
+	Tracked bool   // git tracks the file
 	Detail  string // a sentence for people
 }
 
@@ -101,13 +98,16 @@ type LinkResult struct {
 // identical copy is replaced; a diverged copy is first folded into the home by
 // entry ID (see Fold; it is kept as a backup beside itself when it holds
 // anything the memory lacks). A path inside a worktree names that worktree;
-// a path outside this repository's worktrees is refused. A file that git
-// tracks is not touched: the error wraps ErrTracked and the fix is
-// `git rm --cached .agent/memories.md`. In ralph's layout (Repo.Layout) the
-// file is <wt>/.ralph/agent/memories.md, a tracked one is linked too (with
-// the skip-worktree bit, see shareRalph), and the lock ralph opens beside it
-// becomes a link to the memory's lock. s is the memory's store (the
-// memory home's file is created, and a copy folded, through it).
+// a path outside this repository's worktrees is refused. A .agent file the
+// branch tracks (a branch that committed its memory) is folded into the
+// memory and left as the branch has it: git owns it, and a link in its
+// place would make git checkout refuse to switch. In ralph's layout
+// (Repo.Layout) the file is <wt>/.ralph/agent/memories.md, a tracked one
+// (ralph's default) is linked with the skip-worktree bit (see shareRalph),
+// and the lock ralph opens beside it becomes a link to the memory's lock. The primary
+// worktree is linked like any other: the memory itself lives in the
+// home, inside the git dir (see Heal). s is the memory's store (the memory
+// home's file is created, and a copy folded, through it).
 func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 	top, err := worktreeTop(r, wt)
 	if err != nil {
@@ -145,9 +145,6 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 		res.Changed, res.Message = true, "already linked: "+st.Path+" -> "+st.Link+msg
 		return res, nil
 	}
-	if st.Tracked && r.Layout != LayoutRalph {
-		return res, fmt.Errorf("%w in %s; replacing it would change the branch", ErrTracked, st.Path)
-	}
 	if st.State == StateUnsafe && st.Link == "" {
 		return res, fmt.Errorf("%w: %s", ErrUnsafe, st.Detail)
 	}
@@ -156,12 +153,13 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 	}
 	if st.State == StateCopyDiverged {
 		// Fold until the copy stays as folded: a tool may still write to it.
+		edits := !st.Tracked && newer(st.Path, s.Path())
 		for range 3 {
-			fr, err := Fold(s, st.Path, "")
+			fr, err := fold(s, st.Path, "", edits)
 			if err != nil {
 				return res, err
 			}
-			res.Added += fr.Added
+			res.Added += fr.Added + fr.Edited
 			if fr.Backup != "" {
 				res.Backup = fr.Backup
 			}
@@ -170,11 +168,20 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 			}
 		}
 	}
+	if st.Tracked && r.Layout != LayoutRalph {
+		// git owns a file its branch tracks: a link in its place would stop
+		// git checkout ("local changes would be overwritten"). Its entries
+		// are in the memory now; the file stays as the branch has it.
+		res.State, res.Changed = st.State, res.Added > 0
+		res.Message = fmt.Sprintf("%s is tracked by the branch: folded %d entr%s from it into the memory; left as the branch has it (%s)",
+			st.Path, res.Added, words.Plural(res.Added, "y", "ies"), r.trackedDetail())
+		return res, nil
+	}
 	if err := place(r, s, st.Path, copyMode, &res); err != nil {
 		return res, err
 	}
 	res.Changed = true
-	if res.State == StateLinked && r.Layout == LayoutRalph {
+	if res.State == StateLinked {
 		msg, err := shareRalph(r, s, top, st.Path)
 		if err != nil {
 			return res, err
@@ -293,8 +300,8 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 	if homeErr != nil && !errors.Is(homeErr, memfile.ErrUnsafePath) {
 		return st, homeErr
 	}
-	if !r.Bare && real == r.Primary {
-		st.Primary = true
+	st.Primary = !r.Bare && real == r.Primary
+	if st.Primary && r.InWorktree {
 		st.State, st.Detail = StatePrimary, "holds the memory home "+r.Home
 		if homeErr != nil {
 			st.Link, _ = os.Readlink(st.Path)
@@ -304,6 +311,10 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 			st.Tracked = true
 			st.Detail += "; " + r.trackedDetail()
 		}
+		return st, nil
+	}
+	if homeErr != nil {
+		st.State, st.Detail = StateUnsafe, homeErr.Error()
 		return st, nil
 	}
 	if agent, err := filepath.EvalSymlinks(filepath.Dir(st.Path)); err == nil && !pathWithin(agent, real) {
@@ -327,11 +338,9 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 		target, rerr := s.Resolve(st.Path)
 		_, serr := os.Stat(st.Path)
 		switch {
-		case rerr == nil && homeErr == nil && target == home:
+		case rerr == nil && target == home:
 			st.State, st.Target, st.Detail = StateLinked, target, "-> "+st.Link
-			if r.Layout == LayoutRalph {
-				inspectRalph(r, s, real, &st)
-			}
+			inspectLinked(r, s, real, &st)
 			return st, nil
 		case serr != nil:
 			st.State, st.Detail = StateBroken, "dangling link -> "+st.Link
@@ -348,11 +357,9 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 		if err != nil {
 			return st, fmt.Errorf("worktree: %w", err)
 		}
-		var theirs []byte
-		if homeErr == nil {
-			if theirs, err = os.ReadFile(home); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return st, fmt.Errorf("worktree: %w", err)
-			}
+		theirs, err := os.ReadFile(home)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return st, fmt.Errorf("worktree: %w", err)
 		}
 		switch {
 		case bytes.Equal(mine, theirs) && !symlinksEnabled(r):
@@ -375,9 +382,9 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 // trackedDetail says what to do about a tracked memory file.
 func (r *Repo) trackedDetail() string {
 	if r.Layout == LayoutRalph {
-		return "tracked by git (ralph's default; memsync init --merge-driver merges it by entry)"
+		return "tracked by git (ralph's default; memsync links it with skip-worktree and folds a checked-out copy by entry)"
 	}
-	return "tracked by git (fix, in that worktree: git rm --cached .agent/memories.md, then commit)"
+	return "tracked by git (memsync folds its entries into the memory and leaves it to git; to stop tracking it: git rm --cached .agent/memories.md, then commit)"
 }
 
 // isTracked asks git whether the worktree's index tracks the memory file.
@@ -407,16 +414,22 @@ func lockShared(s *memfile.Store, path string) (bool, string) {
 	return err == nil && got == want, want
 }
 
-// inspectRalph looks, in ralph's layout, at what else a linked worktree
-// needs: the lock ralph opens there must be the memory's, and a file the
+// inspectLinked looks at what else a linked worktree needs: a file the
 // branch tracks must carry the skip-worktree bit (else git status shows the
-// symlink as a typechange).
-func inspectRalph(r *Repo, s *memfile.Store, wt string, st *Status) {
+// symlink as a typechange), and in ralph's layout the lock ralph opens there
+// must be the memory's.
+func inspectLinked(r *Repo, s *memfile.Store, wt string, st *Status) {
 	tracked, skip := indexFlags(r, wt)
 	st.Tracked = tracked
 	if tracked && !skip {
 		st.State = StateTypechange
 		st.Detail += "; the branch tracks " + r.RelFile() + " and git status shows the symlink as a typechange (memsync worktree link sets skip-worktree)"
+		return
+	}
+	if r.Layout != LayoutRalph {
+		if tracked {
+			st.Detail += "; tracked, skip-worktree set"
+		}
 		return
 	}
 	if ok, want := lockShared(s, st.Path); !ok {
@@ -438,7 +451,7 @@ func inspectRalph(r *Repo, s *memfile.Store, wt string, st *Status) {
 // did, as a clause for the link's message.
 func shareRalph(r *Repo, s *memfile.Store, wt, path string) (string, error) {
 	msg := ""
-	if ok, want := lockShared(s, path); !ok {
+	if ok, want := lockShared(s, path); !ok && r.Layout == LayoutRalph {
 		if want == "" {
 			_, err := s.LockPath()
 			return "", err

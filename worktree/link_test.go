@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
@@ -62,8 +63,12 @@ func TestLink(t *testing.T) {
 	if err != nil || len(mf.Entries) != 3 {
 		t.Fatalf("home has %d entries, %v", len(mf.Entries), err)
 	}
-	if res := linkMust(t, r, f.primary); res.State != StatePrimary || res.Changed {
+	// The primary is linked like any worktree; the memory is in the git dir.
+	if res := linkMust(t, r, f.primary); res.State != StateLinked {
 		t.Errorf("primary: %+v", res)
+	}
+	if res := linkMust(t, r, f.primary); res.State != StateLinked || res.Changed {
+		t.Errorf("primary, second Link: %+v", res)
 	}
 	for _, dir := range []string{f.primary, f.wt(t, "wt1"), f.wt(t, "wt-two"), f.wt(t, "inner")} {
 		if out := testgit.Git(t, dir, "status", "--porcelain", "-uall"); strings.Contains(out, ".agent") {
@@ -156,7 +161,10 @@ func TestLinkCopyFallback(t *testing.T) {
 	}
 }
 
-func TestLinkRefusesTracked(t *testing.T) {
+// TestLinkTracked: a memory file the branch tracks is folded into the
+// memory and left to git (a link would stop git checkout), so git status
+// stays clean.
+func TestLinkTracked(t *testing.T) {
 	f := newDiscFixture(t)
 	wt := f.wt(t, "wt1")
 	writeFile(t, filepath.Join(wt, ".agent", "memories.md"), "# Memories\n\n## Tracked\n- Content: x\n")
@@ -167,11 +175,15 @@ func TestLinkRefusesTracked(t *testing.T) {
 	if err != nil || !st.Tracked || !strings.Contains(st.Detail, "git rm --cached") {
 		t.Fatalf("Inspect = %+v, %v", st, err)
 	}
-	if _, err := Link(r, memfile.Open(r.Home), wt); err == nil || !strings.Contains(err.Error(), "tracked") {
-		t.Fatalf("Link of a tracked file: %v", err)
+	res, err := Link(r, memfile.Open(r.Home), wt)
+	if err != nil || res.State != StateCopyDiverged || res.Added != 1 || !strings.Contains(res.Message, "tracked") {
+		t.Fatalf("Link of a tracked file: %+v, %v", res, err)
 	}
 	if out := testgit.Git(t, wt, "status", "--porcelain"); out != "" {
 		t.Errorf("git status:\n%s", out)
+	}
+	if mf, err := memfile.Open(r.Home).Load(); err != nil || len(mf.Entries) != 1 || mf.Entries[0].Content != "x" {
+		t.Errorf("memory after the fold: %+v, %v", mf, err)
 	}
 }
 
@@ -225,15 +237,33 @@ func TestLinkStaleAndEditedCopies(t *testing.T) {
 	}
 	_ = os.Remove(mem)
 	writeFile(t, mem, strings.Replace(string(old), "- Content: first", "- Content: first, edited", 1))
+	// An edited copy written after the memory's last write (an editor that
+	// saves by renaming over the link) is an edit: it is applied, and the
+	// copy kept as a backup.
 	res = linkMust(t, r, wt)
-	if res.Was != StateCopyDiverged || res.Added != 0 || res.Backup == "" {
+	if res.Was != StateCopyDiverged || res.Added != 1 || res.Backup == "" {
 		t.Errorf("edited copy: %+v", res)
 	}
 	if b, _ := os.ReadFile(res.Backup); !strings.Contains(string(b), "first, edited") {
 		t.Errorf("backup: %q", b)
 	}
-	if mf, _ := store.Load(); len(mf.Entries) != 2 {
-		t.Errorf("memory has %d entries", len(mf.Entries))
+	if mf, _ := store.Load(); len(mf.Entries) != 2 || mf.Entries[0].Content != "first, edited" {
+		t.Errorf("memory: %+v", mf.Entries)
+	}
+	// An edited copy older than the memory's last write is not applied: the
+	// memory's version stays, the copy is kept.
+	_ = os.Remove(mem)
+	writeFile(t, mem, strings.Replace(string(old), "- Content: first", "- Content: first, stale edit", 1))
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(mem, past, past); err != nil {
+		t.Fatal(err)
+	}
+	res = linkMust(t, r, wt)
+	if res.Added != 0 || res.Backup == "" {
+		t.Errorf("stale edited copy: %+v", res)
+	}
+	if mf, _ := store.Load(); len(mf.Entries) != 2 || mf.Entries[0].Content != "first, edited" {
+		t.Errorf("memory after a stale edit: %+v", mf.Entries)
 	}
 }
 

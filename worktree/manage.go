@@ -189,8 +189,8 @@ func Remove(ctx context.Context, r *Repo, s *memfile.Store, dir, path string, fo
 	if err != nil {
 		return res, err
 	}
-	if st.State == StatePrimary {
-		return res, fmt.Errorf("worktree: %s is the primary worktree; it holds the memory and cannot be removed", wt)
+	if st.Primary {
+		return res, fmt.Errorf("worktree: %s is the primary worktree; it cannot be removed", wt)
 	}
 	if st.State == StateCopyDiverged {
 		backup := filepath.Join(r.Home, "memories.md.bak-"+BackupStamp()+"-"+filepath.Base(wt))
@@ -225,15 +225,11 @@ func Doctor(ctx context.Context, r *Repo, s *memfile.Store) ([]Finding, error) {
 		st := w.Status
 		f := Finding{Worktree: w, Fixable: true}
 		switch {
-		case st.Tracked && r.Layout != LayoutRalph:
-			f.Fix, f.Fixable = "in "+w.Path+": git rm --cached .agent/memories.md, then commit (memsync keeps memory history on its own ref)", false
-		case st.Primary && st.State == StateUnsafe:
-			link := s.LinkOn(st.Path) // .agent itself, or the file
-			if link == "" {
-				link = st.Path
-			}
-			f.Fix, f.Fixable = "remove the symlink "+link+" (it leads outside the memory home), then: memsync init", false
-		case st.State == StatePrimary, st.State == StateLinked:
+		case st.State == StatePrimary:
+			continue
+		case st.Tracked && r.Layout != LayoutRalph && st.State != StateLinked:
+			f.Fix, f.Fixable = "in "+w.Path+": git rm --cached .agent/memories.md, then commit (memsync keeps history on its own ref, and folds the tracked file's entries into the memory meanwhile)", false
+		case st.State == StateLinked, st.Primary && st.State == StateMissing && !fileExists(s.Path()):
 			continue
 		case st.State == StateCopy:
 			continue

@@ -123,7 +123,7 @@ func exitCode(err error) int {
 	case errors.Is(err, lock.ErrTimeout):
 		return exitLocked
 	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
-		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, worktree.ErrTracked), errors.Is(err, policy.ErrRefused),
+		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, policy.ErrRefused),
 		errors.Is(err, merge.ErrMassDeletion), errors.Is(err, hooks.ErrInWorktree),
 		errors.Is(err, memfile.ErrReadOnly):
 		return exitRefused

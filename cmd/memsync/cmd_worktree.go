@@ -54,13 +54,7 @@ func runWorktreeAdd(s *session, c *cli.Context) error {
 	if we := new(memsync.WorktreeExistsError); errors.As(err, &we) {
 		fmt.Fprintf(s.stderr, "hint: %s is a worktree already (an interrupted 'memsync worktree add' leaves it unlinked): memsync worktree link %s\n", we.Path, we.Path)
 	}
-	if err = gitExit(err); errors.Is(err, worktree.ErrTracked) {
-		// The worktree exists; its memory is left as the branch has it.
-		s.warn(err.Error())
-		fmt.Fprintln(s.stderr, "hint: stop tracking it in the new worktree: git rm --cached .agent/memories.md && git commit; then run memsync worktree link")
-		res.State, res.Message = res.Was, "not linked: "+err.Error()
-		err = nil
-	}
+	err = gitExit(err)
 	return s.print(res, err, func() { s.printf("%s\n", res.Message) })
 }
 
@@ -70,9 +64,6 @@ func runWorktreeLink(s *session, c *cli.Context) error {
 		return usageError{fmt.Errorf("not inside a worktree; name one: memsync worktree link PATH")}
 	}
 	res, err := s.m.WorktreeLink(c.Context, worktree.AbsIn(c.String("C"), path))
-	if errors.Is(err, worktree.ErrTracked) {
-		return withHint(err, "stop tracking it in that worktree (the file stays on disk): "+untrack+"; then run memsync worktree link")
-	}
 	res.Path = path
 	return s.print(res, err, func() { s.printf("%s\n", res.Message) })
 }

@@ -2,16 +2,23 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
-// The memory keeps serving the same file when git and other tools change
-// the worktrees around it: the layout is pinned at the first write, and a
-// worktree moved by git gets its link repaired.
+// The memory survives what git's own commands do to ignored files in a
+// worktree (git clean, git stash --all, a checkout of a branch that tracks
+// the memory file, git worktree move): every acknowledged entry stays in
+// the memory and reaches the next snapshot, and the command that repairs a
+// link says so once.
 
 // memsyncOut runs the real memsync in dir and returns stdout and stderr; it
 // fails the test when memsync fails.
@@ -53,6 +60,142 @@ func expectAll(tb testing.TB, env []string, dir string, want []string) string {
 		}
 	}
 	return stderr
+}
+
+// expectSnapshotHolds checks that the newest snapshot holds every one of want.
+func expectSnapshotHolds(tb testing.TB, env []string, repo string, want []string) {
+	tb.Helper()
+	got := gitRun(tb, env, repo, "show", "refs/memsync/snapshots:memories.md")
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			tb.Fatalf("the snapshot lacks %q:\n%s", w, got)
+		}
+	}
+}
+
+// hookedRepo is a repository with memsync's hooks installed and n entries
+// added, the first half of them snapshotted by a commit.
+func hookedRepo(t *testing.T, n int) (env []string, repo string, added []string) {
+	env = testGitEnv(t)
+	repo = newRepo(t, env)
+	memsyncIn(t, env, repo, "init")
+	memsyncIn(t, env, repo, "hooks", "install")
+	for i := range n {
+		c := "lesson " + string(rune('a'+i)) + " learned the hard way"
+		memsyncIn(t, env, repo, "add", c)
+		added = append(added, c)
+		if i == n/2 {
+			gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "half")
+		}
+	}
+	return env, repo, added
+}
+
+func expectGitClean(tb testing.TB, env []string, dirs ...string) {
+	tb.Helper()
+	for _, d := range dirs {
+		if out := gitRun(tb, env, d, "status", "--porcelain", "--untracked-files=all"); strings.TrimSpace(out) != "" {
+			tb.Fatalf("git status in %s:\n%s", d, out)
+		}
+	}
+}
+
+func TestGitCleanKeepsMemory(t *testing.T) {
+	env, repo, added := hookedRepo(t, 6)
+	mem := filepath.Join(repo, ".agent", "memories.md")
+	gitRun(t, env, repo, "clean", "-fdxq")
+	if _, err := os.Lstat(mem); !os.IsNotExist(err) {
+		t.Fatalf("git clean -fdx left %s: %v", mem, err)
+	}
+	stderr := expectAll(t, env, repo, added)
+	if !strings.Contains(stderr, "linked "+mem) {
+		t.Errorf("the repair was not reported: %q", stderr)
+	}
+	if _, stderr := listed(t, env, repo); stderr != "" {
+		t.Errorf("the repair was reported twice: %q", stderr)
+	}
+	if target, err := filepath.EvalSymlinks(mem); err != nil || !strings.Contains(target, filepath.Join(".git", "memsync")) {
+		t.Errorf("%s -> %s, %v", mem, target, err)
+	}
+	// A clean, then a commit (the hook heals first): no entry recorded as removed.
+	gitRun(t, env, repo, "clean", "-fdxq")
+	gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "after clean")
+	expectSnapshotHolds(t, env, repo, added)
+	if _, err := os.Lstat(mem); err != nil {
+		t.Errorf("the post-commit hook did not put the link back: %v", err)
+	}
+	expectGitClean(t, env, repo)
+}
+
+func TestGitStashAllKeepsMemory(t *testing.T) {
+	env, repo, added := hookedRepo(t, 4)
+	if err := os.WriteFile(filepath.Join(repo, "work.txt"), []byte("wip\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, env, repo, "stash", "--all", "-q")
+	memsyncIn(t, env, repo, "add", "written while stashed")
+	added = append(added, "written while stashed")
+	expectAll(t, env, repo, added)
+	gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "while stashed")
+	expectSnapshotHolds(t, env, repo, added)
+	// The stash holds only the links, which are back: dropping it loses nothing.
+	gitRun(t, env, repo, "stash", "drop", "-q")
+	expectAll(t, env, repo, added)
+}
+
+// trackedBranch makes the branch "tracked": HEAD plus a commit that tracks
+// a .agent/memories.md of its own, holding one entry.
+func trackedBranch(t *testing.T, env []string, repo string) {
+	t.Helper()
+	branchFile := filepath.Join(t.TempDir(), "memories.md")
+	if err := os.WriteFile(branchFile, []byte("# Memories\n\n## From the branch\n- Date: 2026-01-02\n- Content: only the branch knew this\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.TrimSpace(gitRun(t, env, repo, "hash-object", "-w", branchFile))
+	idx := slices.Concat(env, []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")})
+	cmd := exec.Command("git", "update-index", "--add", "--cacheinfo", "100644,"+blob+",.agent/memories.md")
+	cmd.Dir, cmd.Env = repo, idx
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	cmd = exec.Command("git", "write-tree")
+	cmd.Dir, cmd.Env = repo, idx
+	tree, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := strings.TrimSpace(gitRun(t, env, repo, "commit-tree", strings.TrimSpace(string(tree)), "-p", "HEAD", "-m", "track the memory"))
+	gitRun(t, env, repo, "branch", "tracked", commit)
+}
+
+// TestCheckoutOfTrackedMemoryBranch: a branch that committed
+// .agent/memories.md replaces the link on checkout; the post-checkout hook
+// folds its entries into the memory and leaves the branch's file to git
+// (git status stays clean, checkouts keep working); switching back puts the
+// link back; nothing is lost either way.
+func TestCheckoutOfTrackedMemoryBranch(t *testing.T) {
+	env, repo, added := hookedRepo(t, 7)
+	trackedBranch(t, env, repo)
+
+	gitRun(t, env, repo, "checkout", "-q", "tracked")
+	added = append(added, "only the branch knew this")
+	expectAll(t, env, repo, added)
+	expectGitClean(t, env, repo)
+	memsyncIn(t, env, repo, "add", "learned on the tracked branch")
+	added = append(added, "learned on the tracked branch")
+	gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "on tracked")
+	expectSnapshotHolds(t, env, repo, added)
+	if got := gitRun(t, env, repo, "show", "HEAD:.agent/memories.md"); strings.Contains(got, "learned on the tracked branch") {
+		t.Errorf("the commit on the branch took the shared memory into the branch's file:\n%s", got)
+	}
+
+	main := strings.TrimSpace(gitRun(t, env, repo, "rev-parse", "--abbrev-ref", "@{-1}"))
+	gitRun(t, env, repo, "checkout", "-q", main)
+	expectAll(t, env, repo, added)
+	expectGitClean(t, env, repo)
+	gitRun(t, env, repo, "checkout", "-q", "tracked")
+	expectAll(t, env, repo, added)
+	expectGitClean(t, env, repo)
 }
 
 // TestLayoutPinned: the first write pins memsync.layout; a ralph file that
@@ -117,4 +260,86 @@ func TestWorktreeMoveRelinks(t *testing.T) {
 	if data, err := os.ReadFile(mem); err != nil || !strings.Contains(string(data), "after the move") {
 		t.Fatalf("%s after the repair: %v\n%s", mem, err, data)
 	}
+}
+
+// TestCrashWithGitChaos: 4 processes add entries in a loop, each run killed
+// with SIGKILL at a random point now and then, while git clean -fdx, git
+// stash --all (and drop) and checkouts of a branch that tracks the memory
+// file run over and over in the primary. Every add that was acknowledged
+// (exit 0, its ID printed) is in the memory at the end, and in the snapshot
+// the next commit takes.
+func TestCrashWithGitChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a few seconds of processes")
+	}
+	env, repo, _ := hookedRepo(t, 2)
+	bin := memsyncBinary(t)
+	trackedBranch(t, env, repo)
+	main := strings.TrimSpace(gitRun(t, env, repo, "rev-parse", "--abbrev-ref", "HEAD"))
+
+	const workers, adds = 4, 25
+	var mu sync.Mutex
+	var acked []string
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 18))
+			for j := range adds {
+				content := fmt.Sprintf("worker %d lesson %d", w, j)
+				span := time.Duration(0)
+				if j%3 == 1 {
+					span = 15 * time.Millisecond
+				}
+				killed, out, _, err := crashRun(t, rng, span, bin, repo, env, "add", content)
+				switch {
+				case killed:
+				case err != nil:
+					errs <- fmt.Errorf("add %q: %v\n%s", content, err, out)
+					return
+				default:
+					mu.Lock()
+					acked = append(acked, content)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	git := func(args ...string) { // git's own commands; a refusal (a race with a writer) is fine
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = repo, env
+		_ = cmd.Run()
+	}
+	for round := 0; ; round++ {
+		select {
+		case <-done:
+		default:
+			switch round % 4 {
+			case 0:
+				git("clean", "-fdxq")
+			case 1:
+				git("stash", "--all", "-q")
+				git("stash", "drop", "-q")
+			case 2:
+				git("checkout", "-q", "tracked")
+			case 3:
+				git("checkout", "-q", main)
+			}
+			continue
+		}
+		break
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	git("checkout", "-q", main)
+	expectAll(t, env, repo, acked)
+	gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "after the chaos")
+	expectSnapshotHolds(t, env, repo, acked)
+	t.Logf("%d adds acknowledged of %d", len(acked), workers*adds)
 }

@@ -131,7 +131,7 @@ func TestMCPServer(t *testing.T) {
 	mustCall(t, a, "save_to_memory", map[string]any{"key": "api-auth-decision", "content": "Authentication uses JWT with 15 minute access tokens",
 		"tags": []string{"api", "auth"}, "type": "decision", "caller_agent_id": "admin_1"}, &saved)
 	id := saved.Entry.ID
-	if id == "" || saved.Entry.Type != "decision" || saved.Path != filepath.Join(repo, ".agent", "memories.md") {
+	if id == "" || saved.Entry.Type != "decision" || saved.Path != filepath.Join(repo, ".git", "memsync", "memories.md") {
 		t.Fatalf("saved %+v", saved)
 	}
 	var found mcpserver.Entries
@@ -671,8 +671,11 @@ func TestMCPFollowsTheMemoryFile(t *testing.T) {
 	byRalph := runRalph(t, repo, "add", "saved by ralph", "--format", "quiet")
 	var saved mcpserver.SaveOutput
 	mustCall(t, cs, "save_to_memory", map[string]any{"content": "saved over MCP after ralph"}, &saved)
-	if saved.Path != ralphFile(repo) {
-		t.Errorf("saved into %s, want ralph's %s", saved.Path, ralphFile(repo))
+	if home := filepath.Join(repo, ".git", "memsync", "memories.md"); saved.Path != home {
+		t.Errorf("saved into %s, want the memory %s", saved.Path, home)
+	}
+	if got := runRalph(t, repo, "list"); !strings.Contains(got, "saved over MCP after ralph") {
+		t.Errorf("ralph does not list the entry saved over MCP:\n%s", got)
 	}
 	mustCall(t, cs, "list_memory_entries", nil, &listed)
 	if listed.Total != 2 {
@@ -700,7 +703,7 @@ func TestMCPErrorsSayWhatTheCLISays(t *testing.T) {
 	repo := newRepo(t, env)
 	cs := startMCP(t, env, repo)
 	mustCall(t, cs, "save_to_memory", map[string]any{"content": "before the file was replaced"}, nil)
-	path := filepath.Join(repo, ".agent", "memories.md")
+	path := filepath.Join(repo, ".git", "memsync", "memories.md") // the memory itself (a user could link it anywhere)
 	outside := filepath.Join(t.TempDir(), "victim.md")
 	victim := "# Memories\n\n## Note: outside\n- Date: 2026-01-01\n- ID: out000000001\n- Content: not memsync's\n"
 	if err := os.WriteFile(outside, []byte(victim), 0o644); err != nil {

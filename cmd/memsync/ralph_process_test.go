@@ -133,7 +133,7 @@ func expectNoBackup(tb testing.TB, home string) {
 		tb.Fatal(err)
 	}
 	for _, n := range names {
-		if n.Name() != "memories.md" && n.Name() != "memories.md.lock" {
+		if n.Name() != "memories.md" && n.Name() != "memories.md.lock" && n.Name() != "archive" { // archive/: the link to the archive
 			tb.Errorf("%s holds %s", home, n.Name())
 		}
 	}
@@ -184,10 +184,15 @@ func TestMemsyncFirstThenRalph(t *testing.T) {
 			ralphIn(t, env, repo, "add", "ralph second: the cache key includes the arch", "-t", "decision")
 			expectSeen(t, env, repo, []string{"memsync first: use the retry helper", "ralph second: the cache key includes the arch"})
 			if how == ".ralph/ folder" {
-				// The explicit setting chooses memsync's own file again.
+				// The explicit setting moves the link to memsync's own path;
+				// the memory (in the git dir) stays the one memory.
 				memsyncIn(t, env, repo, "init", "--layout", "agent")
-				if out := memsyncIn(t, env, repo, "list", "--json"); strings.TrimSpace(out) != "[]" {
+				out := memsyncIn(t, env, repo, "list", "--json")
+				if !strings.Contains(out, "memsync first") || !strings.Contains(out, "ralph second") {
 					t.Fatalf("with layout agent, memsync lists %s", out)
+				}
+				if _, err := os.Readlink(filepath.Join(repo, ".agent", "memories.md")); err != nil {
+					t.Fatalf("no .agent link after init --layout agent: %v", err)
 				}
 			}
 			expectClean(t, env, repo)
@@ -302,7 +307,7 @@ func TestRalphConcurrentWorktrees(t *testing.T) {
 	}
 	memsyncIn(t, env, repo, "worktree", "doctor", "--fix")
 	lp1, _ := filepath.EvalSymlinks(filepath.Join(loop1, ".ralph", "agent", "memories.md.lock"))
-	if want := filepath.Join(repo, ".ralph", "agent", "memories.md.lock"); lp1 != want {
+	if want := filepath.Join(repo, ".git", "memsync", "memories.md.lock"); lp1 != want {
 		t.Fatalf("loop-1's lock resolves to %s, want %s", lp1, want)
 	}
 
@@ -311,7 +316,7 @@ func TestRalphConcurrentWorktrees(t *testing.T) {
 	loop2 := filepath.Join(repo, ".worktrees", "loop-2")
 	gitRun(t, env, repo, "worktree", "add", "-q", loop2, "-b", "ralph/loop-2")
 	lp2, _ := filepath.EvalSymlinks(filepath.Join(loop2, ".ralph", "agent", "memories.md.lock"))
-	if want := filepath.Join(repo, ".ralph", "agent", "memories.md.lock"); lp2 != want {
+	if want := filepath.Join(repo, ".git", "memsync", "memories.md.lock"); lp2 != want {
 		t.Fatalf("after post-checkout, loop-2's lock resolves to %q, want %s", lp2, want)
 	}
 	if out := memsyncIn(t, env, repo, "worktree", "doctor"); strings.Contains(out, "lock-unshared") {

@@ -223,7 +223,7 @@ func TestMixedDialectFile(t *testing.T) {
 			}
 			file := ralphFile(repo)
 			runMemsync(t, env, repo, "doctor", "--fix")
-			if b, _ := filepath.Glob(file + ".bak-*"); len(b) != 1 {
+			if b, _ := filepath.Glob(filepath.Join(repo, ".git", "memsync", "memories.md.bak-*")); len(b) != 1 {
 				t.Fatalf("backups %v", b)
 			}
 			data, _ := os.ReadFile(file)

@@ -126,7 +126,7 @@ func TestSyncConvergence(t *testing.T) {
 			live := ids(c)
 			if id := live[r.IntN(len(live))]; len(live) > 4 && r.IntN(2) == 0 && !deleted[id] { // edit one
 				edited[id] = true
-				st := memfile.Open(filepath.Join(dirs[c][0], ".agent"))
+				st := memfile.Open(filepath.Join(dirs[c][0], ".git", "memsync")) // the memory of clone c
 				if err := st.Update(func(f *memfile.File) error {
 					i, err := f.Find(id)
 					if err == nil {
