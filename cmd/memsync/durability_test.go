@@ -297,7 +297,7 @@ func TestCrashWithGitChaos(t *testing.T) {
 				switch {
 				case killed:
 				case err != nil:
-					errs <- fmt.Errorf("add %q: %v\n%s", content, err, out)
+					errs <- fmt.Errorf("add %q: %w\n%s", content, err, out)
 					return
 				default:
 					mu.Lock()
