@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/policy"
@@ -491,4 +495,33 @@ func (m *Memory) setEntry(ctx context.Context, e memfile.Entry) error {
 		f.Entries = append(f.Entries, e)
 		return nil
 	})
+}
+
+// NeverSynced names the remote a fresh clone would fetch its team's memory
+// from ("" when there is nothing to say): the repository has that remote
+// (the branch's, else origin), and memsync has neither taken a snapshot
+// nor synced here. The CLI says so when a list, search or inject finds the
+// memory empty. It reads files only.
+func (m *Memory) NeverSynced(ctx context.Context) string {
+	if m.repo == nil {
+		return ""
+	}
+	h, err := m.history(ctx)
+	if err != nil {
+		return ""
+	}
+	if ref, err := h.RefHash(history.Ref); err != nil || ref != "" {
+		return ""
+	}
+	if entries, err := os.ReadDir(filepath.Join(m.repo.CommonDir, "refs", "memsync", "remotes")); err == nil && len(entries) > 0 {
+		return ""
+	}
+	if packed, err := os.ReadFile(filepath.Join(m.repo.CommonDir, "packed-refs")); err == nil && strings.Contains(string(packed), " refs/memsync/") {
+		return ""
+	}
+	name := remote.DefaultRemote(h)
+	if url, ok := gitconfig.Repo(m.repo.CommonDir, m.repo.GitDir).Get("remote." + name + ".url"); !ok || url == "" {
+		return ""
+	}
+	return name
 }

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -88,7 +89,7 @@ type Snapshot struct {
 type Provenance struct {
 	SourceCommit string `json:"source_commit"` // the commit checked out in the worktree (HEAD)
 	Branch       string `json:"branch"`        // its branch, "" when detached
-	Worktree     string `json:"worktree"`      // the worktree's top
+	Worktree     string `json:"worktree"`      // the worktree, relative to the primary ("." for it)
 	Hook         string `json:"hook"`          // the git hook that took the snapshot, "" for a manual one
 }
 
@@ -105,7 +106,7 @@ const (
 // for the provenance of a snapshot taken now by hook ("" for none). During a
 // rebase the branch is the one being rebased.
 func (h *History) CurrentProvenance(hook string) Provenance {
-	p := Provenance{Worktree: h.Repo.WorkTree, Hook: hook}
+	p := Provenance{Worktree: h.worktreeName(), Hook: hook}
 	b, err := os.ReadFile(h.Repo.GitDir + "/HEAD")
 	if err != nil {
 		return p
@@ -129,6 +130,22 @@ func (h *History) CurrentProvenance(hook string) Provenance {
 		}
 	}
 	return p
+}
+
+// worktreeName names the current worktree in a snapshot's trailers, which
+// go to every clone: its path relative to the primary worktree ("." for the
+// primary itself), else its folder's name; never an absolute local path.
+func (h *History) worktreeName() string {
+	wt := h.Repo.WorkTree
+	if wt == "" {
+		return ""
+	}
+	if h.Repo.Primary != "" {
+		if rel, err := filepath.Rel(h.Repo.Primary, wt); err == nil {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.Base(wt)
 }
 
 // head returns the hash Ref points at, or the zero hash when it is missing.

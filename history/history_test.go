@@ -76,7 +76,7 @@ func TestTakeChainAndTrees(t *testing.T) {
 		t.Fatalf("tree holds %q, want %q", got, v1)
 	}
 	s := first.Snapshot
-	if s.Hook != "post-commit" || s.Branch == "" || len(s.SourceCommit) != 40 || s.Worktree != dir {
+	if s.Hook != "post-commit" || s.Branch == "" || len(s.SourceCommit) != 40 || s.Worktree != "." {
 		t.Fatalf("provenance: %+v", s)
 	}
 	if !strings.HasPrefix(s.Subject, "memsync snapshot (post-commit at ") {
@@ -283,5 +283,26 @@ func TestBranchRemote(t *testing.T) {
 	testgit.Git(t, dir, "config", "--worktree", "branch.wt.remote", "mine")
 	if got := h.BranchRemote("wt"); got != "mine" {
 		t.Errorf("BranchRemote(wt) from config.worktree = %q", got)
+	}
+}
+
+// Snapshot commits go to every clone: they name the git user as author and
+// committer (memsync's placeholder only when git has none) and the worktree
+// by its path relative to the primary, never an absolute local path.
+func TestSnapshotAttribution(t *testing.T) {
+	h, dir := testRepo(t)
+	testgit.Git(t, dir, "config", "user.name", "Ada Lovelace")
+	testgit.Git(t, dir, "config", "user.email", "ada@example.com")
+	for _, v := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"} {
+		t.Setenv(v, "") // empty is unset, for git and for memsync: the config names the user
+	}
+	write(t, h.Store.Path(), memfile.Header+"\n"+entry(idA, "A", "first"))
+	take(t, h, "")
+	out := testgit.Git(t, dir, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%B", Ref)
+	if !strings.HasPrefix(out, "Ada Lovelace <ada@example.com>|Ada Lovelace <ada@example.com>|") {
+		t.Errorf("snapshot identity: %q", out)
+	}
+	if strings.Contains(out, dir) || !strings.Contains(out, "Memsync-Worktree: .\n") {
+		t.Errorf("snapshot trailers name a local path: %q", out)
 	}
 }

@@ -222,7 +222,7 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 		}
 		msg := message("memsync merge of "+opts.Source, opts.Provenance, "")
 		commit, err = h.writeObject(newObject(plumbing.CommitObject,
-			encodeCommit(tree, []plumbing.Hash{old, plumbing.NewHash(res.Theirs)}, time.Now(), msg)))
+			encodeCommit(tree, []plumbing.Hash{old, plumbing.NewHash(res.Theirs)}, time.Now(), msg, h.identity())))
 		if err != nil {
 			return err
 		}

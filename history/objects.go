@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/memsync/memsync/internal/gitconfig"
 )
 
 // The snapshot's objects are few and simple (two blobs, two trees, a
@@ -43,10 +46,11 @@ type commitInfo struct {
 	message   string
 }
 
-// encodeCommit is the content of a snapshot's commit object; zero parents
-// are left out (a merge snapshot has two).
-func encodeCommit(tree plumbing.Hash, parents []plumbing.Hash, when time.Time, msg string) []byte {
-	sig := fmt.Sprintf("%s <%s> %d %s", identityName, identityEmail, when.Unix(), when.Format("-0700"))
+// encodeCommit is the content of a snapshot's commit object, authored and
+// committed by who (see History.identity); zero parents are left out (a
+// merge snapshot has two).
+func encodeCommit(tree plumbing.Hash, parents []plumbing.Hash, when time.Time, msg string, who identity) []byte {
+	stamp := fmt.Sprintf(" %d %s", when.Unix(), when.Format("-0700"))
 	var b strings.Builder
 	b.WriteString("tree " + tree.String() + "\n")
 	for _, p := range parents {
@@ -54,8 +58,34 @@ func encodeCommit(tree plumbing.Hash, parents []plumbing.Hash, when time.Time, m
 			b.WriteString("parent " + p.String() + "\n")
 		}
 	}
-	b.WriteString("author " + sig + "\ncommitter " + sig + "\n\n" + msg)
+	b.WriteString("author " + who.author + stamp + "\ncommitter " + who.committer + stamp + "\n\n" + msg)
 	return []byte(b.String())
+}
+
+// identity is who a snapshot commit names: "Name <email>" for the author
+// and the committer.
+type identity struct{ author, committer string }
+
+// identity is the git user, as git would name them for a commit in this
+// repository: GIT_AUTHOR_NAME/EMAIL and GIT_COMMITTER_NAME/EMAIL, else
+// user.name and user.email of the git config (system, global, repository,
+// worktree; no git is spawned), else memsync's placeholder.
+func (h *History) identity() identity {
+	cfg := gitconfig.Effective(h.Repo.CommonDir, h.Repo.GitDir)
+	pick := func(env, key, fallback string) string {
+		if v := strings.TrimSpace(os.Getenv(env)); v != "" {
+			return v
+		}
+		if v, ok := cfg.Get(key); ok && strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+		return fallback
+	}
+	clean := func(s string) string { return strings.NewReplacer("<", "", ">", "", "\n", " ").Replace(s) }
+	sig := func(role string) string {
+		return clean(pick("GIT_"+role+"_NAME", "user.name", identityName)) + " <" + clean(pick("GIT_"+role+"_EMAIL", "user.email", identityEmail)) + ">"
+	}
+	return identity{author: sig("AUTHOR"), committer: sig("COMMITTER")}
 }
 
 // readObject reads an object's content, loose or packed.

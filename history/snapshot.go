@@ -104,7 +104,7 @@ func (h *History) takeLocked(ctx context.Context, msg string, p Provenance, roll
 	if tree == oldTree {
 		return res, nil
 	}
-	commitData := encodeCommit(tree, []plumbing.Hash{old}, time.Now(), message(msg, p, rollback))
+	commitData := encodeCommit(tree, []plumbing.Hash{old}, time.Now(), message(msg, p, rollback), h.identity())
 	commit, err := h.writeObject(newObject(plumbing.CommitObject, commitData))
 	if err != nil {
 		return nil, err

@@ -159,10 +159,23 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 	}
 }
 
+// workDir is where git runs for a remote: where the user runs git, the top
+// of the current (else the primary) worktree, so that a remote URL relative
+// to it (git remote add origin ../remote.git) means what it means to git;
+// the common git dir in a bare repository.
+func workDir(h *history.History) string {
+	for _, d := range []string{h.Repo.WorkTree, h.Repo.Primary} {
+		if d != "" {
+			return d
+		}
+	}
+	return h.Repo.CommonDir
+}
+
 // fetch brings the remote's snapshots into TrackingRef(remote) and returns
 // their hash, "" when the remote has no snapshots.
 func fetch(ctx context.Context, h *history.History, remote string) (string, error) {
-	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "fetch", "--quiet", "--no-tags",
+	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "fetch", "--quiet", "--no-tags",
 		"--no-write-fetch-head", "--no-auto-gc", remote, "+"+history.Ref+":"+TrackingRef(remote))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -187,7 +200,7 @@ func fetch(ctx context.Context, h *history.History, remote string) (string, erro
 // that declines, a read-only remote, no access) is an ErrPush with git's own
 // words; retrying would not change it.
 func push(ctx context.Context, h *history.History, remote, head, expect string) (raced bool, err error) {
-	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "push", "--quiet", "--porcelain", "--no-verify",
+	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "push", "--quiet", "--porcelain", "--no-verify",
 		"--force-with-lease="+history.Ref+":"+expect, remote, head+":"+history.Ref)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

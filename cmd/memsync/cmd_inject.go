@@ -41,6 +41,9 @@ func injectCommand() command {
 				return err
 			}
 			out, err := s.m.Inject(c.Context, prompt, o)
+			if err == nil && out.Enabled && len(out.Entries) == 0 && out.Omitted+out.Filtered == 0 {
+				s.hintSync(c)
+			}
 			if err != nil || s.json {
 				return s.print(out, err, nil)
 			}

@@ -19,6 +19,7 @@ func listCommand() command {
 					fmt.Fprintln(s.stderr, "the archive is empty")
 				} else if len(entries) == 0 {
 					fmt.Fprintln(s.stderr, "no memories yet; add one with: memsync add \"what you learned\" -t pattern")
+					s.hintSync(c)
 				}
 				for i := range entries {
 					s.printLine("", &entries[i])

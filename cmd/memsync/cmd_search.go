@@ -54,6 +54,9 @@ func runSearch(s *session, c *cli.Context) error {
 		Tags:  config.Split(c.String("tags")),
 		Type:  c.String("type"),
 	}, layers...)
+	if err == nil && len(hits) == 0 {
+		s.hintSync(c)
+	}
 	return s.print(hits, err, func() {
 		for i := range hits {
 			prefix := ""

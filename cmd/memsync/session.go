@@ -69,6 +69,14 @@ func (s *session) open(global bool) (*memsync.Memory, error) {
 
 func (s *session) warn(msg string) { fmt.Fprintf(s.stderr, "memsync: warning: %s\n", msg) }
 
+// hintSync says, when a read found the memory empty in a clone that never
+// synced, that its team's memory may be on the remote.
+func (s *session) hintSync(c *cli.Context) {
+	if name := s.m.NeverSynced(c.Context); name != "" {
+		fmt.Fprintf(s.stderr, "hint: this clone has not fetched its team's memory yet: memsync sync %s\n", name)
+	}
+}
+
 // print returns err, or prints v: as JSON with --json, else by calling text.
 func (s *session) print(v any, err error, text func()) error {
 	switch {

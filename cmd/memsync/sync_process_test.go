@@ -358,3 +358,54 @@ func bareRemote(t *testing.T) (env []string, root, remote string) {
 	gitRun(t, env, seed, "push", "-q", "origin", "HEAD")
 	return env, root, remote
 }
+
+// TestSyncRelativeRemoteURL: a remote added with a URL relative to the
+// worktree (git remote add origin ../remote.git), which git itself handles,
+// works for memsync sync too, from the primary and from a subfolder.
+func TestSyncRelativeRemoteURL(t *testing.T) {
+	env, root, _ := bareRemote(t)
+	var clones [2]string
+	for i := range clones {
+		clones[i] = filepath.Join(root, fmt.Sprintf("clone%d", i))
+		gitRun(t, env, root, "init", "-q", clones[i])
+		gitRun(t, env, clones[i], "remote", "add", "origin", "../remote.git")
+		gitRun(t, env, clones[i], "fetch", "-q", "origin") // git takes the URL relative to the worktree
+	}
+	memsyncIn(t, env, clones[0], "add", "learned in clone 0")
+	memsyncIn(t, env, clones[0], "sync")
+	sub := filepath.Join(clones[1], "deep", "er")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	memsyncIn(t, env, sub, "sync")
+	if out := memsyncIn(t, env, clones[1], "list"); !strings.Contains(out, "learned in clone 0") {
+		t.Fatalf("clone 1 after sync:\n%s", out)
+	}
+}
+
+// TestFreshCloneHint: a fresh clone of a repository whose remote holds the
+// team's memory lists nothing, and says once that memsync sync fetches it;
+// after the sync (or in a clone without a remote) it says nothing.
+func TestFreshCloneHint(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	first := filepath.Join(root, "first")
+	gitRun(t, env, root, "clone", "-q", remote, first)
+	memsyncIn(t, env, first, "add", "the team learned this")
+	memsyncIn(t, env, first, "sync")
+	fresh := filepath.Join(root, "fresh")
+	gitRun(t, env, root, "clone", "-q", remote, fresh)
+	for _, args := range [][]string{{"list"}, {"search", "team"}, {"inject", "a task"}} {
+		_, stderr := memsyncOut(t, env, fresh, args...)
+		if strings.Count(stderr, "memsync sync origin") != 1 {
+			t.Errorf("memsync %v in a fresh clone: stderr %q", args, stderr)
+		}
+	}
+	memsyncIn(t, env, fresh, "sync")
+	if out, stderr := memsyncOut(t, env, fresh, "list"); !strings.Contains(out, "the team learned this") || strings.Contains(stderr, "memsync sync") {
+		t.Errorf("after the sync: %q, %q", out, stderr)
+	}
+	alone := newRepo(t, env)
+	if _, stderr := memsyncOut(t, env, alone, "list"); strings.Contains(stderr, "memsync sync") {
+		t.Errorf("a repository without a remote: %q", stderr)
+	}
+}
