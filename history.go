@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/internal/gitconfig"
@@ -221,6 +222,10 @@ func (m *Memory) Rollback(ctx context.Context, rev string, refs ...string) (*his
 type SyncOptions struct {
 	DryRun bool // fetch, and report what the merge would change; write nothing else
 	Force  bool // go ahead with a merge that removes more than half of the entries (owner and admin only)
+	// Timeout bounds each git fetch and push; MEMSYNC_SYNC_TIMEOUT; default
+	// remote.DefaultTimeout. A remote that does not answer in time is an
+	// error wrapping remote.ErrTimeout; git and its children are stopped.
+	Timeout time.Duration
 }
 
 // SyncResult is what Sync did.
@@ -264,7 +269,14 @@ func (m *Memory) Sync(ctx context.Context, name string, o SyncOptions) (*SyncRes
 			return out, err
 		}
 	}
-	res, err := remote.Sync(ctx, h, name, remote.Options{Force: o.Force, DryRun: o.DryRun, Provenance: h.CurrentProvenance("")})
+	if v := os.Getenv("MEMSYNC_SYNC_TIMEOUT"); o.Timeout == 0 && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return out, &ConfigError{fmt.Errorf("environment: MEMSYNC_SYNC_TIMEOUT=%q is not a duration (2m, 30s)", v)}
+		}
+		o.Timeout = d
+	}
+	res, err := remote.Sync(ctx, h, name, remote.Options{Force: o.Force, DryRun: o.DryRun, Timeout: o.Timeout, Provenance: h.CurrentProvenance("")})
 	if res == nil {
 		return out, err
 	}

@@ -34,7 +34,15 @@ var (
 	ErrPush = errors.New("push failed")
 	// ErrRaced: others pushed first on every try.
 	ErrRaced = errors.New("others kept pushing first")
+	// ErrTimeout: the remote did not answer a fetch or push in time.
+	ErrTimeout = errors.New("the remote did not answer in time")
+	// ErrBusy: another sync of this repository held the sync lock too long.
+	ErrBusy = errors.New("another memsync sync of this repository is under way")
 )
+
+// DefaultTimeout bounds each fetch and push (a slow link's worth; a stuck
+// SSH server never answers).
+const DefaultTimeout = 2 * time.Minute
 
 // DefaultTries is how many times Sync fetches, merges and pushes before it
 // gives up on a remote that others keep updating.
@@ -42,9 +50,12 @@ const DefaultTries = 5
 
 // Options tunes Sync.
 type Options struct {
-	Force      bool // pass the mass-deletion guard of the merge
-	DryRun     bool // fetch, then report what the merge would change; write nothing else
-	Tries      int  // fetch-merge-push rounds on a rejected push (0: DefaultTries)
+	Force  bool // pass the mass-deletion guard of the merge
+	DryRun bool // fetch, then report what the merge would change; write nothing else
+	Tries  int  // fetch-merge-push rounds on a rejected push (0: DefaultTries)
+	// Timeout bounds each git fetch and push (0: DefaultTimeout): then git
+	// and its children are stopped, and Sync returns ErrTimeout.
+	Timeout    time.Duration
 	Provenance history.Provenance
 }
 
@@ -100,9 +111,19 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	l, err := lock.Exclusive(h.Store.Context(), filepath.Join(dir, "sync.lock"), max(h.Store.LockTimeout, 2*time.Minute))
+	l, err := lock.Exclusive(h.Store.Context(), filepath.Join(dir, "sync.lock"), h.Store.LockTimeout)
+	if te := new(lock.TimeoutError); errors.As(err, &te) {
+		who := "another process"
+		if te.PID > 0 {
+			who = fmt.Sprintf("pid %d", te.PID)
+		}
+		return nil, fmt.Errorf("%w (%s; waited %s for it): %w", ErrBusy, who, te.Waited.Round(time.Millisecond), err)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
 	}
 	defer func() { _ = l.Release() }()
 
@@ -112,7 +133,7 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 	}
 	res := &Result{Remote: remote}
 	for res.Tries = 1; ; res.Tries++ {
-		theirs, err := fetch(ctx, h, remote)
+		theirs, err := fetch(ctx, h, remote, opts.Timeout)
 		if err != nil {
 			return res, err
 		}
@@ -140,7 +161,7 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 		if head == "" || head == theirs {
 			return res, nil // nothing the remote lacks
 		}
-		raced, err := push(ctx, h, remote, head, theirs)
+		raced, err := push(ctx, h, remote, head, theirs, opts.Timeout)
 		if err != nil {
 			return res, err
 		}
@@ -174,12 +195,17 @@ func workDir(h *history.History) string {
 
 // fetch brings the remote's snapshots into TrackingRef(remote) and returns
 // their hash, "" when the remote has no snapshots.
-func fetch(ctx context.Context, h *history.History, remote string) (string, error) {
+func fetch(parent context.Context, h *history.History, remote string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
 	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "fetch", "--quiet", "--no-tags",
 		"--no-write-fetch-head", "--no-auto-gc", remote, "+"+history.Ref+":"+TrackingRef(remote))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
+		if parent.Err() == nil && ctx.Err() != nil {
+			return "", fmt.Errorf("%w: git fetch %s: no answer in %s (--timeout, MEMSYNC_SYNC_TIMEOUT)", ErrTimeout, remote, timeout)
+		}
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("%w: git fetch %s: %w", ErrFetch, remote, ctx.Err())
 		}
@@ -199,12 +225,17 @@ func fetch(ctx context.Context, h *history.History, remote string) (string, erro
 // remote found its ref changed under the update. Any other refusal (a hook
 // that declines, a read-only remote, no access) is an ErrPush with git's own
 // words; retrying would not change it.
-func push(ctx context.Context, h *history.History, remote, head, expect string) (raced bool, err error) {
+func push(parent context.Context, h *history.History, remote, head, expect string, timeout time.Duration) (raced bool, err error) {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
 	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "push", "--quiet", "--porcelain", "--no-verify",
 		"--force-with-lease="+history.Ref+":"+expect, remote, head+":"+history.Ref)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if parent.Err() == nil && ctx.Err() != nil {
+			return false, fmt.Errorf("%w: git push %s: no answer in %s (--timeout, MEMSYNC_SYNC_TIMEOUT)", ErrTimeout, remote, timeout)
+		}
 		if ctx.Err() != nil {
 			return false, fmt.Errorf("%w: git push %s: %w", ErrPush, remote, ctx.Err())
 		}

@@ -18,6 +18,7 @@ func syncCommand() command {
 		flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "show what would change; write nothing but the fetched ref"},
 			&cli.BoolFlag{Name: "force", Usage: "go ahead with a merge that removes more than half of the entries"},
+			&cli.DurationFlag{Name: "timeout", Usage: "give up on a fetch or push the remote does not answer within this (default 2m; MEMSYNC_SYNC_TIMEOUT)"},
 		},
 		args: atMost(1, "sync takes at most one remote"), opens: repoOnly, run: runSync,
 	}
@@ -25,7 +26,7 @@ func syncCommand() command {
 
 func runSync(s *session, c *cli.Context) error {
 	dry := c.Bool("dry-run")
-	res, err := s.m.Sync(c.Context, c.Args().First(), memsync.SyncOptions{DryRun: dry, Force: c.Bool("force")})
+	res, err := s.m.Sync(c.Context, c.Args().First(), memsync.SyncOptions{DryRun: dry, Force: c.Bool("force"), Timeout: c.Duration("timeout")})
 	name := res.Remote
 	return s.print(res, syncError(err, name), func() {
 		switch {
@@ -84,6 +85,10 @@ func syncError(err error, name string) error {
 	switch {
 	case errors.Is(err, remote.ErrBadRemote):
 		return usageError{err}
+	case errors.Is(err, remote.ErrBusy):
+		return withHint(err, "wait for that sync to finish and run 'memsync sync' again, or wait longer with --lock-timeout")
+	case errors.Is(err, remote.ErrTimeout):
+		return withHint(err, fmt.Sprintf("your memory is unchanged and no git is left running; check that %s answers ('git fetch %s'), or give it longer with --timeout", name, name))
 	case errors.Is(err, remote.ErrFetch):
 		return withHint(err, fmt.Sprintf("your memory is unchanged; check the remote ('git remote -v', 'git fetch %s') and sync again", name))
 	case errors.Is(err, remote.ErrPush):

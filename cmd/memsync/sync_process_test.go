@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/memsync/memsync"
 	"math/rand/v2"
@@ -408,4 +409,65 @@ func TestFreshCloneHint(t *testing.T) {
 	if _, stderr := memsyncOut(t, env, alone, "list"); strings.Contains(stderr, "memsync sync") {
 		t.Errorf("a repository without a remote: %q", stderr)
 	}
+}
+
+// TestSyncHangingRemote: a remote that never answers (an SSH command that
+// sleeps) stops a sync after --timeout with a message naming the remote and
+// no git or ssh child left; a second sync meanwhile waits --lock-timeout,
+// then says another sync is under way (exit 4), and the lock is free after.
+func TestSyncHangingRemote(t *testing.T) {
+	env := testGitEnv(t)
+	repo := newRepo(t, env)
+	memsyncIn(t, env, repo, "add", "kept whatever the network does")
+	marker := fmt.Sprintf("%d", 600+os.Getpid()%300) // sleep's argument names this test's children
+	gitRun(t, env, repo, "remote", "add", "origin", "ssh://memsync.invalid/team.git")
+	hang := filepath.Join(t.TempDir(), "hang")
+	if err := os.WriteFile(hang, []byte("#!/bin/sh\nexec sleep "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, env, repo, "config", "core.sshCommand", hang)
+
+	first := exec.Command(memsyncBinary(t), "sync", "--timeout", "2s")
+	first.Dir, first.Env = repo, env
+	var firstErr strings.Builder
+	first.Stderr = &firstErr
+	start := time.Now()
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	second := exec.Command(memsyncBinary(t), "sync", "--lock-timeout", "200ms")
+	second.Dir, second.Env = repo, env
+	out, err := second.CombinedOutput()
+	if code := exitStatus(err); code != 4 || !strings.Contains(string(out), "another memsync sync") {
+		t.Errorf("a second sync meanwhile: exit %d\n%s", code, out)
+	}
+	err = first.Wait()
+	took := time.Since(start)
+	if code := exitStatus(err); code != 1 || !strings.Contains(firstErr.String(), "did not answer") || !strings.Contains(firstErr.String(), "origin") {
+		t.Errorf("the hanging sync: exit %d after %v\n%s", code, took, firstErr.String())
+	}
+	if took > 15*time.Second {
+		t.Errorf("the hanging sync took %v with --timeout 2s", took)
+	}
+	if ps, _ := exec.Command("pgrep", "-f", "sleep "+marker).Output(); len(ps) > 0 {
+		t.Errorf("children left running: %s", ps)
+		_ = exec.Command("pkill", "-f", "sleep "+marker).Run()
+	}
+	if out := memsyncIn(t, env, repo, "list"); !strings.Contains(out, "kept whatever") {
+		t.Errorf("the memory after the timeout:\n%s", out)
+	}
+}
+
+// exitStatus is a finished command's exit code (0 for no error, -1 for one
+// that did not exit).
+func exitStatus(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	return -1
 }
