@@ -759,3 +759,29 @@ func TestMCPErrorsSayWhatTheCLISays(t *testing.T) {
 		t.Errorf("the file outside changed: %q %v", b, err)
 	}
 }
+
+// TestMCPRalphTitles: in ralph's layout, an entry's title is the first line
+// of its content, as ralph shows it, in every tool that returns entries
+// (it was empty: ralph's dialect has no title line).
+func TestMCPRalphTitles(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := ralphRepo(t, env)
+	ralph := "# Memories\n\n## Patterns\n\n### mem-1770245557-134c\n> Kiro image support\n> in two lines.\n<!-- tags: kiro | created: 2026-02-04 -->\n\n## Decisions\n\n## Fixes\n\n## Context\n"
+	if err := os.WriteFile(ralphFile(repo), []byte(ralph), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := startMCP(t, env, repo)
+	const want = "Kiro image support"
+	var listed, found mcpserver.Entries
+	mustCall(t, cs, "list_memory_entries", map[string]any{}, &listed)
+	mustCall(t, cs, "retrieve_from_memory", map[string]any{"query": "kiro image"}, &found)
+	var got memsync.Entry
+	mustCall(t, cs, "get_memory_entry", map[string]any{"key": "mem-1770245557-134c"}, &got)
+	var saved mcpserver.SaveOutput
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "kiro image support\nin two lines."}, &saved)
+	for what, es := range map[string][]memsync.Entry{"list": listed.Entries, "retrieve": found.Entries, "get": {got}, "save (duplicate)": {saved.Entry}} {
+		if len(es) != 1 || es[0].Title != want {
+			t.Errorf("%s: %+v, want the title %q", what, es, want)
+		}
+	}
+}
