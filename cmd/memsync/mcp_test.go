@@ -785,3 +785,43 @@ func TestMCPRalphTitles(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPKeysUnique: a save with a key another entry has is refused with
+// that entry's ID, and nothing is stored; get and delete by the key then
+// name the one entry (a second entry used to be stored, after which both
+// failed as ambiguous); once deleted, the key is free again. A save of the
+// same content under its own key again is the stored entry (a retry).
+func TestMCPKeysUnique(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	cs := startMCP(t, env, repo)
+	var first, retry mcpserver.SaveOutput
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "auth uses JWT", "key": "api-auth"}, &first)
+	msg := call(t, cs, "save_to_memory", map[string]any{"content": "auth uses sessions", "key": "api-auth"}, nil)
+	if !strings.Contains(msg, first.Entry.ID) || !strings.Contains(msg, "api-auth") {
+		t.Fatalf("a save with a taken key: %q, want a refusal naming the key and %s", msg, first.Entry.ID)
+	}
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "auth uses JWT", "key": "api-auth"}, &retry)
+	if retry.Entry.ID != first.Entry.ID || retry.Duplicate != "active" {
+		t.Fatalf("the same save again: %+v", retry)
+	}
+	if got := memsyncList(t, env, repo); len(got) != 1 {
+		t.Fatalf("stored %d entries, want 1: %+v", len(got), got)
+	}
+	var got memsync.Entry
+	mustCall(t, cs, "get_memory_entry", map[string]any{"key": "api-auth"}, &got)
+	if got.ID != first.Entry.ID || got.Content != "auth uses JWT" {
+		t.Fatalf("get by key: %+v", got)
+	}
+	var del mcpserver.DeleteOutput
+	mustCall(t, cs, "delete_memory_entry", map[string]any{"key": "api-auth"}, &del)
+	if del.Deleted.ID != first.Entry.ID {
+		t.Fatalf("delete by key: %+v", del)
+	}
+	var second mcpserver.SaveOutput
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "auth uses sessions", "key": "api-auth"}, &second)
+	mustCall(t, cs, "get_memory_entry", map[string]any{"key": "api-auth"}, &got)
+	if got.ID != second.Entry.ID || got.Content != "auth uses sessions" {
+		t.Fatalf("get by key after the delete and a new save: %+v", got)
+	}
+}
