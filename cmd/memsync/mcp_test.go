@@ -825,3 +825,47 @@ func TestMCPKeysUnique(t *testing.T) {
 		t.Fatalf("get by key after the delete and a new save: %+v", got)
 	}
 }
+
+// TestMCPRequestsInOrder: requests one client sends without waiting for
+// answers are handled in the order sent, as a client that pipelines them
+// expects: a get sent right after a save finds what it saved, and the
+// answers come back in the order of the requests. The SDK handles calls
+// concurrently; the get used to run before the save now and then.
+func TestMCPRequestsInOrder(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	r := startRawMCP(t, env, repo)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if m := r.next(); string(m.ID) != "1" || m.Error != nil {
+		t.Fatalf("initialize: %+v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	const rounds = 40
+	var batch strings.Builder
+	for i := range rounds {
+		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"save_to_memory","arguments":{"content":"pipelined save %d","key":"k%d"}}}`+"\n", 100+2*i, i, i)
+		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_memory_entry","arguments":{"key":"k%d"}}}`, 101+2*i, i)
+		if i < rounds-1 {
+			batch.WriteString("\n")
+		}
+	}
+	r.send(batch.String()) // one write: the server reads them all at once
+	for i := range 2 * rounds {
+		m := r.next()
+		if want := fmt.Sprint(100 + i); string(m.ID) != want {
+			t.Fatalf("answer %d has the id %s, want %s (answers out of order)", i, m.ID, want)
+		}
+		var res struct {
+			IsError           bool `json:"isError"`
+			StructuredContent struct {
+				Content string `json:"content"`
+			} `json:"structuredContent"`
+		}
+		if m.Error != nil || json.Unmarshal(m.Result, &res) != nil || res.IsError {
+			t.Fatalf("request %s: %+v %s", m.ID, m.Error, m.Result)
+		}
+		if i%2 == 1 && res.StructuredContent.Content != fmt.Sprintf("pipelined save %d", i/2) {
+			t.Fatalf("get %s sent after its save: %s", m.ID, m.Result)
+		}
+	}
+}
