@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/memsync/memsync/config"
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
@@ -129,6 +131,8 @@ func exitCode(err error) int {
 		return exitRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return exitNoRepo
+	case errors.As(err, new(*gitcmd.Error)), errors.As(err, new(*exec.ExitError)):
+		return exitError // git's (or another child's) exit status is not memsync's
 	case errors.As(err, &ec):
 		return ec.ExitCode()
 	}
@@ -155,6 +159,9 @@ func defaultHint(err error) string {
 		return "'memsync list' prints each entry's number and ID; an entry is named by its ID, its number, its key, or a unique ID prefix"
 	case errors.As(err, new(usageError)):
 		return "see 'memsync --help' or 'memsync COMMAND --help'"
+	}
+	if ge := new(gitcmd.Error); errors.As(err, &ge) {
+		return fmt.Sprintf("git's message says why 'git %s' failed; fix what it names (run the command yourself to see more), then run memsync again", ge.Command())
 	}
 	return ""
 }
