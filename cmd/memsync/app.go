@@ -89,8 +89,13 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 
 // run is memsync's main, with its streams passed in for tests.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdin, stdout, stderr)
+}
+
+// runContext is run with a context that a signal cancels.
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
-	err := app.RunContext(context.Background(), reorderArgs(app, args))
+	err := app.RunContext(ctx, reorderArgs(app, args))
 	if err == nil {
 		return exitOK
 	}
@@ -100,6 +105,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		msg = "unknown flag " + strings.TrimPrefix(msg, "flag provided but not defined: ")
 	}
 	if msg == "" { // the error was reported already (git's own output)
+		return code
+	}
+	if ctx.Err() != nil { // a signal: the command stopped where it was
+		fmt.Fprintf(stderr, "memsync: interrupted: %s\n", msg)
 		return code
 	}
 	fmt.Fprintf(stderr, "memsync: error: %s\n", msg)

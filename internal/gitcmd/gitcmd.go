@@ -15,6 +15,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // localVars are the repository-local variables git exports to hooks
@@ -60,13 +62,31 @@ func Command(dir string, args ...string) *exec.Cmd {
 	return CommandContext(context.Background(), dir, args...)
 }
 
-// CommandContext is Command for a git that is killed when ctx is done
-// before it exits.
+// CommandContext is Command for a git that is ended when ctx is done before
+// it exits. git runs in a session, and so a process group, of its own, and
+// the end is for the whole group: SIGTERM (git removes its lock files),
+// SIGKILL killDelay later for what is still running, so nothing git started
+// (ssh, a hook, a credential helper) is left behind. A terminal's ^C goes to
+// memsync alone, which cancels ctx; and as with GIT_TERMINAL_PROMPT=0, no
+// process git starts has a terminal to prompt on (ssh asking for a key's
+// passphrase fails at once instead of waiting: use an ssh agent).
 func CommandContext(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = dir, Env()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Cancel = func() error {
+		group := -cmd.Process.Pid
+		time.AfterFunc(killDelay, func() { _ = syscall.Kill(group, syscall.SIGKILL) })
+		return syscall.Kill(group, syscall.SIGTERM)
+	}
+	// Wait returns even when a process of the group holds git's pipes.
+	cmd.WaitDelay = killDelay + time.Second
 	return cmd
 }
+
+// killDelay is how long a cancelled git's process group has between
+// SIGTERM and SIGKILL.
+const killDelay = 2 * time.Second
 
 // Output runs git in dir and returns its stdout; when git fails the error
 // is an *Error holding git's stderr.
