@@ -75,6 +75,12 @@ func List(ctx context.Context, r *Repo, s *memfile.Store) ([]Worktree, error) {
 		bare bool
 	)
 	flush := func() error {
+		if len(list) == 0 && !bare && r.Primary != "" && sameDir(cur.Path, r.CommonDir) {
+			// The main worktree of a git dir with core.worktree (a
+			// submodule's, under the superproject's .git/modules/): git
+			// (2.39) names the git dir; the worktree is the primary.
+			cur.Path = r.Primary
+		}
 		if cur.Path != "" && !bare {
 			st, err := Inspect(r, s, cur.Path)
 			if err != nil {
@@ -266,4 +272,14 @@ func AbsIn(dir, p string) string {
 		dir = filepath.Join(wd, dir)
 	}
 	return filepath.Join(dir, p)
+}
+
+// sameDir tells whether two paths name the same existing folder.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
