@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -288,7 +287,7 @@ func (h *History) isAncestor(ctx context.Context, a, b string) (bool, error) {
 	case errors.As(err, &ee) && ee.ExitCode() == 1:
 		return false, nil
 	}
-	return false, fmt.Errorf("git merge-base --is-ancestor: %w: %s", err, strings.TrimSpace(stderr.String()))
+	return false, gitcmd.Wrap(cmd.Args[1:], err, stderr.String())
 }
 
 // mergeBase is the best common ancestor of a and b, "" when they have none.
@@ -306,5 +305,5 @@ func (h *History) mergeBase(ctx context.Context, a, b string) (string, error) {
 	case errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.Len() == 0:
 		return "", nil
 	}
-	return "", fmt.Errorf("git merge-base: %w: %s", err, strings.TrimSpace(stderr.String()))
+	return "", gitcmd.Wrap(cmd.Args[1:], err, stderr.String())
 }

@@ -537,7 +537,7 @@ func gitList(dir string, paths []string, args ...string) (map[string]bool, error
 	out, err := cmd.Output()
 	var ee interface{ ExitCode() int }
 	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) {
-		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return nil, gitcmd.Wrap(args, err, stderr.String())
 	}
 	set := map[string]bool{}
 	for _, p := range strings.Split(string(out), "\x00") {

@@ -191,6 +191,9 @@ func toolError(err error, l *layer) error {
 		return fmt.Errorf("%w; split the content into several smaller entries and save each", err)
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
 		return fmt.Errorf("%w; %s shows each entry's number and ID (an entry is named by its full ID, its number, the key it was saved with, or a unique ID prefix of 4+ characters, first match wins)", err, listTool)
+	case errors.As(err, new(*memfile.KeyTakenError)):
+		getTool, delTool := tool{base: "get_memory_entry"}.name(l.global), tool{base: "delete_memory_entry"}.name(l.global)
+		return fmt.Errorf("%w; nothing was saved: a key names one entry. %s gives that entry; to replace it, %s it first, or save under another key", err, getTool, delTool)
 	case errors.Is(err, lock.ErrTimeout):
 		return fmt.Errorf("%w; another process is writing the memory, retry in a moment", err)
 	case errors.Is(err, policy.ErrRefused):

@@ -32,10 +32,17 @@ const DefaultMaxLine = 8 << 20
 //     invalid request with id null; the SDK ends the session on one.
 //
 // Each dropped line is also reported on Log. Good lines go to the SDK's
-// transport unchanged. At the end of the input the session ends only once
-// every request read has been answered, so a client that writes its
-// requests and closes stdin (a pipe) gets every answer, and no call under
-// way is cut short.
+// transport unchanged, and one request at a time: the SDK handles calls
+// concurrently, so a get sent right after a save could run first; here the
+// next request (or the answer to a bad line) is passed on only once every
+// earlier one is answered, so a client that pipelines its requests gets
+// them handled, and answered, in the order it sent them. Notifications keep
+// their place in that order; the client's responses and its cancellations
+// of a request under way go ahead of a waiting request, and a cancellation
+// of a request still waiting drops that request. At the end of the input
+// the session ends only once every request read has been answered, so a
+// client that writes its requests and closes stdin (a pipe) gets every
+// answer, and no call under way is cut short.
 type LineTransport struct {
 	Reader  io.Reader
 	Writer  io.Writer
@@ -52,20 +59,40 @@ func (t *LineTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	go t.filter(pw, w)
+	go t.filter(w)
+	go w.forward(pw)
 	return &closeConn{Connection: conn, w: w}, nil
 }
 
 // frameWriter serializes whole frames: the SDK writes each message with one
-// Write, and so do the error answers of filter. It also keeps the ids of
-// the requests passed on and not yet answered.
+// Write, and so do the error answers to bad lines. It also keeps the input
+// read and not yet passed on, and the ids of the requests passed on and not
+// yet answered.
 type frameWriter struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	w       io.Writer
 	pending map[string]bool // ids (as JSON) of requests passed on, unanswered
-	done    bool            // the session closed or a write failed
+	queue   []frame         // input read, not yet passed on, in the order read
+	queued  int             // the bytes in queue
+	eof     bool            // the input ended (readErr says how)
+	readErr error
+	done    bool // the session closed or a write failed
 }
+
+// frame is one line of input on its way to the SDK, or the error answer to
+// a bad line.
+type frame struct {
+	line   []byte // the message with its "\n"; nil for an answer
+	answer []byte // the error answer to a bad line
+	id     string // a request's id (as JSON); "" for a notification
+	ahead  bool   // a response or a cancellation: goes ahead of a waiting request
+	cancel string // for a cancellation, the id it cancels
+}
+
+// maxQueued is how much input the reader keeps ahead of the SDK (one line
+// more when the queue is empty).
+const maxQueued = 2 * DefaultMaxLine
 
 func (f *frameWriter) Write(p []byte) (int, error) {
 	f.mu.Lock()
@@ -83,41 +110,102 @@ func (f *frameWriter) Write(p []byte) (int, error) {
 
 func (f *frameWriter) Close() error { return nil }
 
-// track notes a message passed on to the SDK: a request is pending until
-// its answer is written; a cancellation ends the wait for its request.
-func (f *frameWriter) track(m jsonrpc.Message) {
-	req, ok := m.(*jsonrpc.Request)
-	if !ok {
-		return
-	}
+// add queues a frame for forward. A cancellation of a request still in the
+// queue drops both. It waits while the queue is full, and drops the frame
+// once the session is gone.
+func (f *frameWriter) add(fr frame) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	switch {
-	case req.ID.IsValid():
-		id, _ := json.Marshal(req.ID.Raw())
-		f.pending[string(id)] = true
-	case req.Method == "notifications/cancelled":
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(req.Params, &p) == nil {
-			var v any
-			if json.Unmarshal(p.RequestID, &v) == nil {
-				id, _ := json.Marshal(v)
-				delete(f.pending, string(id))
+	for f.queued > 0 && f.queued+len(fr.line)+len(fr.answer) > maxQueued && !f.done {
+		f.cond.Wait()
+	}
+	defer f.cond.Broadcast()
+	if f.done {
+		return // no one reads it any more
+	}
+	if fr.cancel != "" {
+		for i, q := range f.queue {
+			if q.id == fr.cancel {
+				f.queue = append(f.queue[:i], f.queue[i+1:]...)
+				f.queued -= len(q.line)
+				return
 			}
 		}
 	}
+	f.queue = append(f.queue, fr)
+	f.queued += len(fr.line) + len(fr.answer)
 }
 
-// drain waits until every request passed on is answered, or the session
-// is gone.
-func (f *frameWriter) drain() {
+// end notes the end of the input.
+func (f *frameWriter) end(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for len(f.pending) > 0 && !f.done {
-		f.cond.Wait()
+	f.eof, f.readErr = true, err
+	f.cond.Broadcast()
+}
+
+// next is the index in the queue of the frame to pass on now, or -1: a
+// response or cancellation at once; else the first frame, a request or an
+// answer only once no request is unanswered.
+func (f *frameWriter) next() int {
+	first := true
+	for i, fr := range f.queue {
+		switch {
+		case fr.ahead:
+			return i
+		case first:
+			first = false
+			if (fr.id == "" && fr.answer == nil) || len(f.pending) == 0 {
+				return i
+			}
+		}
 	}
+	return -1
+}
+
+// forward passes the queued frames on to the SDK (out) in order, see
+// LineTransport; at the end of the input it waits until every request
+// passed on is answered, or the session is gone, and closes out.
+func (f *frameWriter) forward(out *io.PipeWriter) {
+	f.mu.Lock()
+	for !f.done {
+		i := f.next()
+		if i < 0 {
+			if f.eof && len(f.queue) == 0 {
+				if f.readErr == nil && len(f.pending) > 0 {
+					f.cond.Wait()
+					continue
+				}
+				break
+			}
+			f.cond.Wait()
+			continue
+		}
+		fr := f.queue[i]
+		f.queue = append(f.queue[:i], f.queue[i+1:]...)
+		f.queued -= len(fr.line) + len(fr.answer)
+		switch {
+		case fr.id != "":
+			f.pending[fr.id] = true
+		case fr.cancel != "":
+			delete(f.pending, fr.cancel)
+		}
+		f.cond.Broadcast()
+		f.mu.Unlock()
+		var err error
+		if fr.answer != nil {
+			_, err = f.Write(fr.answer)
+		} else {
+			_, err = out.Write(fr.line)
+		}
+		f.mu.Lock()
+		if err != nil {
+			f.done = true
+		}
+	}
+	err := f.readErr
+	f.mu.Unlock()
+	_ = out.CloseWithError(err)
 }
 
 func (f *frameWriter) stop() {
@@ -127,8 +215,8 @@ func (f *frameWriter) stop() {
 	f.cond.Broadcast()
 }
 
-// closeConn tells the frameWriter when the session closes, so that drain
-// does not wait for answers that will never come.
+// closeConn tells the frameWriter when the session closes, so that the
+// forwarding does not wait for answers that will never come.
 type closeConn struct {
 	mcp.Connection
 	w *frameWriter
@@ -172,9 +260,9 @@ func responseID(frame []byte) (json.RawMessage, bool) {
 	return id, id != nil
 }
 
-// filter copies the good lines of t.Reader to out and answers the bad ones
-// on w; it closes out at the end of the input or when the session is gone.
-func (t *LineTransport) filter(out *io.PipeWriter, w *frameWriter) {
+// filter reads the lines of t.Reader and queues each on w for forward: a
+// good line as it is, a bad one as its error answer.
+func (t *LineTransport) filter(w *frameWriter) {
 	limit := t.MaxLine
 	if limit <= 0 {
 		limit = DefaultMaxLine
@@ -185,29 +273,45 @@ func (t *LineTransport) filter(out *io.PipeWriter, w *frameWriter) {
 		if len(line) > 0 || tooLong {
 			m, code, id, msg := check(line, tooLong, limit)
 			if code == 0 {
-				w.track(m)
-				if _, werr := out.Write(append(line, '\n')); werr != nil {
-					return // the session closed its end
-				}
+				w.add(frameOf(m, append(line, '\n')))
 			} else {
 				if t.Log != nil {
 					fmt.Fprintf(t.Log, "memsync: mcp: input line %d dropped: %s\n", n, msg)
 				}
-				if _, werr := w.Write(errorFrame(id, code, msg)); werr != nil {
-					_ = out.CloseWithError(werr)
-					return
-				}
+				w.add(frame{answer: errorFrame(id, code, msg)})
 			}
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = nil
-				w.drain()
 			}
-			_ = out.CloseWithError(err)
+			w.end(err)
 			return
 		}
 	}
+}
+
+// frameOf is the frame of a good line holding the message m.
+func frameOf(m jsonrpc.Message, line []byte) frame {
+	fr := frame{line: line}
+	req, ok := m.(*jsonrpc.Request)
+	switch {
+	case !ok: // a response to a request of the server's
+		fr.ahead = true
+	case req.ID.IsValid():
+		id, _ := json.Marshal(req.ID.Raw())
+		fr.id = string(id)
+	case req.Method == "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		var v any
+		if json.Unmarshal(req.Params, &p) == nil && json.Unmarshal(p.RequestID, &v) == nil {
+			id, _ := json.Marshal(v)
+			fr.ahead, fr.cancel = true, string(id)
+		}
+	}
+	return fr
 }
 
 // readLine reads one line without its end (\n or \r\n), trimmed of spaces.

@@ -101,6 +101,13 @@ func parse(s string) *File {
 	} else {
 		parseOrch(f, s)
 	}
+	for i := range f.Entries {
+		// Ralph's dialect has no title line: the title is the content's
+		// first line, as ralph shows it (a "title:" tag holds another).
+		if e := &f.Entries[i]; e.ralphAt != 0 && e.Title == "" {
+			e.Title = TitleFrom(e.Content)
+		}
+	}
 	f.checkDuplicateIDs()
 	return f
 }
@@ -496,9 +503,6 @@ func (f *File) Render() []byte {
 			if e.ralphAt != 0 { // read from ralph's dialect: written in orch's order
 				c := *e
 				c.order, c.typeRaw = nil, ""
-				if c.Title == "" {
-					c.Title = TitleFrom(c.Content)
-				}
 				e = &c
 			}
 			e.renderOrch(b)

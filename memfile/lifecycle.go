@@ -2,6 +2,7 @@ package memfile
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -38,7 +39,8 @@ const (
 // back. Without a StateDir it is Append. With Limits set, a write past
 // MaxEntries (or the first write of a day) runs GC, down to 90% of
 // MaxEntries so that the next writes do not run it again; that cleanup never
-// moves the entry Add just wrote.
+// moves the entry Add just wrote. An entry with a key another entry has is
+// refused (a KeyTakenError), checked under the lock.
 func (s *Store) Add(e Entry) (Entry, Dup, error) {
 	if err := s.Validate(&e); err != nil {
 		return e, NotDup, err
@@ -67,6 +69,9 @@ func (s *Store) Add(e Entry) (Entry, Dup, error) {
 				e, dup = found, d
 				return nil
 			}
+		}
+		if err := s.keyFreeLocked(&e); err != nil {
+			return err
 		}
 		var rewrote bool
 		if e, rewrote, err = s.appendLocked(e); err != nil {
@@ -142,6 +147,50 @@ func (s *Store) findDupLocked(x *index, e *Entry) (Entry, Dup, error) {
 		}
 	}
 	return Entry{}, NotDup, nil
+}
+
+// KeyTakenError refuses an entry whose key (KeyField) another entry, active
+// or archived, has already: a key names one entry (Find). It is an ErrInvalid.
+type KeyTakenError struct {
+	Key      string
+	ID       string // the entry that has the key
+	Archived bool   // that entry is in the archive
+}
+
+func (e *KeyTakenError) Error() string {
+	where := ""
+	if e.Archived {
+		where = " in the archive"
+	}
+	return fmt.Sprintf("%s: the key %q is taken by the entry %s%s", ErrInvalid, e.Key, e.ID, where)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *KeyTakenError) Unwrap() error { return ErrInvalid }
+
+// keyFreeLocked refuses e when another entry has its key (a KeyTakenError).
+// Only an entry with a key pays for the read of the files.
+func (s *Store) keyFreeLocked(e *Entry) error {
+	key := strings.TrimSpace(e.Field(KeyField))
+	if key == "" {
+		return nil
+	}
+	for _, archived := range []bool{false, true} {
+		path := s.Path()
+		if archived {
+			path = s.ArchivePath()
+		}
+		f, err := s.load(path, false)
+		if err != nil {
+			return err
+		}
+		for i := range f.Entries {
+			if c := &f.Entries[i]; strings.TrimSpace(c.Field(KeyField)) == key {
+				return &KeyTakenError{Key: key, ID: c.ID, Archived: archived}
+			}
+		}
+	}
+	return nil
 }
 
 // GC moves the entries past the limits to the archive and returns them:

@@ -1,6 +1,7 @@
 package memfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -211,5 +212,40 @@ func TestReadForeign(t *testing.T) {
 	}
 	if added, skipped, _ := s.Import(act, arc); len(added) != 0 || skipped != 3 {
 		t.Fatalf("second import: %d added, %d skipped", len(added), skipped)
+	}
+}
+
+// TestAddKeyTaken: an entry whose key an active or archived entry has is
+// refused naming that entry, nothing is written, and the key stays the
+// name of one entry for Find.
+func TestAddKeyTaken(t *testing.T) {
+	s := lifecycleStore(t)
+	keyed := func(content, key string) Entry {
+		e := s.NewEntry("", "", content, nil)
+		e.SetField(KeyField, key)
+		return e
+	}
+	a, _, err := s.Add(keyed("auth uses JWT", "api-auth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, archived := range []bool{false, true} {
+		if archived {
+			if _, err := s.Archive(a.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, _, err := s.Add(keyed("auth uses sessions", " api-auth "))
+		var kt *KeyTakenError
+		if !errors.As(err, &kt) || kt.ID != a.ID || kt.Archived != archived || !errors.Is(err, ErrInvalid) {
+			t.Fatalf("archived %v: a taken key: %v", archived, err)
+		}
+	}
+	act, arc := ids(t, s)
+	if len(act) != 0 || len(arc) != 1 {
+		t.Fatalf("active %v, archive %v", act, arc)
+	}
+	if _, _, err := s.Add(keyed("auth uses sessions", "web-auth")); err != nil {
+		t.Fatalf("a free key: %v", err)
 	}
 }

@@ -165,8 +165,14 @@ func mergeEntry(b, o, t memfile.Entry) (memfile.Entry, bool) {
 		ok = false
 		return ov
 	}
+	// A title that is the content's first line on every side follows the
+	// merged content; it is no field of its own (ralph's dialect has none).
+	derived := func(e memfile.Entry) bool { return e.Title == memfile.TitleFrom(e.Content) }
+	follows := derived(b) && derived(o) && derived(t)
 	m.Type = pick(b.Type, o.Type, t.Type)
-	m.Title = pick(b.Title, o.Title, t.Title)
+	if !follows {
+		m.Title = pick(b.Title, o.Title, t.Title)
+	}
 	m.Date = pick(b.Date, o.Date, t.Date)
 	switch {
 	case slices.Equal(o.Tags, t.Tags) || slices.Equal(t.Tags, b.Tags):
@@ -190,6 +196,9 @@ func mergeEntry(b, o, t memfile.Entry) (memfile.Entry, bool) {
 		m.Content = content
 	} else {
 		m.Content = pick(b.Content, o.Content, t.Content)
+	}
+	if follows {
+		m.Title = memfile.TitleFrom(m.Content)
 	}
 	return m, ok
 }

@@ -184,3 +184,32 @@ func BenchmarkMerge10k(b *testing.B) {
 		Merge(base, ours, theirs)
 	}
 }
+
+// TestDerivedTitleFollowsContent: a title that is the content's first line
+// (every entry of ralph's dialect, any added without --title) is no field
+// of its own: both sides editing that line where the patch applies merge,
+// and the title is the merged content's first line.
+func TestDerivedTitleFollowsContent(t *testing.T) {
+	derived := func(content string) memfile.Entry {
+		return memfile.Entry{ID: "mem-1770244838-905b", Type: "fix", Title: memfile.TitleFrom(content), Content: content}
+	}
+	base := State{Active: []memfile.Entry{derived("Kiro 413 retry needs while loop\nwrapping entire stream logic.")}}
+	ours := State{Active: []memfile.Entry{derived("Kiro 413 retries need while loop\nwrapping entire stream logic.")}}
+	theirs := State{Active: []memfile.Entry{derived("Kiro 413 retry needs while loop\nwrapping the whole stream logic.")}}
+	both := State{Active: []memfile.Entry{derived("Kiro 413 retry needs while loop, always\nwrapping entire stream logic.")}}
+	for name, c := range map[string]struct {
+		theirs State
+		want   string
+	}{
+		"theirs edits another line": {theirs, "Kiro 413 retries need while loop\nwrapping the whole stream logic."},
+		"both edit the first line":  {both, "Kiro 413 retries need while loop, always\nwrapping entire stream logic."},
+	} {
+		r := Merge(base, ours, c.theirs)
+		if len(r.Conflicts) != 0 || len(r.Active) != 1 {
+			t.Fatalf("%s: %d conflicts, active %+v", name, len(r.Conflicts), r.Active)
+		}
+		if e := r.Active[0]; e.Content != c.want || e.Title != memfile.TitleFrom(c.want) {
+			t.Errorf("%s: merged %q titled %q", name, e.Content, e.Title)
+		}
+	}
+}

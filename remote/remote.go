@@ -213,7 +213,7 @@ func fetch(parent context.Context, h *history.History, remote string, timeout ti
 		if strings.Contains(msg, "couldn't find remote ref") {
 			return "", nil
 		}
-		return "", fmt.Errorf("%w: git fetch %s: %w: %s", ErrFetch, remote, err, msg)
+		return "", fmt.Errorf("%w: %w", ErrFetch, gitcmd.Wrap(cmd.Args[1:], err, msg))
 	}
 	return h.RefHash(TrackingRef(remote))
 }
@@ -247,7 +247,7 @@ func push(parent context.Context, h *history.History, remote, head, expect strin
 		if status != "" {
 			msg = strings.TrimSpace(status + "\n" + msg)
 		}
-		return false, fmt.Errorf("%w: git push %s: %w: %s", ErrPush, remote, err, msg)
+		return false, fmt.Errorf("%w: %w", ErrPush, gitcmd.Wrap(cmd.Args[1:], err, msg))
 	}
 	// The tracking ref follows (best effort: the next fetch sets it anyway).
 	_, _ = gitcmd.OutputContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", TrackingRef(remote), head)

@@ -85,7 +85,7 @@ func TestPushLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := testgit.Git(t, b.Repo.WorkTree, "rev-parse", history.Ref)
-	raced, err := push(context.Background(), b, "origin", head, "") // b believes the remote has none
+	raced, err := push(context.Background(), b, "origin", head, "", DefaultTimeout) // b believes the remote has none
 	if err != nil || !raced {
 		t.Fatalf("raced %v, err %v", raced, err)
 	}

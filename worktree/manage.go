@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -27,24 +26,9 @@ type Worktree struct {
 }
 
 // GitError is a git command that failed; its output went to the caller's
-// streams (or, where the caller gave none, is in Output). ExitCode is git's,
-// so that memsync can exit with it.
-type GitError struct {
-	Args   []string
-	Code   int
-	Output string // git's standard error when the caller gave no stream for it
-}
-
-func (e *GitError) Error() string {
-	msg := fmt.Sprintf("git %s failed (exit status %d)", strings.Join(e.Args, " "), e.Code)
-	if out := strings.TrimSpace(e.Output); out != "" {
-		msg += ": " + out
-	}
-	return msg
-}
-
-// ExitCode is git's exit status.
-func (e *GitError) ExitCode() int { return e.Code }
+// streams (or, where the caller gave none, is in Stderr). Its Code is git's
+// exit status, not one of memsync's exit codes.
+type GitError = gitcmd.Error
 
 // runGit runs the user's git in dir with the caller's streams; nil streams
 // discard git's output, but for its standard error in a GitError.
@@ -59,9 +43,8 @@ func runGit(ctx context.Context, dir string, stdout, stderr io.Writer, args ...s
 	if ctx.Err() != nil {
 		return fmt.Errorf("worktree: git %s: %w", strings.Join(args, " "), ctx.Err())
 	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return &GitError{Args: args, Code: ee.ExitCode(), Output: kept.String()}
+	if err = gitcmd.Wrap(args, err, kept.String()); errors.As(err, new(*GitError)) {
+		return err
 	}
 	if err != nil {
 		return fmt.Errorf("worktree: run git: %w", err)
@@ -92,6 +75,12 @@ func List(ctx context.Context, r *Repo, s *memfile.Store) ([]Worktree, error) {
 		bare bool
 	)
 	flush := func() error {
+		if len(list) == 0 && !bare && r.Primary != "" && sameDir(cur.Path, r.CommonDir) {
+			// The main worktree of a git dir with core.worktree (a
+			// submodule's, under the superproject's .git/modules/): git
+			// (2.39) names the git dir; the worktree is the primary.
+			cur.Path = r.Primary
+		}
 		if cur.Path != "" && !bare {
 			st, err := Inspect(r, s, cur.Path)
 			if err != nil {
@@ -279,4 +268,14 @@ func AbsIn(dir, p string) string {
 		dir = filepath.Join(wd, dir)
 	}
 	return filepath.Join(dir, p)
+}
+
+// sameDir tells whether two paths name the same existing folder.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/memsync/memsync/config"
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
@@ -87,8 +89,13 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 
 // run is memsync's main, with its streams passed in for tests.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdin, stdout, stderr)
+}
+
+// runContext is run with a context that a signal cancels.
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
-	err := app.RunContext(context.Background(), reorderArgs(app, args))
+	err := app.RunContext(ctx, reorderArgs(app, args))
 	if err == nil {
 		return exitOK
 	}
@@ -98,6 +105,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		msg = "unknown flag " + strings.TrimPrefix(msg, "flag provided but not defined: ")
 	}
 	if msg == "" { // the error was reported already (git's own output)
+		return code
+	}
+	if ctx.Err() != nil { // a signal: the command stopped where it was
+		fmt.Fprintf(stderr, "memsync: interrupted: %s\n", msg)
 		return code
 	}
 	fmt.Fprintf(stderr, "memsync: error: %s\n", msg)
@@ -129,6 +140,8 @@ func exitCode(err error) int {
 		return exitRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return exitNoRepo
+	case errors.As(err, new(*gitcmd.Error)), errors.As(err, new(*exec.ExitError)):
+		return exitError // git's (or another child's) exit status is not memsync's
 	case errors.As(err, &ec):
 		return ec.ExitCode()
 	}
@@ -155,6 +168,9 @@ func defaultHint(err error) string {
 		return "'memsync list' prints each entry's number and ID; an entry is named by its ID, its number, its key, or a unique ID prefix"
 	case errors.As(err, new(usageError)):
 		return "see 'memsync --help' or 'memsync COMMAND --help'"
+	}
+	if ge := new(gitcmd.Error); errors.As(err, &ge) {
+		return fmt.Sprintf("git's message says why 'git %s' failed; fix what it names (run the command yourself to see more), then run memsync again", ge.Command())
 	}
 	return ""
 }

@@ -54,7 +54,6 @@ func runWorktreeAdd(s *session, c *cli.Context) error {
 	if we := new(memsync.WorktreeExistsError); errors.As(err, &we) {
 		fmt.Fprintf(s.stderr, "hint: %s is a worktree already (an interrupted 'memsync worktree add' leaves it unlinked): memsync worktree link %s\n", we.Path, we.Path)
 	}
-	err = gitExit(err)
 	return s.print(res, err, func() { s.printf("%s\n", res.Message) })
 }
 
@@ -117,5 +116,5 @@ func runWorktreeRemove(s *session, c *cli.Context) error {
 	if res.Added > 0 && !s.json {
 		s.printf("folded %d entr%s from the worktree's copy into the memory (copy kept as %s)\n", res.Added, words.Plural(res.Added, "y", "ies"), res.Backup)
 	}
-	return s.print(res, gitExit(err), func() { s.printf("removed %s\n", res.Path) })
+	return s.print(res, err, func() { s.printf("removed %s\n", res.Path) })
 }

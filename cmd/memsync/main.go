@@ -8,9 +8,42 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
-	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	ctx, interrupted := signalContext()
+	code := runContext(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	if sig := interrupted(); sig != 0 {
+		code = 128 + int(sig) // the shell's code for a command a signal ended: 130, 143
+	}
+	os.Exit(code)
+}
+
+// signalContext is a context cancelled by the first SIGINT or SIGTERM: the
+// command under way stops, its git processes end (package gitcmd) and its
+// locks are released as it returns. A second signal ends memsync at once.
+// interrupted tells the signal that came, 0 for none.
+func signalContext() (ctx context.Context, interrupted func() syscall.Signal) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	got := make(chan syscall.Signal, 1)
+	go func() {
+		sig := (<-ch).(syscall.Signal)
+		got <- sig
+		signal.Reset(syscall.SIGINT, syscall.SIGTERM)
+		cancel()
+	}()
+	return ctx, func() syscall.Signal {
+		select {
+		case sig := <-got:
+			return sig
+		default:
+			return 0
+		}
+	}
 }

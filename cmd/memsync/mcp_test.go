@@ -762,3 +762,113 @@ func TestMCPErrorsSayWhatTheCLISays(t *testing.T) {
 		t.Errorf("the file outside changed: %q %v", b, err)
 	}
 }
+
+// TestMCPRalphTitles: in ralph's layout, an entry's title is the first line
+// of its content, as ralph shows it, in every tool that returns entries
+// (it was empty: ralph's dialect has no title line).
+func TestMCPRalphTitles(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := ralphRepo(t, env)
+	ralph := "# Memories\n\n## Patterns\n\n### mem-1770245557-134c\n> Kiro image support\n> in two lines.\n<!-- tags: kiro | created: 2026-02-04 -->\n\n## Decisions\n\n## Fixes\n\n## Context\n"
+	if err := os.WriteFile(ralphFile(repo), []byte(ralph), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := startMCP(t, env, repo)
+	const want = "Kiro image support"
+	var listed, found mcpserver.Entries
+	mustCall(t, cs, "list_memory_entries", map[string]any{}, &listed)
+	mustCall(t, cs, "retrieve_from_memory", map[string]any{"query": "kiro image"}, &found)
+	var got memsync.Entry
+	mustCall(t, cs, "get_memory_entry", map[string]any{"key": "mem-1770245557-134c"}, &got)
+	var saved mcpserver.SaveOutput
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "kiro image support\nin two lines."}, &saved)
+	for what, es := range map[string][]memsync.Entry{"list": listed.Entries, "retrieve": found.Entries, "get": {got}, "save (duplicate)": {saved.Entry}} {
+		if len(es) != 1 || es[0].Title != want {
+			t.Errorf("%s: %+v, want the title %q", what, es, want)
+		}
+	}
+}
+
+// TestMCPKeysUnique: a save with a key another entry has is refused with
+// that entry's ID, and nothing is stored; get and delete by the key then
+// name the one entry (a second entry used to be stored, after which both
+// failed as ambiguous); once deleted, the key is free again. A save of the
+// same content under its own key again is the stored entry (a retry).
+func TestMCPKeysUnique(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	cs := startMCP(t, env, repo)
+	var first, retry mcpserver.SaveOutput
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "auth uses JWT", "key": "api-auth"}, &first)
+	msg := call(t, cs, "save_to_memory", map[string]any{"content": "auth uses sessions", "key": "api-auth"}, nil)
+	if !strings.Contains(msg, first.Entry.ID) || !strings.Contains(msg, "api-auth") {
+		t.Fatalf("a save with a taken key: %q, want a refusal naming the key and %s", msg, first.Entry.ID)
+	}
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "auth uses JWT", "key": "api-auth"}, &retry)
+	if retry.Entry.ID != first.Entry.ID || retry.Duplicate != "active" {
+		t.Fatalf("the same save again: %+v", retry)
+	}
+	if got := memsyncList(t, env, repo); len(got) != 1 {
+		t.Fatalf("stored %d entries, want 1: %+v", len(got), got)
+	}
+	var got memsync.Entry
+	mustCall(t, cs, "get_memory_entry", map[string]any{"key": "api-auth"}, &got)
+	if got.ID != first.Entry.ID || got.Content != "auth uses JWT" {
+		t.Fatalf("get by key: %+v", got)
+	}
+	var del mcpserver.DeleteOutput
+	mustCall(t, cs, "delete_memory_entry", map[string]any{"key": "api-auth"}, &del)
+	if del.Deleted.ID != first.Entry.ID {
+		t.Fatalf("delete by key: %+v", del)
+	}
+	var second mcpserver.SaveOutput
+	mustCall(t, cs, "save_to_memory", map[string]any{"content": "auth uses sessions", "key": "api-auth"}, &second)
+	mustCall(t, cs, "get_memory_entry", map[string]any{"key": "api-auth"}, &got)
+	if got.ID != second.Entry.ID || got.Content != "auth uses sessions" {
+		t.Fatalf("get by key after the delete and a new save: %+v", got)
+	}
+}
+
+// TestMCPRequestsInOrder: requests one client sends without waiting for
+// answers are handled in the order sent, as a client that pipelines them
+// expects: a get sent right after a save finds what it saved, and the
+// answers come back in the order of the requests. The SDK handles calls
+// concurrently; the get used to run before the save now and then.
+func TestMCPRequestsInOrder(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	r := startRawMCP(t, env, repo)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if m := r.next(); string(m.ID) != "1" || m.Error != nil {
+		t.Fatalf("initialize: %+v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	const rounds = 40
+	var batch strings.Builder
+	for i := range rounds {
+		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"save_to_memory","arguments":{"content":"pipelined save %d","key":"k%d"}}}`+"\n", 100+2*i, i, i)
+		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_memory_entry","arguments":{"key":"k%d"}}}`, 101+2*i, i)
+		if i < rounds-1 {
+			batch.WriteString("\n")
+		}
+	}
+	r.send(batch.String()) // one write: the server reads them all at once
+	for i := range 2 * rounds {
+		m := r.next()
+		if want := fmt.Sprint(100 + i); string(m.ID) != want {
+			t.Fatalf("answer %d has the id %s, want %s (answers out of order)", i, m.ID, want)
+		}
+		var res struct {
+			IsError           bool `json:"isError"`
+			StructuredContent struct {
+				Content string `json:"content"`
+			} `json:"structuredContent"`
+		}
+		if m.Error != nil || json.Unmarshal(m.Result, &res) != nil || res.IsError {
+			t.Fatalf("request %s: %+v %s", m.ID, m.Error, m.Result)
+		}
+		if i%2 == 1 && res.StructuredContent.Content != fmt.Sprintf("pipelined save %d", i/2) {
+			t.Fatalf("get %s sent after its save: %s", m.ID, m.Result)
+		}
+	}
+}

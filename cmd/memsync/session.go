@@ -126,12 +126,3 @@ func visible(line string) string {
 	}
 	return b.String()
 }
-
-// gitExit makes git's failure memsync's exit code (git said why).
-func gitExit(err error) error {
-	var ge *worktree.GitError
-	if errors.As(err, &ge) {
-		return cli.Exit("", ge.Code)
-	}
-	return err
-}

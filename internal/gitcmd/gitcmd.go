@@ -10,10 +10,13 @@ package gitcmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // localVars are the repository-local variables git exports to hooks
@@ -59,16 +62,34 @@ func Command(dir string, args ...string) *exec.Cmd {
 	return CommandContext(context.Background(), dir, args...)
 }
 
-// CommandContext is Command for a git that is killed when ctx is done
-// before it exits.
+// CommandContext is Command for a git that is ended when ctx is done before
+// it exits. git runs in a session, and so a process group, of its own, and
+// the end is for the whole group: SIGTERM (git removes its lock files),
+// SIGKILL killDelay later for what is still running, so nothing git started
+// (ssh, a hook, a credential helper) is left behind. A terminal's ^C goes to
+// memsync alone, which cancels ctx; and as with GIT_TERMINAL_PROMPT=0, no
+// process git starts has a terminal to prompt on (ssh asking for a key's
+// passphrase fails at once instead of waiting: use an ssh agent).
 func CommandContext(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = dir, Env()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Cancel = func() error {
+		group := -cmd.Process.Pid
+		time.AfterFunc(killDelay, func() { _ = syscall.Kill(group, syscall.SIGKILL) })
+		return syscall.Kill(group, syscall.SIGTERM)
+	}
+	// Wait returns even when a process of the group holds git's pipes.
+	cmd.WaitDelay = killDelay + time.Second
 	return cmd
 }
 
-// Output runs git in dir and returns its stdout; on failure the error holds
-// git's stderr.
+// killDelay is how long a cancelled git's process group has between
+// SIGTERM and SIGKILL.
+const killDelay = 2 * time.Second
+
+// Output runs git in dir and returns its stdout; when git fails the error
+// is an *Error holding git's stderr.
 func Output(dir string, args ...string) (string, error) {
 	return OutputContext(context.Background(), dir, args...)
 }
@@ -80,11 +101,49 @@ func OutputContext(ctx context.Context, dir string, args ...string) (string, err
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		return string(out), fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return string(out), fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), ctx.Err(), strings.TrimSpace(stderr.String()))
+	case err != nil:
+		return string(out), Wrap(args, err, stderr.String())
 	}
 	return string(out), nil
+}
+
+// Error is a git that ran and failed: its arguments, its exit status and
+// what it wrote on stderr, when the caller kept no stream for it. git's exit
+// status is git's: the CLI exits with its own codes.
+type Error struct {
+	Args   []string // git's arguments
+	Code   int      // git's exit status; -1 when a signal ended it
+	Stderr string   // "" when git's stderr went to the caller's stream
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("git %s failed (exit status %d)", e.Command(), e.Code)
+	if s := strings.TrimSpace(e.Stderr); s != "" {
+		msg += ": " + s
+	}
+	return msg
+}
+
+// Command is the git command that failed as a person would type it, less
+// the options memsync puts before git's command (--git-dir=…).
+func (e *Error) Command() string {
+	args := e.Args
+	for len(args) > 1 && strings.HasPrefix(args[0], "--git-dir=") {
+		args = args[1:]
+	}
+	return strings.Join(args, " ")
+}
+
+// Wrap returns err, the error of running git with args, as an *Error when
+// git ran and exited non-zero (stderr: what it wrote there, "" when that
+// went elsewhere); any other error (nil too) is returned as it is.
+func Wrap(args []string, err error, stderr string) error {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return err
+	}
+	return &Error{Args: args, Code: ee.ExitCode(), Stderr: stderr}
 }
