@@ -63,6 +63,13 @@ func (h *History) hasMemory() bool {
 	return false
 }
 
+// TakeLocked is Take for a caller that holds the writers' lock (a
+// memfile.Store's Locked hook: the snapshot an operation takes before it
+// removes or replaces entries).
+func (h *History) TakeLocked(ctx context.Context, msg string, p Provenance) (*Result, error) {
+	return h.takeLocked(ctx, msg, p, "")
+}
+
 // takeLocked is Take with the writers' lock held by the caller.
 func (h *History) takeLocked(ctx context.Context, msg string, p Provenance, rollback string) (*Result, error) {
 	files, err := h.readLiveLocked()
