@@ -3,6 +3,7 @@ package history
 import (
 	"compress/zlib"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,31 +73,41 @@ func (h *History) TakeLocked(ctx context.Context, msg string, p Provenance) (*Re
 
 // takeLocked is Take with the writers' lock held by the caller.
 func (h *History) takeLocked(ctx context.Context, msg string, p Provenance, rollback string) (*Result, error) {
+	old, err := h.head()
+	if err != nil {
+		return nil, err
+	}
+	return h.takeOnto(ctx, msg, p, rollback, old, old)
+}
+
+// takeOnto commits the live memory as a child of old (zero: a root
+// snapshot) and moves Ref from cur (what it holds now) to it; the caller
+// holds the writers' lock. A parent whose objects are missing is a
+// *RefDamage.
+func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollback string, old, cur plumbing.Hash) (*Result, error) {
 	files, err := h.readLiveLocked()
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{}
-	old, err := h.head()
-	if err != nil {
-		return nil, err
-	}
 	var oldTree, oldMemory, oldArchive plumbing.Hash
 	if !old.IsZero() {
 		c, err := readCommit(h.st, old)
+		if err == nil {
+			oldTree = c.tree
+			res.Snapshot = toSnapshot(c)
+			if oldMemory, err = lookup(h.st, c.tree, MemoryName); err == nil {
+				oldArchive, err = lookup(h.st, c.tree, ArchiveName)
+			}
+		}
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			return nil, &RefDamage{Ref: Ref, Commit: old.String(), Why: err.Error()}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Ref, err)
 		}
-		oldTree = c.tree
-		res.Snapshot = toSnapshot(c)
-		if oldMemory, err = lookup(h.st, c.tree, MemoryName); err != nil {
-			return nil, err
-		}
-		if oldArchive, err = lookup(h.st, c.tree, ArchiveName); err != nil {
-			return nil, err
-		}
 	}
-	if old.IsZero() && files.Memory == nil && files.Archive == nil {
+	if old.IsZero() && cur.IsZero() && files.Memory == nil && files.Archive == nil {
 		return res, nil
 	}
 	if h.same(files.Memory, oldMemory) && h.same(files.Archive, oldArchive) {
@@ -119,7 +130,7 @@ func (h *History) takeLocked(ctx context.Context, msg string, p Provenance, roll
 	if err := ctx.Err(); err != nil {
 		return nil, err // the objects written are unreachable, harmless; git's gc prunes them
 	}
-	if err := h.updateRef(commit, old); err != nil {
+	if err := h.updateRef(commit, cur); err != nil {
 		return nil, err
 	}
 	c, err := readCommit(h.st, commit)
