@@ -77,6 +77,11 @@ func readCommit(st *filesystem.Storage, h plumbing.Hash) (*commitInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseCommit(h, data), nil
+}
+
+// parseCommit decodes the content of commit h.
+func parseCommit(h plumbing.Hash, data []byte) *commitInfo {
 	c := &commitInfo{hash: h}
 	head, msg, _ := strings.Cut(string(data), "\n\n")
 	c.message = msg
@@ -91,7 +96,7 @@ func readCommit(st *filesystem.Storage, h plumbing.Hash) (*commitInfo, error) {
 			c.committer = v
 		}
 	}
-	return c, nil
+	return c
 }
 
 // when is the commit's committer time.

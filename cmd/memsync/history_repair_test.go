@@ -2,12 +2,14 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // memsyncRun runs the real memsync and returns its stdout, its stderr and
@@ -228,4 +230,72 @@ func TestDoctorRepairsRemoteSnapshotRef(t *testing.T) {
 		t.Fatalf("the remote's damaged ref is still there: %v", err)
 	}
 	expectSane(t, env, repo)
+}
+
+// TestSnapshotsRaceGitGC: snapshots in a loop (real memsync processes)
+// while `git gc --prune=now` runs in a loop. gc never finds a snapshot ref
+// that points at a pruned object, and afterwards git fsck is clean, the ref
+// is whole, doctor finds nothing, and the next snapshot holds every entry.
+func TestSnapshotsRaceGitGC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs git gc and memsync in loops for some seconds")
+	}
+	env := testGitEnv(t)
+	repo := newRepo(t, env)
+	memsyncOut(t, env, repo, "init")
+	memsyncOut(t, env, repo, "add", "before the race")
+	memsyncOut(t, env, repo, "snapshot")
+	deadline := time.Now().Add(4 * time.Second)
+	var acked []string
+	snaps, gcs := 0, 0
+	var gcErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for time.Now().Before(deadline) {
+			out, code := gitCode(t, env, repo, "gc", "--prune=now", "--quiet")
+			gcs++
+			if code != 0 && strings.Contains(out, "bad object") {
+				gcErr = fmt.Errorf("git gc: exit %d\n%s", code, out)
+				return
+			}
+		}
+	}()
+	for i := 0; time.Now().Before(deadline); i++ {
+		c := fmt.Sprintf("lesson %d learned during gc", i)
+		if _, _, code := memsyncRun(t, env, repo, "add", c); code == 0 {
+			acked = append(acked, c)
+		}
+		if _, stderr, code := memsyncRun(t, env, repo, "snapshot"); code == 0 {
+			snaps++
+		} else if strings.Contains(stderr, "doctor --fix") {
+			t.Errorf("snapshot %d found the history damaged:\n%s", i, stderr)
+			break
+		}
+	}
+	<-done
+	t.Logf("%d snapshots, %d git gc runs", snaps, gcs)
+	if gcErr != nil {
+		t.Fatal(gcErr)
+	}
+	if snaps < 10 || gcs < 3 {
+		t.Fatalf("too little raced: %d snapshots, %d git gc runs", snaps, gcs)
+	}
+	expectSane(t, env, repo)
+	if out, code := gitCode(t, env, repo, "rev-list", "--objects", "--missing=print", "refs/memsync/snapshots"); code != 0 || strings.Contains(out, "\n?") {
+		t.Fatalf("refs/memsync/snapshots is not whole: exit %d\n%s", code, out)
+	}
+	if out, _, code := memsyncRun(t, env, repo, "doctor"); code != 0 {
+		t.Fatalf("doctor after the race: exit %d\n%s", code, out)
+	}
+	memsyncOut(t, env, repo, "snapshot")
+	tip := gitRun(t, env, repo, "show", "refs/memsync/snapshots:memories.md")
+	for _, c := range acked {
+		if !strings.Contains(tip, c) {
+			t.Fatalf("the newest snapshot lacks %q", c)
+		}
+	}
+	if n := strings.Count(gitRun(t, env, repo, "log", "--format=%H", "refs/memsync/snapshots"), "\n"); n < snaps {
+		t.Fatalf("the history holds %d snapshots, %d were taken", n, snaps)
+	}
 }
