@@ -139,7 +139,10 @@ func (h *History) writePack(objs []*object) (*keptPack, error) {
 	}
 	defer func() { _ = os.Remove(tmpIdx) }()
 	p := &keptPack{base: filepath.Join(packDir, "pack-"+sum)}
-	keep, err := os.OpenFile(p.base+".keep", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	// A .keep of this name is one a killed memsync left (same objects, same
+	// second): the writers' lock keeps out every other memsync, so it is
+	// taken over.
+	keep, err := os.OpenFile(p.base+".keep", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("write snapshot pack: %w", err)
 	}
