@@ -57,15 +57,17 @@ type DoctorOptions struct {
 	// Fix repairs what can be repaired: git conflict markers (merged by
 	// entry), duplicate IDs, entries not in the file's dialect (a file
 	// ralph and memsync both wrote), temp files of interrupted writes, worktree
-	// links (as WorktreeDoctor), a stale lock on the snapshot ref.
+	// links (as WorktreeDoctor), a stale lock on the snapshot ref, a
+	// snapshot ref that points at missing objects (history.Repair).
 	Fix bool
 }
 
 // Doctor checks the whole setup: the memory file and the archive (git
 // conflict markers, NUL bytes, bad UTF-8, duplicate IDs, unsafe paths), the
 // lock file, temp files left by interrupted writes, every worktree's link to
-// the memory, the git hooks, a stale lock on refs/memsync/snapshots, a
-// memory file git tracks, and the recorded conflicts. Damage a repair
+// the memory, the git hooks, a stale lock on refs/memsync/snapshots,
+// snapshot refs that point at objects the repository lacks, a memory file
+// git tracks, and the recorded conflicts. Damage a repair
 // cannot fix gets the edit to make by hand as its Fix.
 func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, error) {
 	if err := ctx.Err(); err != nil {
@@ -329,6 +331,11 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 	} else if ch != nil {
 		out = append(out, *ch)
 	}
+	damaged, err := m.checkHistory(ctx, fix)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, damaged...)
 	if m.repo.Layout == worktree.LayoutRalph {
 		if trackedIn(m.repo) {
 			ch := Check{Check: "tracked", Status: CheckInfo, Detail: m.repo.RelFile() + " is tracked by git (ralph's default): linked worktrees keep skip-worktree on it; merged by memsync's merge driver"}
@@ -411,4 +418,56 @@ func (m *Memory) checkRefLock(ctx context.Context, fix bool) (*Check, error) {
 		ch.Status, ch.Detail = CheckFixed, "removed "+path+", left by a killed snapshot"
 	}
 	return ch, nil
+}
+
+// checkHistory reports each snapshot ref (refs/memsync/snapshots, a
+// remote's refs/memsync/remotes/NAME/snapshots) that points at objects the
+// repository lacks and, with fix, repairs it (history.Repair), saying what
+// history lost; nothing when every ref is whole.
+func (m *Memory) checkHistory(ctx context.Context, fix bool) ([]Check, error) {
+	h := history.Open(m.repo, m.st(ctx)) // the caller checked m.repo
+	damaged, err := h.Damaged(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Check
+	for _, d := range damaged {
+		ch := Check{Check: "history", Status: CheckProblem, Fixable: true,
+			Detail: fmt.Sprintf("%s points at %s, whose objects the repository lacks (%s); every snapshot fails until it is repaired", d.Ref, words.Short(d.Commit), d.Why),
+			Fix:    "memsync doctor --fix moves it back to the newest whole snapshot (or rebuilds it from the live memory)"}
+		if fix {
+			res, err := h.Repair(ctx, d, h.CurrentProvenance(""))
+			if err != nil {
+				ch.Detail += " (repair failed: " + err.Error() + ")"
+			} else {
+				ch.Status, ch.Detail = CheckFixed, repairMessage(res)
+			}
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// repairMessage says what a history repair did and what history lost.
+func repairMessage(r *history.RepairResult) string {
+	lost := "the snapshots after it are lost from history"
+	switch {
+	case r.Dropped == 1:
+		lost = "1 snapshot is lost from history"
+	case r.Dropped > 1:
+		lost = fmt.Sprintf("%d snapshots are lost from history", r.Dropped)
+	}
+	var msg string
+	switch {
+	case r.Deleted:
+		return fmt.Sprintf("%s pointed at %s, whose objects are gone, and no whole snapshot was left: deleted it (the next memsync sync fetches it again)", r.Ref, words.Short(r.Commit))
+	case r.Rebuilt:
+		msg = fmt.Sprintf("%s pointed at %s, whose objects are gone, and no whole snapshot was left: made a new root snapshot %s of the live memory; all earlier history is lost", r.Ref, words.Short(r.Commit), words.Short(r.To))
+	default:
+		msg = fmt.Sprintf("%s pointed at %s, whose objects are gone: moved it back to %s, the newest whole snapshot (found in its %s); %s", r.Ref, words.Short(r.Commit), words.Short(r.To), r.From, lost)
+		if r.Snapshot != "" {
+			msg += fmt.Sprintf("; the live memory is snapshotted on top as %s", words.Short(r.Snapshot))
+		}
+	}
+	return msg + "; the live memory is unchanged"
 }

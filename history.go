@@ -414,8 +414,9 @@ func (e *ArchivedError) Error() string { return "entry " + e.ID + " is in the ar
 // Resolve settles the recorded conflict ref names (as Conflict finds it):
 // the kept version replaces the memory's entry (or is added when the memory
 // no longer has it; an archived one is an *ArchivedError), the conflict
-// leaves the record, and a repository's memory is snapshotted, so the next
-// sync carries the result. Owner and admin only.
+// leaves the record, and a repository's memory is snapshotted (before as
+// Delete is, and after), so the next sync carries the result. Owner and
+// admin only.
 func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*ResolveResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -435,6 +436,7 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 	if err := m.BeforeWrite(); err != nil {
 		return nil, err
 	}
+	st := m.undoable(ctx, "resolve")
 	logPath := m.ConflictLog()
 	rs, err := merge.LoadLog(logPath)
 	if err != nil {
@@ -457,7 +459,7 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 		if err := m.store.Validate(&keep); err != nil {
 			return nil, err
 		}
-		if err := m.setEntry(ctx, keep); err != nil {
+		if err := setEntry(st, keep); err != nil {
 			return nil, err
 		}
 	}
@@ -485,9 +487,9 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 }
 
 // setEntry replaces the active entry with e's ID by e, or appends e when the
-// memory no longer has it. An archived entry is left to restore first.
-func (m *Memory) setEntry(ctx context.Context, e memfile.Entry) error {
-	st := m.st(ctx)
+// memory no longer has it, through st. An archived entry is left to restore
+// first.
+func setEntry(st *memfile.Store, e memfile.Entry) error {
 	arch, err := st.LoadArchive()
 	if err != nil {
 		return err

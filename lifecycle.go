@@ -30,14 +30,19 @@ func (m *Memory) Restore(ctx context.Context, refs ...string) ([]Entry, error) {
 
 // move is Archive and Restore: op is the operation the role must be allowed.
 func (m *Memory) move(ctx context.Context, op policy.Op, dir memfile.Direction, refs []string) ([]Entry, error) {
-	if err := m.beginWrite(ctx, op); err != nil {
+	what := "archive"
+	if dir == memfile.ToActive {
+		what = "restore"
+	}
+	st, err := m.beginWrite(ctx, op, what)
+	if err != nil {
 		return nil, err
 	}
 	from := m.store.Path()
 	if dir == memfile.ToActive {
 		from = m.store.ArchivePath()
 	}
-	moved, err := m.st(ctx).Move(dir, func(f *memfile.File) ([]int, error) {
+	moved, err := st.Move(dir, func(f *memfile.File) ([]int, error) {
 		m.ReportDamage(from, f)
 		idx, err := f.FindAll(refs)
 		if err != nil && dir == memfile.ToActive {
@@ -80,15 +85,19 @@ type GCResult struct {
 // accessed (Limits; Options.MaxEntries and TTLDays). Owner and admin only,
 // except a dry run.
 func (m *Memory) GC(ctx context.Context, o GCOptions) (GCResult, error) {
+	st := m.st(ctx)
 	if o.DryRun {
 		if err := ctx.Err(); err != nil {
 			return GCResult{}, err
 		}
-	} else if err := m.beginWrite(ctx, policy.OpGC); err != nil {
-		return GCResult{}, err
+	} else {
+		var err error
+		if st, err = m.beginWrite(ctx, policy.OpGC, "gc"); err != nil {
+			return GCResult{}, err
+		}
 	}
 	lim := m.Limits()
-	moved, err := m.st(ctx).GC(lim, o.DryRun)
+	moved, err := st.GC(lim, o.DryRun)
 	if err != nil {
 		return GCResult{}, err
 	}
@@ -178,7 +187,8 @@ func (m *Memory) Promote(ctx context.Context, refs ...string) ([]Entry, error) {
 	if m.Global() {
 		return nil, errors.New("promote copies from a project's memory to the global layer; this is the global layer")
 	}
-	if err := m.beginWrite(ctx, policy.OpPromote); err != nil {
+	st, err := m.beginWrite(ctx, policy.OpPromote, "promote")
+	if err != nil {
 		return nil, err
 	}
 	f, err := m.Load(ctx, View{})
@@ -212,7 +222,7 @@ func (m *Memory) Promote(ctx context.Context, refs ...string) ([]Entry, error) {
 	if _, _, err := g.store.Import(copies, nil); err != nil {
 		return nil, fmt.Errorf("write the global layer: %w", err)
 	}
-	if _, err := m.st(ctx).Move(memfile.ToArchive, func(f *memfile.File) ([]int, error) {
+	if _, err := st.Move(memfile.ToArchive, func(f *memfile.File) ([]int, error) {
 		var out []int
 		for i := range f.Entries {
 			if ids[f.Entries[i].ID] {

@@ -24,6 +24,7 @@ import (
 	"github.com/memsync/memsync/config"
 	"github.com/memsync/memsync/embed"
 	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/hooks"
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
@@ -292,16 +293,49 @@ func (m *Memory) st(ctx context.Context) *memfile.Store { return m.store.WithCon
 // Allow refuses an operation the role may not do, before anything changes.
 func (m *Memory) Allow(op policy.Op) error { return m.role.Check(op) }
 
-// beginWrite is the prologue of a write: the context is live, the role may
-// do op, and the write will leave git status clean (BeforeWrite).
-func (m *Memory) beginWrite(ctx context.Context, op policy.Op) error {
+// beginWrite is the prologue of a write that removes or replaces entries
+// (what names it in the snapshot's subject): the context is live, the role
+// may do op, and the write will leave git status clean (BeforeWrite). It
+// returns the store to write through, which makes the write undoable
+// (undoable).
+func (m *Memory) beginWrite(ctx context.Context, op policy.Op, what string) (*memfile.Store, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := m.Allow(op); err != nil {
+		return nil, err
+	}
+	if err := m.BeforeWrite(); err != nil {
+		return nil, err
+	}
+	return m.undoable(ctx, what), nil
+}
+
+// undoable returns the store for a write that removes or replaces entries
+// (delete, archive, restore, gc, promote, resolve; rollback and sync
+// snapshot first in package history). Where the memory keeps history —
+// memsync's hooks are installed, or the snapshot ref exists — the store
+// snapshots the memory each time it takes the writers' lock, before the
+// write changes anything and under the same hold of the lock, so no other
+// writer comes between: 'memsync log' then shows every entry the write
+// removes, and rollback brings it back. A snapshot that fails stops the
+// write (a damaged history says to run 'memsync doctor --fix').
+func (m *Memory) undoable(ctx context.Context, what string) *memfile.Store {
+	st := m.st(ctx)
+	if m.repo == nil {
+		return st
+	}
+	h := history.Open(m.repo, m.st(ctx)) // its own copy of the store: no hook there
+	if !hooks.Installed(m.repo) {
+		if head, err := h.RefHash(history.Ref); err == nil && head == "" {
+			return st // no history kept here (an unreadable ref goes on: the snapshot reports it)
+		}
+	}
+	st.Locked = func() error {
+		_, err := h.TakeLocked(ctx, "memsync snapshot before "+what, h.CurrentProvenance(""))
 		return err
 	}
-	return m.BeforeWrite()
+	return st
 }
 
 // BeforeWrite makes sure a write leaves git status clean: the memory files

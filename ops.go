@@ -137,13 +137,16 @@ func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, erro
 
 // Delete removes the entries refs name for good (not archived: Archive
 // keeps them), in one atomic rewrite; a reference that names nothing
-// deletes nothing. Owner and admin only.
+// deletes nothing. Where the memory keeps history (hooks installed, or a
+// snapshot ref), the memory is snapshotted first, so Rollback brings the
+// entries back. Owner and admin only.
 func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
-	if err := m.beginWrite(ctx, policy.OpDelete); err != nil {
+	st, err := m.beginWrite(ctx, policy.OpDelete, "delete")
+	if err != nil {
 		return nil, err
 	}
 	var deleted []Entry
-	err := m.st(ctx).Update(func(f *memfile.File) error {
+	err = st.Update(func(f *memfile.File) error {
 		m.ReportDamage(m.store.Path(), f)
 		idx, err := f.FindAll(refs)
 		if err != nil {

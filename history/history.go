@@ -6,9 +6,11 @@
 //	git log refs/memsync/snapshots
 //	git show refs/memsync/snapshots:memories.md
 //
-// Objects are written with go-git straight into the common git dir's object
-// storage (go-git's PlainOpen refuses repositories with
-// extensions.worktreeConfig; the storage itself does not care). The ref is
+// Objects are read with go-git's object storage over the common git dir
+// (go-git's PlainOpen refuses repositories with extensions.worktreeConfig;
+// the storage itself does not care) and written there as one kept pack per
+// snapshot, which a concurrent 'git gc --prune=now' cannot delete (pack.go).
+// The ref is
 // never written by go-git: under the memory's writers' lock, memsync follows
 // git's own lock-and-rename for loose refs (what `git update-ref REF NEW OLD`
 // does, and git update-ref itself for reftable repositories), so a reader

@@ -214,19 +214,14 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 		return err
 	}
 	commit := plumbing.NewHash(res.Theirs)
+	b := &batch{}
 	if !ff {
-		tree, err := h.writeTree(next)
-		if err != nil {
-			return err
-		}
+		tree := h.addTree(b, next)
 		msg := message("memsync merge of "+opts.Source, opts.Provenance, "")
-		commit, err = h.writeObject(newObject(plumbing.CommitObject,
+		commit = b.add(newObject(plumbing.CommitObject,
 			encodeCommit(tree, []plumbing.Hash{old, plumbing.NewHash(res.Theirs)}, time.Now(), msg, h.identity())))
-		if err != nil {
-			return err
-		}
 	}
-	if err := h.updateRef(commit, old); err != nil {
+	if err := h.publish(b, commit, old); err != nil {
 		return err
 	}
 	res.Snapshot = commit.String()

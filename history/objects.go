@@ -107,6 +107,11 @@ func readCommit(st *filesystem.Storage, h plumbing.Hash) (*commitInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseCommit(h, data), nil
+}
+
+// parseCommit decodes the content of commit h.
+func parseCommit(h plumbing.Hash, data []byte) *commitInfo {
 	c := &commitInfo{hash: h}
 	head, msg, _ := strings.Cut(string(data), "\n\n")
 	c.message = msg
@@ -121,7 +126,7 @@ func readCommit(st *filesystem.Storage, h plumbing.Hash) (*commitInfo, error) {
 			c.committer = v
 		}
 	}
-	return c, nil
+	return c
 }
 
 // when is the commit's committer time.

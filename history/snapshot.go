@@ -1,16 +1,14 @@
 package history
 
 import (
-	"compress/zlib"
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	gitsync "github.com/go-git/go-git/v5/utils/sync"
 
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
@@ -63,33 +61,60 @@ func (h *History) hasMemory() bool {
 	return false
 }
 
+// TakeLocked is Take for a caller that holds the writers' lock (a
+// memfile.Store's Locked hook: the snapshot an operation takes before it
+// removes or replaces entries).
+func (h *History) TakeLocked(ctx context.Context, msg string, p Provenance) (*Result, error) {
+	return h.takeLocked(ctx, msg, p, "")
+}
+
 // takeLocked is Take with the writers' lock held by the caller.
 func (h *History) takeLocked(ctx context.Context, msg string, p Provenance, rollback string) (*Result, error) {
+	old, err := h.head()
+	if err != nil {
+		return nil, err
+	}
+	return h.takeOnto(ctx, msg, p, rollback, old, old)
+}
+
+// takeOnto commits the live memory as a child of old (zero: a root
+// snapshot) and moves Ref from cur (what it holds now) to it; the caller
+// holds the writers' lock. A parent whose objects are missing is a
+// *RefDamage.
+func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollback string, old, cur plumbing.Hash) (*Result, error) {
 	files, err := h.readLiveLocked()
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{}
-	old, err := h.head()
-	if err != nil {
-		return nil, err
-	}
 	var oldTree, oldMemory, oldArchive plumbing.Hash
 	if !old.IsZero() {
-		c, err := readCommit(h.st, old)
+		var c *commitInfo
+		// A git gc at work moves objects from loose files and old packs into
+		// a new pack: what this storage listed a moment ago may be gone.
+		// Listed again, they are found; missing twice, they are missing.
+		for try := 0; ; try++ {
+			if c, err = readCommit(h.st, old); err == nil {
+				if oldMemory, err = lookup(h.st, c.tree, MemoryName); err == nil {
+					oldArchive, err = lookup(h.st, c.tree, ArchiveName)
+				}
+			}
+			if err == nil || try == 2 {
+				break
+			}
+			time.Sleep(time.Duration(try+1) * 20 * time.Millisecond)
+			h.st.Reindex()
+		}
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			return nil, &RefDamage{Ref: Ref, Commit: old.String(), Why: err.Error()}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Ref, err)
 		}
 		oldTree = c.tree
 		res.Snapshot = toSnapshot(c)
-		if oldMemory, err = lookup(h.st, c.tree, MemoryName); err != nil {
-			return nil, err
-		}
-		if oldArchive, err = lookup(h.st, c.tree, ArchiveName); err != nil {
-			return nil, err
-		}
 	}
-	if old.IsZero() && files.Memory == nil && files.Archive == nil {
+	if old.IsZero() && cur.IsZero() && files.Memory == nil && files.Archive == nil {
 		return res, nil
 	}
 	if h.same(files.Memory, oldMemory) && h.same(files.Archive, oldArchive) {
@@ -97,109 +122,48 @@ func (h *History) takeLocked(ctx context.Context, msg string, p Provenance, roll
 	}
 	// Only a changed memory is checked, to report damage once.
 	res.Problems = memfile.Damage(files.Memory)
-	tree, err := h.writeTree(files)
-	if err != nil {
-		return nil, err
-	}
+	b := &batch{}
+	tree := h.addTree(b, files, oldMemory, oldArchive)
 	if tree == oldTree {
 		return res, nil
 	}
 	commitData := encodeCommit(tree, []plumbing.Hash{old}, time.Now(), message(msg, p, rollback), h.identity())
-	commit, err := h.writeObject(newObject(plumbing.CommitObject, commitData))
-	if err != nil {
-		return nil, err
-	}
+	commit := b.add(newObject(plumbing.CommitObject, commitData))
 	if err := ctx.Err(); err != nil {
-		return nil, err // the objects written are unreachable, harmless; git's gc prunes them
+		return nil, err // nothing written yet
 	}
-	if err := h.updateRef(commit, old); err != nil {
+	if err := h.publish(b, commit, cur); err != nil {
 		return nil, err
 	}
-	c, err := readCommit(h.st, commit)
-	if err != nil {
-		return nil, err
-	}
-	res.Snapshot, res.Created = toSnapshot(c), true
+	res.Snapshot, res.Created = toSnapshot(parseCommit(commit, commitData)), true
 	return res, nil
 }
 
-// writeTree writes the objects of a snapshot's tree holding files.
-func (h *History) writeTree(files Files) (plumbing.Hash, error) {
+// addTree adds to b the objects of a snapshot's tree holding files and
+// returns the tree's hash. A blob among have (the blobs of the snapshot the
+// ref holds) that the object store has is not added again: the ref keeps
+// it.
+func (h *History) addTree(b *batch, files Files, have ...plumbing.Hash) plumbing.Hash {
+	blob := func(data []byte) plumbing.Hash {
+		o := newObject(plumbing.BlobObject, data)
+		for _, x := range have {
+			if x == o.hash {
+				if _, err := h.st.EncodedObjectSize(x); err == nil {
+					return x
+				}
+			}
+		}
+		return b.add(o)
+	}
 	var root []treeEntry // in git's order: "archive" (a tree) sorts before "memories.md"
 	if files.Archive != nil {
-		blob, err := h.writeBlob(files.Archive)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		sub, err := h.writeObject(newObject(plumbing.TreeObject, encodeTree([]treeEntry{{"100644", MemoryName, blob}})))
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
+		sub := b.add(newObject(plumbing.TreeObject, encodeTree([]treeEntry{{"100644", MemoryName, blob(files.Archive)}})))
 		root = append(root, treeEntry{"40000", "archive", sub})
 	}
 	if files.Memory != nil {
-		blob, err := h.writeBlob(files.Memory)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		root = append(root, treeEntry{"100644", MemoryName, blob})
+		root = append(root, treeEntry{"100644", MemoryName, blob(files.Memory)})
 	}
-	return h.writeObject(newObject(plumbing.TreeObject, encodeTree(root)))
-}
-
-// bestSpeed hands go-git's pool of zlib writers one that compresses as
-// git compresses loose objects by default (core.looseCompression: level 1,
-// best speed). go-git's own pool writers use level 6, several times slower
-// on a large memory; given one, go-git uses it for the next object. Should
-// the pool hand out another, the object is only compressed harder.
-func bestSpeed() {
-	if w, err := zlib.NewWriterLevel(nil, zlib.BestSpeed); err == nil {
-		gitsync.PutZlibWriter(w)
-	}
-}
-
-// writeObject writes a small object with go-git unless it exists as a
-// loose object. (go-git's HasEncodedObject would also search the packs, and
-// list the objects folder for quarantine folders, on every call; a
-// duplicate of a packed object is harmless.)
-func (h *History) writeObject(o *object) (plumbing.Hash, error) {
-	hex := o.hash.String()
-	if _, err := os.Stat(filepath.Join(h.Repo.CommonDir, "objects", hex[:2], hex[2:])); err == nil {
-		return o.hash, nil
-	}
-	bestSpeed()
-	if _, err := h.st.SetEncodedObject(o); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("write snapshot object: %w", err)
-	}
-	return o.hash, nil
-}
-
-// writeBlob writes a blob with go-git's object writer, which hashes it as it
-// compresses it: one pass over a large memory. The blob's hash is the
-// object writer's.
-func (h *History) writeBlob(data []byte) (plumbing.Hash, error) {
-	bestSpeed()
-	w, header, err := h.st.LazyWriter()
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("write snapshot blob: %w", err)
-	}
-	hashed, ok := w.(interface{ Hash() plumbing.Hash })
-	if !ok {
-		_ = w.Close()
-		return plumbing.ZeroHash, fmt.Errorf("write snapshot blob: go-git's object writer has no hash")
-	}
-	if err := header(plumbing.BlobObject, int64(len(data))); err != nil {
-		_ = w.Close()
-		return plumbing.ZeroHash, fmt.Errorf("write snapshot blob: %w", err)
-	}
-	if _, err := w.Write(data); err != nil {
-		_ = w.Close()
-		return plumbing.ZeroHash, fmt.Errorf("write snapshot blob: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("write snapshot blob: %w", err)
-	}
-	return hashed.Hash(), nil
+	return b.add(newObject(plumbing.TreeObject, encodeTree(root)))
 }
 
 // same tells whether data is the content of blob old (zero: absent). When

@@ -668,7 +668,7 @@ func Report(r *worktree.Repo) (*Status, error) {
 // a few small files and spawns nothing: cheap enough for every command.
 func NotRun(r *worktree.Repo) []string {
 	dir := Dir(r)
-	if !exists(recordPath(r)) && !isOurs(filepath.Join(r.CommonDir, "hooks", "post-commit")) {
+	if !Installed(r) {
 		return nil
 	}
 	var out []string
@@ -678,6 +678,14 @@ func NotRun(r *worktree.Repo) []string {
 		}
 	}
 	return out
+}
+
+// Installed tells whether memsync's hooks are installed in the repository
+// r: 'memsync hooks install' ran (and no uninstall since), or memsync's
+// post-commit is in the common hooks folder. It reads a file or two and
+// spawns nothing.
+func Installed(r *worktree.Repo) bool {
+	return exists(recordPath(r)) || isOurs(filepath.Join(r.CommonDir, "hooks", "post-commit"))
 }
 
 // managers finds the hook managers in use in the worktree.

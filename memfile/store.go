@@ -69,6 +69,13 @@ type Store struct {
 	// a hook because the entry-level merge lives in package merge, which
 	// imports this package (the CLI sets it to merge.Unmark).
 	Unmark func(path string, data []byte) (*File, bool)
+	// Locked, when set, runs each time the store has taken the writers'
+	// lock (WithLock and every write), before the write's own work; its
+	// error stops the write. The root package sets it on the store of an
+	// operation that removes or replaces entries, to snapshot the memory
+	// first under the same hold of the lock (a hook because package history
+	// imports this one).
+	Locked func() error
 
 	ctx context.Context // lock waits end when it is done (WithContext)
 }
@@ -514,6 +521,11 @@ func (s *Store) WithLock(fn func() error) error {
 		return err
 	}
 	defer func() { _ = l.Release() }()
+	if s.Locked != nil {
+		if err := s.Locked(); err != nil {
+			return err
+		}
+	}
 	return fn()
 }
 
