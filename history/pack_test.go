@@ -39,7 +39,7 @@ func objectFiles(t *testing.T, dir string) []string {
 // one works.
 func TestSnapshotWritesOneKeptPack(t *testing.T) {
 	h, dir := testRepo(t)
-	mem := filepath.Join(dir, ".agent", "memories.md")
+	mem := h.Store.Path()
 	write(t, mem, "# Memories\n\n"+entry(idA, "a", "first"))
 	loose := func() string {
 		l, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "??", "*"))
