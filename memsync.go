@@ -106,6 +106,7 @@ func Open(dir string, o Options) (*Memory, error) {
 	}
 	var home, state, conflicts string
 	var mode os.FileMode
+	var shared fsutil.Shared
 	if o.Global {
 		var err error
 		if home, err = OpenGlobalDir(); err != nil {
@@ -121,6 +122,7 @@ func Open(dir string, o Options) (*Memory, error) {
 		}
 		m.repo = repo
 		home = repo.Home
+		shared = repo.Shared
 		state = filepath.Join(repo.CommonDir, "memsync", "state")
 		conflicts = history.ConflictLog(repo)
 	}
@@ -159,6 +161,7 @@ func Open(dir string, o Options) (*Memory, error) {
 		MaxBytes:    o.MaxBytes,
 		Warn:        m.warn,
 		FileMode:    mode,
+		Shared:      shared,
 		StateDir:    state,
 		Limits:      &lim,
 	}
@@ -198,8 +201,8 @@ func (m *Memory) warnOnce(name, subject, msg string) {
 		return
 	}
 	m.warn(msg)
-	if os.MkdirAll(m.store.StateDir, 0o755) == nil {
-		_ = fsutil.WriteFile(marker, []byte(seen), 0o644)
+	if fsutil.MkdirAll(m.store.StateDir, m.store.DirPerm()) == nil {
+		_ = fsutil.WriteFile(marker, []byte(seen), m.store.FilePerm())
 	}
 }
 
@@ -350,7 +353,7 @@ func (m *Memory) createRalphFile() (bool, error) {
 			return nil
 		}
 		created = true
-		return fsutil.WriteFile(target, []byte(ralphTemplate), 0o644)
+		return fsutil.WriteFile(target, []byte(ralphTemplate), m.store.FilePerm())
 	})
 	return created, err
 }

@@ -61,7 +61,7 @@ func Open(r *worktree.Repo, store *memfile.Store) *History {
 	return &History{
 		Repo:  r,
 		Store: store,
-		st:    openStorage(r.CommonDir),
+		st:    openStorage(r.CommonDir, r.Shared),
 	}
 }
 

@@ -75,7 +75,7 @@ func ConflictLog(r *worktree.Repo) string { return merge.LogPath(r.CommonDir) }
 // ctx stops MergeFrom before it changes a file (a git it spawned is
 // killed); once the files are rewritten, the ref is moved whatever ctx says.
 func (h *History) MergeFrom(ctx context.Context, theirs string, opts MergeOptions) (*MergeResult, error) {
-	h.st = openStorage(h.Repo.CommonDir) // see objects a fetch just brought
+	h.st = openStorage(h.Repo.CommonDir, h.Repo.Shared) // see objects a fetch just brought
 	res := &MergeResult{Theirs: theirs}
 	with := h.Store.WithLock
 	if opts.DryRun {

@@ -62,7 +62,7 @@ func Fold(s *memfile.Store, copyPath, backup string) (FoldResult, error) {
 		if backup == "" {
 			backup = copyPath + ".bak-" + BackupStamp()
 		}
-		if err := fsutil.WriteFile(backup, data, 0o644); err != nil {
+		if err := fsutil.WriteFile(backup, data, s.FilePerm()); err != nil {
 			return fmt.Errorf("worktree: keep a backup of the copy: %w", err)
 		}
 		res.Backup = backup

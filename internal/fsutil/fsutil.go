@@ -138,12 +138,13 @@ func ProcessAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// OpenAppend opens path for Append: read-write, created with perm when
-// missing, in O_APPEND mode, so that every write lands at the end of the file
-// even when another process (one that takes no lock) wrote since. path must
-// be resolved: a symlink there is refused (O_NOFOLLOW), never written through.
+// OpenAppend opens path for Append: read-write, created with exactly perm
+// when missing (see OpenFile), in O_APPEND mode, so that every write lands at
+// the end of the file even when another process (one that takes no lock)
+// wrote since. path must be resolved: a symlink there is refused
+// (O_NOFOLLOW), never written through.
 func OpenAppend(path string, perm os.FileMode) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, perm)
+	return OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, perm)
 }
 
 // Append adds data at the end of f, opened by OpenAppend, in one write, and
