@@ -235,7 +235,7 @@ func (m *Memory) checkTorn(ctx context.Context, name, path string, fix bool) (Ch
 	if err != nil {
 		return ch, true, err
 	}
-	var update func(func(*memfile.File) error) error = m.st(ctx).Update
+	update := m.st(ctx).Update
 	if name == "archive" {
 		update = m.st(ctx).UpdateArchive
 	}

@@ -86,30 +86,35 @@ func TestSharedRepositoryTwoUsers(t *testing.T) {
 		chown(t, filepath.Join(home, ".gitconfig"), u+":"+group)
 		homes[u] = home
 	}
-	// as runs a command as user u (umask 022) in dir; ok says whether it
-	// must succeed.
-	as := func(u, dir string, ok bool, args ...string) (string, error) {
+	// tryAs runs a command as user u (umask 022) in dir.
+	tryAs := func(u, dir string, args ...string) (string, error) {
 		t.Helper()
 		sh := append([]string{"--reuid=" + u, "--regid=" + group, "--init-groups", "--", "sh", "-c", `umask 022; exec "$@"`, "sh"}, args...)
 		cmd := exec.Command("setpriv", sh...)
 		cmd.Dir = dir
 		cmd.Env = []string{"HOME=" + homes[u], "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
 		out, err := cmd.CombinedOutput()
-		if ok && err != nil {
+		return string(out), err
+	}
+	// as is tryAs for a command that must succeed.
+	as := func(u, dir string, args ...string) string {
+		t.Helper()
+		out, err := tryAs(u, dir, args...)
+		if err != nil {
 			t.Fatalf("as %s: %v: %v\n%s", u, args, err, out)
 		}
-		return string(out), err
+		return out
 	}
 	a, b := users[0], users[1]
 	repo := filepath.Join(work, "repo")
-	as(a, work, true, "git", "init", "-q", "--shared=group", repo)
-	as(a, repo, true, "git", "commit", "-q", "--allow-empty", "-m", "init")
-	as(a, repo, true, bin, "add", "from a")
-	as(a, repo, true, bin, "snapshot")
+	as(a, work, "git", "init", "-q", "--shared=group", repo)
+	as(a, repo, "git", "commit", "-q", "--allow-empty", "-m", "init")
+	as(a, repo, bin, "add", "from a")
+	as(a, repo, bin, "snapshot")
 
-	as(b, repo, true, bin, "add", "from b")
-	as(b, repo, true, bin, "snapshot")
-	if out, _ := as(b, repo, true, "git", "log", "--format=%s", "refs/memsync/snapshots"); strings.Count(out, "\n") < 2 {
+	as(b, repo, bin, "add", "from b")
+	as(b, repo, bin, "snapshot")
+	if out := as(b, repo, "git", "log", "--format=%s", "refs/memsync/snapshots"); strings.Count(out, "\n") < 2 {
 		t.Fatalf("b sees the snapshots as:\n%s", out)
 	}
 	if err := os.WriteFile(filepath.Join(repo, "b.txt"), []byte("b's work\n"), 0o644); err != nil {
@@ -121,19 +126,19 @@ func TestSharedRepositoryTwoUsers(t *testing.T) {
 	if err := os.Chmod(filepath.Join(repo, ".git", "COMMIT_EDITMSG"), 0o664); err != nil {
 		t.Fatal(err)
 	}
-	as(b, repo, true, "git", "add", "b.txt")
-	as(b, repo, true, "git", "commit", "-q", "-m", "b's commit")
-	as(b, repo, true, "git", "gc", "-q")
+	as(b, repo, "git", "add", "b.txt")
+	as(b, repo, "git", "commit", "-q", "-m", "b's commit")
+	as(b, repo, "git", "gc", "-q")
 
-	as(a, repo, true, bin, "add", "from a again")
-	as(a, repo, true, bin, "snapshot")
-	out, _ := as(a, repo, true, bin, "list")
+	as(a, repo, bin, "add", "from a again")
+	as(a, repo, bin, "snapshot")
+	out := as(a, repo, bin, "list")
 	for _, want := range []string{"from a", "from b", "from a again"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("the memory lost %q:\n%s", want, out)
 		}
 	}
-	as(b, repo, true, "git", "fsck", "--no-progress")
+	as(b, repo, "git", "fsck", "--no-progress")
 
 	// What memsync made is shared with the group as git makes its own.
 	for _, p := range []string{".agent/memories.md", ".agent/memories.md.lock", ".git/memsync/state/stamp.json", ".git/memsync/state/access.log"} {
@@ -165,7 +170,7 @@ func TestSharedRepositoryTwoUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	chown(t, filepath.Join(repo, ".agent", "memories.md"), a+":"+group)
-	out, err = as(b, repo, false, bin, "add", "b cannot write")
+	out, err = tryAs(b, repo, bin, "add", "b cannot write")
 	if err == nil {
 		t.Fatalf("b wrote a file only a may write:\n%s", out)
 	}
