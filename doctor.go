@@ -79,6 +79,13 @@ func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, err
 		name, path string
 		update     func(func(*memfile.File) error) error
 	}{{"memory", m.store.Path(), m.st(ctx).Update}, {"archive", m.store.ArchivePath(), m.st(ctx).UpdateArchive}} {
+		if ch, ok, err := m.checkTorn(ctx, file.name, file.path, o.Fix); err != nil || ok {
+			if err != nil {
+				return DoctorReport{}, err
+			}
+			checks = append(checks, ch)
+			continue
+		}
 		if ch, ok := pathCheck(file.name, file.path, unsafe); ok {
 			checks = append(checks, ch)
 			continue
@@ -201,6 +208,55 @@ func (m *Memory) checkFile(name, path string, fix bool, update func(func(*memfil
 		ch.Status, ch.Detail = CheckFixed, fmt.Sprintf("%s: gave %d entr%s a new ID: %d entries", path, dups, words.Plural(dups, "y", "ies"), len(g.Entries))
 	}
 	return ch, nil
+}
+
+// checkTorn reports a memory file whose last entry is torn (memfile.Torn:
+// an append cut off part-way), ok false when it is not. With fix it removes
+// the torn entry, keeping the file in a backup, and reports the file as
+// checkFile then finds it.
+func (m *Memory) checkTorn(ctx context.Context, name, path string, fix bool) (Check, bool, error) {
+	target, err := m.store.Resolve(path)
+	if err != nil {
+		return Check{}, false, nil // checkFile reports it
+	}
+	data, err := os.ReadFile(target)
+	if err != nil {
+		return Check{}, false, nil
+	}
+	at, line, torn := memfile.Torn(data)
+	if !torn {
+		return Check{}, false, nil
+	}
+	ch := Check{Check: name, Status: CheckProblem, Fixable: true,
+		Detail: fmt.Sprintf("%s: the last entry (line %d, byte %d on) is torn: an append cut it off part-way (a full disk, an I/O error, a crash)", path, line, at),
+		Fix:    "memsync doctor --fix removes the torn entry (the whole file is kept in a backup); then add it again"}
+	if !fix {
+		return ch, true, nil
+	}
+	backup, line, err := m.st(ctx).CutTorn(path)
+	if err != nil {
+		return ch, true, err
+	}
+	update := m.st(ctx).Update
+	if name == "archive" {
+		update = m.st(ctx).UpdateArchive
+	}
+	after, err := m.checkFile(name, path, fix, update)
+	if err != nil {
+		return ch, true, err
+	}
+	if backup == "" { // no longer torn: another writer finished it
+		return after, true, nil
+	}
+	removed := fmt.Sprintf("removed the torn last entry (line %d; the old file is in %s)", line, backup)
+	if after.Status == CheckOK {
+		after.Status = CheckFixed
+	}
+	after.Detail = removed + "; " + after.Detail
+	if after.Backup == "" {
+		after.Backup = backup
+	}
+	return after, true, nil
 }
 
 // byHand is the advice for damage memsync does not repair by itself: the

@@ -65,7 +65,7 @@ func (m *Memory) Init(ctx context.Context, o InitOptions) (InitResult, error) {
 		}
 	}
 	res := InitResult{Home: m.store.Home, File: m.store.Path(), Excluded: []string{}}
-	if err := os.MkdirAll(m.store.Home, 0o755); err != nil {
+	if err := fsutil.MkdirAll(m.store.Home, m.store.DirPerm()); err != nil {
 		return res, err
 	}
 	target, err := m.store.Resolve(m.store.Path())
@@ -76,7 +76,7 @@ func (m *Memory) Init(ctx context.Context, o InitOptions) (InitResult, error) {
 		return res, err
 	}
 	if _, err := os.Stat(target); errors.Is(err, os.ErrNotExist) {
-		if err := fsutil.WriteFile(target, []byte(memfile.Header+"\n"), 0o644); err != nil {
+		if err := fsutil.WriteFile(target, []byte(memfile.Header+"\n"), m.store.FilePerm()); err != nil {
 			return res, err
 		}
 		res.Created = true

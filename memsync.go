@@ -108,6 +108,7 @@ func Open(dir string, o Options) (*Memory, error) {
 	}
 	var home, state, conflicts, cfgDir string
 	var mode os.FileMode
+	var shared fsutil.Shared
 	if o.Global {
 		var err error
 		if home, err = OpenGlobalDir(); err != nil {
@@ -124,6 +125,7 @@ func Open(dir string, o Options) (*Memory, error) {
 		}
 		m.repo = repo
 		home, cfgDir = repo.Home, repo.WorkDir()
+		shared = repo.Shared
 		state = filepath.Join(repo.CommonDir, "memsync", "state")
 		conflicts = history.ConflictLog(repo)
 	}
@@ -162,6 +164,7 @@ func Open(dir string, o Options) (*Memory, error) {
 		MaxBytes:    o.MaxBytes,
 		Warn:        m.warn,
 		FileMode:    mode,
+		Shared:      shared,
 		StateDir:    state,
 		Limits:      &lim,
 	}
@@ -199,8 +202,8 @@ func (m *Memory) warnOnce(name, subject, msg string) {
 		return
 	}
 	m.warn(msg)
-	if os.MkdirAll(m.store.StateDir, 0o755) == nil {
-		_ = fsutil.WriteFile(marker, []byte(seen), 0o644)
+	if fsutil.MkdirAll(m.store.StateDir, m.store.DirPerm()) == nil {
+		_ = fsutil.WriteFile(marker, []byte(seen), m.store.FilePerm())
 	}
 }
 
@@ -385,7 +388,7 @@ func (m *Memory) createRalphFile() (bool, error) {
 			return nil
 		}
 		created = true
-		return fsutil.WriteFile(target, []byte(ralphTemplate), 0o644)
+		return fsutil.WriteFile(target, []byte(ralphTemplate), m.store.FilePerm())
 	})
 	return created, err
 }

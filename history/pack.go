@@ -14,6 +14,8 @@ import (
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memsync/memsync/internal/fsutil"
 )
 
 // A snapshot's objects are written as one pack, the way git fetch writes
@@ -124,16 +126,16 @@ func (h *History) writePack(objs []*object) (*keptPack, error) {
 	packDir := filepath.Join(h.Repo.CommonDir, "objects", "pack")
 	tmpDir := filepath.Join(h.Repo.CommonDir, "memsync", "state")
 	for _, d := range []string{packDir, tmpDir} {
-		if err := os.MkdirAll(d, 0o777); err != nil {
+		if err := fsutil.MkdirAll(d, h.Repo.Shared.Dir(0o777)); err != nil {
 			return nil, fmt.Errorf("write snapshot pack: %w", err)
 		}
 	}
-	tmpPack, err := writeTemp(tmpDir, pack)
+	tmpPack, err := writeTemp(tmpDir, pack, h.Repo.Shared)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = os.Remove(tmpPack) }() // gone once renamed
-	tmpIdx, err := writeTemp(tmpDir, idx)
+	tmpIdx, err := writeTemp(tmpDir, idx, h.Repo.Shared)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +144,7 @@ func (h *History) writePack(objs []*object) (*keptPack, error) {
 	// A .keep of this name is one a killed memsync left (same objects, same
 	// second): the writers' lock keeps out every other memsync, so it is
 	// taken over.
-	keep, err := os.OpenFile(p.base+".keep", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	keep, err := fsutil.OpenFile(p.base+".keep", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, h.Repo.Shared.File(0o666))
 	if err != nil {
 		return nil, fmt.Errorf("write snapshot pack: %w", err)
 	}
@@ -165,15 +167,16 @@ func (h *History) writePack(objs []*object) (*keptPack, error) {
 
 // writeTemp writes data to a new read-only temp file in dir (named as
 // fsutil names its temp files, so doctor finds one a killed process left),
-// synced, and returns its path.
-func writeTemp(dir string, data []byte) (string, error) {
+// synced, read-only as git leaves packs (with the repository's sharing),
+// and returns its path.
+func writeTemp(dir string, data []byte, shared fsutil.Shared) (string, error) {
 	f, err := os.CreateTemp(dir, ".pack.tmp-"+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return "", fmt.Errorf("write snapshot pack: %w", err)
 	}
 	_, err = f.Write(data)
 	if err == nil {
-		err = f.Chmod(0o444) // as git leaves packs
+		err = f.Chmod(shared.File(0o444))
 	}
 	if err == nil {
 		err = f.Sync()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/lock"
 )
@@ -32,11 +33,11 @@ func (h *History) updateRef(commit, old plumbing.Hash) error {
 		return h.gitUpdateRef(commit, old)
 	}
 	path := filepath.Join(common, filepath.FromSlash(Ref))
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+	if err := fsutil.MkdirAll(filepath.Dir(path), h.Repo.Shared.Dir(0o777)); err != nil {
 		return fmt.Errorf("update %s: %w", Ref, err)
 	}
 	lockPath := path + ".lock"
-	f, err := createRefLock(lockPath)
+	f, err := createRefLock(lockPath, h.Repo.Shared.File(0o666))
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("update %s: %s exists: another git process is updating the ref (if none is running, a killed one left it: 'memsync doctor --fix' removes it)", Ref, lockPath)
 	}
@@ -89,10 +90,10 @@ var refLockWait = StaleRefLockAge + time.Second
 // older than StaleRefLockAge was left by a killed snapshot, sync or git and
 // is removed, so a killed writer never blocks the next snapshot. It returns
 // an error satisfying fs.ErrExist when the lock stays held.
-func createRefLock(lockPath string) (*os.File, error) {
+func createRefLock(lockPath string, perm os.FileMode) (*os.File, error) {
 	deadline := time.Now().Add(refLockWait)
 	for {
-		f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		f, err := fsutil.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if !errors.Is(err, fs.ErrExist) {
 			return f, err
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/memsync/memsync/internal/fsutil"
@@ -106,10 +105,10 @@ func (h *History) writeLocked(path string, old, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+	if err := fsutil.MkdirAll(filepath.Dir(target), h.Store.DirPerm()); err != nil {
 		return err
 	}
-	return fsutil.WriteFile(target, data, 0o644)
+	return fsutil.WriteFile(target, data, h.Store.FilePerm())
 }
 
 // pick makes the live files with the entries refs names as they are in at.

@@ -129,7 +129,7 @@ func (s *Store) rebuildIndexLocked() (*index, error) {
 	}
 	x := &index{Gen: time.Now().UnixNano(), Count: len(act.Entries), Archived: len(arc.Entries), LastGC: old.LastGC}
 	x.Active, x.Archive = s.stamps()
-	if err := os.MkdirAll(x.dir(s), s.dirMode()); err != nil {
+	if err := fsutil.MkdirAll(x.dir(s), s.dirMode()); err != nil {
 		return nil, err
 	}
 	buckets := map[string]*bytes.Buffer{}
@@ -150,11 +150,11 @@ func (s *Store) rebuildIndexLocked() (*index, error) {
 		}
 	}
 	for name, b := range buckets {
-		if err := os.WriteFile(filepath.Join(x.dir(s), name), b.Bytes(), s.fileMode()); err != nil {
+		if err := writeState(filepath.Join(x.dir(s), name), b.Bytes(), s.fileMode()); err != nil {
 			return nil, err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(x.dir(s), "archived"), archived.Bytes(), s.fileMode()); err != nil {
+	if err := writeState(filepath.Join(x.dir(s), "archived"), archived.Bytes(), s.fileMode()); err != nil {
 		return nil, err
 	}
 	if err := x.save(s); err != nil {
@@ -188,7 +188,7 @@ func (x *index) save(s *Store) error {
 	}
 	data = append(data, bytes.Repeat([]byte{' '}, stampSize-len(data)-1)...)
 	data = append(data, '\n')
-	f, err := os.OpenFile(s.statePath(stampFile), os.O_WRONLY|os.O_CREATE, s.fileMode())
+	f, err := fsutil.OpenFile(s.statePath(stampFile), os.O_WRONLY|os.O_CREATE, s.fileMode())
 	if err != nil {
 		return err
 	}
@@ -301,7 +301,7 @@ func isHash(s string) bool {
 // added records an entry appended to the active file.
 func (x *index) added(s *Store, e *Entry) error {
 	h := ContentHash(e.Content)
-	f, err := os.OpenFile(filepath.Join(x.dir(s), h[:2]), os.O_WRONLY|os.O_APPEND|os.O_CREATE, s.fileMode())
+	f, err := fsutil.OpenFile(filepath.Join(x.dir(s), h[:2]), os.O_WRONLY|os.O_APPEND|os.O_CREATE, s.fileMode())
 	if err != nil {
 		return err
 	}
@@ -324,7 +324,7 @@ func (x *index) moved(s *Store, archived map[string]bool, count int) {
 	for id := range archived {
 		b.WriteString(id + "\n")
 	}
-	if err := os.WriteFile(filepath.Join(x.dir(s), "archived"), []byte(b.String()), s.fileMode()); err != nil {
+	if err := writeState(filepath.Join(x.dir(s), "archived"), []byte(b.String()), s.fileMode()); err != nil {
 		s.invalidateIndex()
 		return
 	}
@@ -347,12 +347,12 @@ func (s *Store) RecordAccess(ids ...string) {
 	for _, id := range ids {
 		b.WriteString(now + " " + id + "\n")
 	}
-	f, err := os.OpenFile(s.statePath(accessLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, s.fileMode())
+	f, err := fsutil.OpenFile(s.statePath(accessLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, s.fileMode())
 	if errors.Is(err, os.ErrNotExist) {
-		if os.MkdirAll(s.StateDir, s.dirMode()) != nil {
+		if fsutil.MkdirAll(s.StateDir, s.dirMode()) != nil {
 			return
 		}
-		f, err = os.OpenFile(s.statePath(accessLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, s.fileMode())
+		f, err = fsutil.OpenFile(s.statePath(accessLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, s.fileMode())
 	}
 	if err != nil {
 		return
@@ -398,6 +398,20 @@ func (s *Store) compactAccess(last map[string]time.Time, keep []Entry) {
 			b.WriteString(strconv.FormatInt(t.Unix(), 10) + " " + e.ID + "\n")
 		}
 	}
-	_ = os.MkdirAll(s.StateDir, s.dirMode()) // a gc before any add: keep the first-seen times
+	_ = fsutil.MkdirAll(s.StateDir, s.dirMode()) // a gc before any add: keep the first-seen times
 	_ = fsutil.WriteFile(s.statePath(accessLog), []byte(b.String()), s.fileMode())
+}
+
+// writeState writes a state file in place (a cache: no rename, no fsync); a
+// new one gets exactly perm.
+func writeState(path string, data []byte, perm os.FileMode) error {
+	f, err := fsutil.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,6 +57,10 @@ type Store struct {
 	// FileMode is the mode of the memory files it creates (0 means 0644);
 	// the global layer uses 0600, and its folders then get 0700.
 	FileMode os.FileMode
+	// Shared is the repository's core.sharedRepository: the files and
+	// folders the store creates (memory files, lock, backups, temp and
+	// state files) get the modes git gives its own (FilePerm, DirPerm).
+	Shared fsutil.Shared
 	// StateDir holds the store's state (last access, content index; see
 	// state.go); empty means no state: no access recording and no dedup.
 	StateDir string
@@ -120,19 +125,31 @@ func (s *Store) warn(format string, args ...any) {
 	}
 }
 
-func (s *Store) fileMode() os.FileMode {
-	if s.FileMode != 0 {
-		return s.FileMode
+func (s *Store) fileMode() os.FileMode { return s.FilePerm() }
+
+func (s *Store) dirMode() os.FileMode { return s.DirPerm() }
+
+// FilePerm is the mode of a file the store creates: FileMode (0644 when
+// zero) without the umask's bits, shared as core.sharedRepository says
+// (Shared). Every memory, lock, backup, temp and state file memsync creates
+// in the home gets it.
+func (s *Store) FilePerm() os.FileMode {
+	base := s.FileMode
+	if base == 0 {
+		base = 0o644
 	}
-	return 0o644
+	return s.Shared.File(base)
 }
 
-// dirMode is the mode of folders the store creates: private when its files are.
-func (s *Store) dirMode() os.FileMode {
-	if s.fileMode()&0o077 == 0 {
-		return 0o700
+// DirPerm is the mode of a folder the store creates: private (0700) when
+// its files are, else 0755, without the umask's bits and shared as Shared
+// says (setgid where the group shares it).
+func (s *Store) DirPerm() os.FileMode {
+	base := os.FileMode(0o755)
+	if s.FileMode != 0 && s.FileMode&0o077 == 0 {
+		base = 0o700
 	}
-	return 0o755
+	return s.Shared.Dir(base)
 }
 
 func (s *Store) maxBytes() int64 {
@@ -182,12 +199,21 @@ func (e *PathError) Fix() string {
 	return "move " + e.Path + " into the memory home, then run 'memsync init'"
 }
 
-// Fix tells the user how to repair a memory file memsync refused to write
-// (a PathError, another unsafe path, a file made read-only), or "" for any
-// other error. Every front door gives this advice.
+// Fix tells the user how to repair a memory file memsync refused or failed
+// to write (a PathError, another unsafe path, a file made read-only, a file
+// or folder this user may not write, a full disk, an append it could not cut
+// back), or "" for any other error. Every front door gives this advice.
 func Fix(err error) string {
 	var pe *PathError
+	var ae *fsutil.AppendError
+	var fe *fs.PathError
 	switch {
+	case errors.As(err, &ae) && ae.Undo != nil:
+		return fmt.Sprintf("'memsync doctor --fix' removes the torn entry, keeping the file in a backup (or cut it off by hand: truncate -s %d %s); then add it again", ae.Size, ae.Path)
+	case fsutil.DiskFull(err):
+		return "free some space on the disk that holds the memory, then run the command again: nothing was written"
+	case errors.As(err, &fe) && errors.Is(err, fs.ErrPermission):
+		return permissionFix(fe.Path)
 	case errors.As(err, &pe):
 		return pe.Fix()
 	case errors.Is(err, ErrUnsafePath):
@@ -196,6 +222,21 @@ func Fix(err error) string {
 		return "memsync writes no memory file you made read-only; to let it write again, run chmod u+w on that file"
 	}
 	return ""
+}
+
+// permissionFix is the advice for a file or folder this user may not write
+// (EACCES, EPERM): another user made it, without write access for the group.
+func permissionFix(path string) string {
+	chmod := "chmod g+w " + path
+	if fi, err := os.Stat(path); err != nil || fi.IsDir() {
+		dir := path
+		if err != nil {
+			dir = filepath.Dir(path)
+		}
+		chmod = "chmod g+ws " + dir
+	}
+	return "you may not write " + path + ", which another user made; where users share the repository through a group, its owner runs '" + chmod +
+		"' and 'git config core.sharedRepository group' (memsync and git then create shared files and folders), and the repository's files belong to that group (chgrp); else run memsync as the owner"
 }
 
 // Resolve returns the real path of a file in the home (symlinks followed,
@@ -481,6 +522,7 @@ func (s *Store) loadReusing(path string, locked bool, prev *File) (*File, error)
 			// A reader that cannot create the lock file (a read-only
 			// checkout) reads without it: appends are single writes and
 			// rewrites are renames, so it still never sees a mixed file.
+			_ = s.createLockFile(lp)
 			l, err := lock.Shared(s.Context(), lp, s.LockTimeout)
 			switch {
 			case err == nil:
@@ -509,11 +551,14 @@ func (s *Store) loadReusing(path string, locked bool, prev *File) (*File, error)
 // call the Store's own locking methods (Load, Append, Update), since the lock
 // is not reentrant.
 func (s *Store) WithLock(fn func() error) error {
-	if err := os.MkdirAll(s.Home, s.dirMode()); err != nil {
+	if err := fsutil.MkdirAll(s.Home, s.dirMode()); err != nil {
 		return err
 	}
 	lp, err := s.LockPath()
 	if err != nil {
+		return err
+	}
+	if err := s.createLockFile(lp); err != nil {
 		return err
 	}
 	l, err := lock.Exclusive(s.Context(), lp, s.LockTimeout)
@@ -527,6 +572,19 @@ func (s *Store) WithLock(fn func() error) error {
 		}
 	}
 	return fn()
+}
+
+// createLockFile creates the lock file lp, when it is missing, with the
+// store's file mode (the lock package would create it with the umask's).
+func (s *Store) createLockFile(lp string) error {
+	if _, err := os.Lstat(lp); err == nil {
+		return nil
+	}
+	f, err := fsutil.OpenFile(lp, os.O_RDONLY|os.O_CREATE, s.fileMode())
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // Validate checks an entry before it is written: text that would break the
@@ -791,7 +849,7 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	if err := fn(f); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(target), s.dirMode()); err != nil {
+	if err := fsutil.MkdirAll(filepath.Dir(target), s.dirMode()); err != nil {
 		return err
 	}
 	// A backup keeps text the rewrite could lose: not for an entry that only

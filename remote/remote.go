@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/merge"
@@ -108,10 +109,14 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 		return nil, fmt.Errorf("%w: %q (sync takes the name of a remote; 'git remote -v' lists them, 'git remote add NAME URL' adds one)", ErrBadRemote, remote)
 	}
 	dir := filepath.Join(h.Repo.CommonDir, "memsync")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := fsutil.MkdirAll(dir, h.Store.DirPerm()); err != nil {
 		return nil, err
 	}
-	l, err := lock.Exclusive(h.Store.Context(), filepath.Join(dir, "sync.lock"), h.Store.LockTimeout)
+	syncLock := filepath.Join(dir, "sync.lock")
+	if f, err := fsutil.OpenFile(syncLock, os.O_RDONLY|os.O_CREATE, h.Store.FilePerm()); err == nil {
+		_ = f.Close() // created with the repository's sharing; lock.Exclusive would use the umask
+	}
+	l, err := lock.Exclusive(h.Store.Context(), syncLock, h.Store.LockTimeout)
 	if te := new(lock.TimeoutError); errors.As(err, &te) {
 		who := "another process"
 		if te.PID > 0 {

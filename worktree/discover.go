@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitconfig"
 )
 
@@ -31,6 +32,10 @@ type Repo struct {
 	InWorktree bool
 	Layout     Layout // where a worktree keeps the memory: .agent/ (LayoutAgent) or .ralph/agent/ (LayoutRalph)
 	LayoutWhy  string // why Discover chose Layout, for people (memsync doctor)
+	// Shared is core.sharedRepository: the files and folders memsync
+	// creates in the repository (memory files, snapshot objects) get the
+	// modes git gives its own.
+	Shared fsutil.Shared
 }
 
 // Layout is where a worktree keeps the memory file.
@@ -265,6 +270,11 @@ func Discover(dir string) (*Repo, error) {
 		coreWorktree = d.resolve(rawJoin(r.CommonDir, wt))
 	}
 	bareCfg, _ := cfg.Bool("core.bare")
+	shared, err := cfg.SharedRepository()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(r.CommonDir, "config"), err)
+	}
+	r.Shared = fsutil.Shared(shared)
 
 	// Primary worktree and memory home: decided from the common dir alone, so
 	// every worktree of the repository agrees on them.

@@ -70,7 +70,7 @@ func fold(s *memfile.Store, copyPath, backup string, edits bool) (FoldResult, er
 		if backup == "" {
 			backup = copyPath + ".bak-" + BackupStamp()
 		}
-		if err := fsutil.WriteFile(backup, data, 0o644); err != nil {
+		if err := fsutil.WriteFile(backup, data, s.FilePerm()); err != nil {
 			return fmt.Errorf("worktree: keep a backup of the copy: %w", err)
 		}
 		res.Backup = backup

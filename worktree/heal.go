@@ -236,10 +236,11 @@ func linkArchive(r *Repo, s *memfile.Store, create bool) (string, error) {
 		}
 		msg = m
 	}
-	for _, dir := range []string{filepath.Dir(path), filepath.Dir(home)} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", fmt.Errorf("worktree: %w", err)
-		}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	if err := fsutil.MkdirAll(filepath.Dir(home), s.DirPerm()); err != nil { // the home's, shared as the repository is
+		return "", fmt.Errorf("worktree: %w", err)
 	}
 	if err := replaceWithSymlink(path, relTo(path, home)); err != nil {
 		return "", fmt.Errorf("worktree: %w", err)
@@ -262,7 +263,7 @@ func moveArchive(s *memfile.Store, path string, perm fs.FileMode) (string, error
 		if fileExists(home) {
 			return nil
 		}
-		if err := os.MkdirAll(filepath.Dir(home), 0o755); err != nil {
+		if err := fsutil.MkdirAll(filepath.Dir(home), s.DirPerm()); err != nil {
 			return fmt.Errorf("worktree: %w", err)
 		}
 		moved = true

@@ -223,7 +223,7 @@ func worktreeTop(r *Repo, wt string) (string, error) {
 // place puts the link (or, failing that, a copy) at path, replacing what is
 // there atomically.
 func place(r *Repo, s *memfile.Store, path string, copyMode bool, res *LinkResult) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := fsutil.MkdirAll(filepath.Dir(path), s.DirPerm()); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
 	rel, err := relLink(r, path)
@@ -241,7 +241,7 @@ func place(r *Repo, s *memfile.Store, path string, copyMode bool, res *LinkResul
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteFile(path, data, 0o644); err != nil {
+	if err := fsutil.WriteFile(path, data, s.FilePerm()); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
 	why := "core.symlinks=false"
@@ -456,7 +456,7 @@ func shareRalph(r *Repo, s *memfile.Store, wt, path string) (string, error) {
 			_, err := s.LockPath()
 			return "", err
 		}
-		f, err := os.OpenFile(want, os.O_RDONLY|os.O_CREATE, 0o644)
+		f, err := fsutil.OpenFile(want, os.O_RDONLY|os.O_CREATE, s.FilePerm())
 		if err != nil {
 			return "", fmt.Errorf("worktree: %w", err)
 		}
@@ -486,7 +486,7 @@ func shareRalph(r *Repo, s *memfile.Store, wt, path string) (string, error) {
 // ensureHomeFile creates the home and an empty memory file in it (under the
 // writers' lock) if there is none, so that links never dangle.
 func ensureHomeFile(s *memfile.Store) error {
-	if err := os.MkdirAll(s.Home, 0o755); err != nil {
+	if err := fsutil.MkdirAll(s.Home, s.DirPerm()); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
 	target, err := s.Resolve(s.Path())

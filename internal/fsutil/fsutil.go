@@ -10,6 +10,7 @@ package fsutil
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,6 +25,11 @@ import (
 var (
 	rename   = os.Rename
 	syncFile = (*os.File).Sync
+	// An append's write and the truncate that undoes a failed one: tests
+	// replace them to fail an append part-way (a short write, a full disk)
+	// and its undo.
+	writeAppend  = (*os.File).Write
+	truncateFile = (*os.File).Truncate
 )
 
 // WriteFile atomically replaces path with data. path must already be resolved
@@ -132,22 +138,92 @@ func ProcessAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// OpenAppend opens path for Append: read-write, created with perm when
-// missing, in O_APPEND mode, so that every write lands at the end of the file
-// even when another process (one that takes no lock) wrote since. path must
-// be resolved: a symlink there is refused (O_NOFOLLOW), never written through.
+// OpenAppend opens path for Append: read-write, created with exactly perm
+// when missing (see OpenFile), in O_APPEND mode, so that every write lands at
+// the end of the file even when another process (one that takes no lock)
+// wrote since. path must be resolved: a symlink there is refused
+// (O_NOFOLLOW), never written through.
 func OpenAppend(path string, perm os.FileMode) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, perm)
+	return OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, perm)
 }
 
 // Append adds data at the end of f, opened by OpenAppend, in one write, and
-// fsyncs f.
+// fsyncs f. It is all or nothing: when the write fails part-way (a full disk,
+// an I/O error, a short write) or the fsync fails, f is truncated back to the
+// size it had before, so no cut-off entry stays and a retry adds one copy.
+// The error is then an *AppendError. The caller holds the file's lock: a
+// writer that takes none and appends meanwhile is never cut off (the undo is
+// refused, and the error says where the torn bytes are).
 func Append(f *os.File, data []byte) error {
-	if _, err := f.Write(data); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return fmt.Errorf("append to %s: %w", f.Name(), err)
 	}
-	if err := syncFile(f); err != nil {
-		return fmt.Errorf("fsync %s: %w", f.Name(), err)
+	start := fi.Size()
+	n, err := writeAppend(f, data)
+	if err == nil && n < len(data) {
+		err = io.ErrShortWrite
 	}
+	if err == nil {
+		if err = syncFile(f); err != nil {
+			err = fmt.Errorf("fsync: %w", err)
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	return &AppendError{Path: f.Name(), Size: start, Err: err, Undo: undoAppend(f, start, int64(n))}
+}
+
+// undoAppend cuts off the n bytes a failed append wrote at the end of f,
+// whose size was start before it, and fsyncs f.
+func undoAppend(f *os.File, start, n int64) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Size() == start:
+		return nil // nothing landed
+	case fi.Size() != start+n:
+		return fmt.Errorf("the file is %d bytes, not the %d this append left: another writer appended meanwhile, and its bytes are kept", fi.Size(), start+n)
+	}
+	if err := truncateFile(f, start); err != nil {
+		return err
+	}
+	// Readers see the old size from here on; the fsync makes a crash keep
+	// it too, where it can (when fsync fails, the append's own error says
+	// enough).
+	_ = syncFile(f)
 	return nil
+}
+
+// AppendError is Append's error when the append failed: what failed, and
+// whether the file is back to its size before the append (Undo is nil) or
+// holds the cut-off bytes from Size on.
+type AppendError struct {
+	Path string // the file appended to
+	Size int64  // its size before the append, where it is cut back to
+	Err  error  // what failed: the write (io.ErrShortWrite for a short one) or the fsync
+	Undo error  // nil when the file is back to Size, else why it is not
+}
+
+func (e *AppendError) Error() string {
+	what := e.Err.Error()
+	if DiskFull(e.Err) {
+		what = "disk full (" + what + ")"
+	}
+	if e.Undo == nil {
+		return fmt.Sprintf("append to %s failed: %s; nothing was written (the file is back to its %d bytes)", e.Path, what, e.Size)
+	}
+	return fmt.Sprintf("append to %s failed: %s, and cutting off what it wrote failed too (%v): the file holds a torn entry from byte %d on; 'memsync doctor --fix' removes it, or: truncate -s %d %s",
+		e.Path, what, e.Undo, e.Size, e.Size, e.Path)
+}
+
+// Unwrap returns what failed, so errors.Is(err, syscall.ENOSPC) works.
+func (e *AppendError) Unwrap() error { return e.Err }
+
+// DiskFull tells whether err is a full disk or an exhausted quota.
+func DiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }

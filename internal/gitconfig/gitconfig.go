@@ -12,6 +12,7 @@ package gitconfig
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -118,6 +119,57 @@ func (c *Config) Bool(key string) (val, ok bool) {
 		return false, false
 	}
 	return parseBool(v.s, v.noValue)
+}
+
+// SharedRepository reads core.sharedRepository as git does (git-config(1),
+// git's git_config_perm), in git's encoding (fsutil.Shared): 0 when unset,
+// "umask" or false; 0660 for "group" or true (also the key on its own, and
+// the old 1); 0664 for "all", "world" or "everybody" (also 2); -(0xxx & 0666)
+// for an octal mode 0xxx, whose owner must read and write (git refuses
+// another, and so does SharedRepository).
+func (c *Config) SharedRepository() (int, error) {
+	v, set := c.vals[canonKey("core.sharedRepository")]
+	switch {
+	case !set:
+		return 0, nil
+	case v.noValue:
+		return 0o660, nil
+	}
+	switch v.s {
+	case "umask":
+		return 0, nil
+	case "group":
+		return 0o660, nil
+	case "all", "world", "everybody":
+		return 0o664, nil
+	}
+	num := strings.TrimLeft(v.s, " \t\n\v\f\r") // as strtol(3) reads it
+	n, err := strconv.ParseInt(num, 8, 32)
+	if num == "" {
+		n, err = 0, nil
+	}
+	if err != nil {
+		b, ok := parseBool(v.s, false)
+		if !ok {
+			return 0, fmt.Errorf("core.sharedRepository = %q is no value git knows: umask, group, all, world, everybody, true, false or an octal mode such as 0660", v.s)
+		}
+		if b {
+			return 0o660, nil
+		}
+		return 0, nil
+	}
+	switch n {
+	case 0:
+		return 0, nil
+	case 1:
+		return 0o660, nil
+	case 2:
+		return 0o664, nil
+	}
+	if n&0o600 != 0o600 {
+		return 0, fmt.Errorf("core.sharedRepository = %s: the owner of files must always have read and write permissions (git refuses it too)", v.s)
+	}
+	return -int(n & 0o666), nil
 }
 
 // Path returns the key's value as `git config --type=path` does: a leading
