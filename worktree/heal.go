@@ -72,7 +72,7 @@ func Heal(r *Repo, s *memfile.Store, create bool) []string {
 		if !exists {
 			if create && errors.Is(err, fs.ErrNotExist) && symlinksEnabled(r) {
 				// The first write: the link waits for the file the write makes.
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+				if err := fsutil.MkdirAll(filepath.Dir(path), s.DirPerm()); err == nil {
 					_ = replaceWithSymlink(path, relTo(path, s.Path()))
 				}
 			}
@@ -236,7 +236,7 @@ func linkArchive(r *Repo, s *memfile.Store, create bool) (string, error) {
 		}
 		msg = m
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := fsutil.MkdirAll(filepath.Dir(path), s.DirPerm()); err != nil {
 		return "", fmt.Errorf("worktree: %w", err)
 	}
 	if err := fsutil.MkdirAll(filepath.Dir(home), s.DirPerm()); err != nil { // the home's, shared as the repository is

@@ -141,7 +141,7 @@ func TestSharedRepositoryTwoUsers(t *testing.T) {
 	as(b, repo, "git", "fsck", "--no-progress")
 
 	// What memsync made is shared with the group as git makes its own.
-	for _, p := range []string{".agent/memories.md", ".agent/memories.md.lock", ".git/memsync/state/stamp.json", ".git/memsync/state/access.log"} {
+	for _, p := range []string{".git/memsync/memories.md", ".git/memsync/memories.md.lock", ".git/memsync/state/stamp.json", ".git/memsync/state/access.log"} {
 		if fi, err := os.Stat(filepath.Join(repo, p)); err != nil || fi.Mode().Perm()&0o060 != 0o060 {
 			t.Errorf("%s: not group-readable and writable (%v, %v)", p, fi.Mode(), err)
 		}
@@ -174,7 +174,7 @@ func TestSharedRepositoryTwoUsers(t *testing.T) {
 	if err == nil {
 		t.Fatalf("b wrote a file only a may write:\n%s", out)
 	}
-	file := filepath.Join(repo, ".agent", "memories.md")
+	file := filepath.Join(repo, ".git", "memsync", "memories.md") // the memory itself; .agent/memories.md links to it
 	for _, w := range []string{file, "permission denied", "chmod g+w " + file, "git config core.sharedRepository group"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("b's failed add does not say %q:\n%s", w, out)
