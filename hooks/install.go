@@ -671,13 +671,48 @@ func NotRun(r *worktree.Repo) []string {
 	if !Installed(r) {
 		return nil
 	}
+	seen, stamp := filepath.Join(r.CommonDir, "memsync", "state", "hooks.seen"), hooksStamp(r, dir)
+	if old, err := fsutil.ReadFile(seen, 64<<10); err == nil && string(old) == stamp {
+		return nil // the files the check reads are as they were when every hook ran
+	}
 	var out []string
 	for _, name := range Names() {
 		if !hookState(r, dir, name).Runs {
 			out = append(out, name)
 		}
 	}
+	if out == nil && os.MkdirAll(filepath.Dir(seen), 0o755) == nil {
+		_ = fsutil.WriteFile(seen, []byte(stamp), 0o644)
+	}
 	return out
+}
+
+// hooksStamp names, by path, size, mode and time of change, every file
+// hookState reads for the hooks in dir: when it is unchanged, so is what
+// NotRun found. Stats only.
+func hooksStamp(r *worktree.Repo, dir string) string {
+	var b strings.Builder
+	stat := func(p string) {
+		b.WriteString(p)
+		if fi, err := os.Stat(p); err == nil {
+			fmt.Fprintf(&b, " %d %o %d", fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
+		}
+		b.WriteByte('\n')
+	}
+	stat(recordPath(r))
+	stat(filepath.Join(dir, "h")) // husky's dispatcher, when dir is husky's
+	for _, name := range Names() {
+		stat(filepath.Join(dir, name))
+		stat(filepath.Join(dir, name+OrigSuffix))
+		stat(filepath.Join(dir, name+".legacy"))     // pre-commit keeps the hook it replaced there
+		stat(filepath.Join(filepath.Dir(dir), name)) // husky's .husky/NAME
+	}
+	if r.WorkTree != "" {
+		for _, f := range []string{"lefthook-local.yml", ".lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yaml"} {
+			stat(filepath.Join(r.WorkTree, f))
+		}
+	}
+	return b.String()
 }
 
 // Installed tells whether memsync's hooks are installed in the repository

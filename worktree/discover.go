@@ -36,6 +36,8 @@ type Repo struct {
 	// creates in the repository (memory files, snapshot objects) get the
 	// modes git gives its own.
 	Shared fsutil.Shared
+
+	pinned bool // memsync.layout and memsync.home are both set (see Pin)
 }
 
 // Layout is where a worktree keeps the memory file.
@@ -294,6 +296,9 @@ func Discover(dir string) (*Repo, error) {
 	if err := r.chooseHome(cfg); err != nil {
 		return nil, err
 	}
+	_, hasLayout := cfg.Get(LayoutKey)
+	_, hasHome := cfg.Get(HomeKey)
+	r.pinned = hasLayout && (hasHome || r.Bare)
 
 	// The current worktree. Like git, core.bare and core.worktree only apply
 	// to the main git dir, never to a linked worktree's.

@@ -333,9 +333,10 @@ func Pin(r *Repo, s *memfile.Store) error {
 		}
 		return missing
 	}
-	if len(unset()) == 0 {
+	if r.pinned || len(unset()) == 0 {
 		return nil
 	}
+	defer func() { r.pinned = len(unset()) == 0 }()
 	return s.WithLock(func() error {
 		for _, k := range unset() {
 			if _, err := gitcmd.Output(r.CommonDir, "--git-dir="+r.CommonDir, "config", k, want[k]); err != nil {
