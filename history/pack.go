@@ -55,10 +55,11 @@ type keptPack struct{ base string } // ".../objects/pack/pack-HASH"
 // release removes the .keep: the ref reaches the objects now.
 func (p *keptPack) release() { _ = os.Remove(p.base + ".keep") }
 
-// remove deletes the pack (a ref update that failed): the pack, then its
-// index, then the .keep, so no reader finds an index without its pack kept.
+// remove deletes the pack (a ref update that failed): its index first (git
+// finds packs by their index), then the pack, then the .keep, so no reader
+// finds an index without its pack, nor an unkept pack.
 func (p *keptPack) remove() {
-	for _, ext := range []string{".pack", ".idx", ".keep"} {
+	for _, ext := range []string{".idx", ".pack", ".keep"} {
 		_ = os.Remove(p.base + ext)
 	}
 }
@@ -152,11 +153,14 @@ func (h *History) writePack(objs []*object) (*keptPack, error) {
 	if cerr := keep.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmpIdx, p.base+".idx")
-	}
+	// The pack first, its index last, as git does: git finds packs by
+	// their .idx, and an index whose pack is not there yet makes a git that
+	// looks at that moment (a concurrent gc) drop the pack as broken.
 	if err == nil {
 		err = os.Rename(tmpPack, p.base+".pack")
+	}
+	if err == nil {
+		err = os.Rename(tmpIdx, p.base+".idx")
 	}
 	if err != nil {
 		p.remove()
