@@ -151,7 +151,9 @@ func (m *Memory) mergeDriverSet() bool {
 		files = append(files, filepath.Join(m.repo.Primary, ".gitattributes"))
 	}
 	for _, f := range files {
-		data, _ := os.ReadFile(f)
+		// .gitattributes is the branch's: bounded, never a link out of the
+		// worktree (git itself refuses to follow one).
+		data, _ := fsutil.ReadWithin(f, filepath.Dir(f), 1<<20)
 		if strings.Contains(string(data), "merge=memsync") {
 			return true
 		}

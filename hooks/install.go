@@ -334,17 +334,17 @@ func installScripts(r *worktree.Repo, dir string, names []string, bin string, fo
 		var kept []byte // what the script chains (nil: none, or unreadable: run directly)
 		switch {
 		case h.State == StateForeign:
-			kept, _ = os.ReadFile(p)
+			kept, _ = readHook(p)
 		case st.orphan != "":
-			kept, _ = os.ReadFile(st.orphan)
+			kept, _ = readHook(st.orphan)
 		default:
-			kept, _ = os.ReadFile(orig)
+			kept, _ = readHook(orig)
 		}
 		st.script = []byte(Script(name, bin, kept))
 		switch h.State {
 		case StateInstalled, StateChained:
 			st.h.Action = "updated"
-			if cur, err := os.ReadFile(p); err == nil && bytes.Equal(cur, st.script) && st.orphan == "" {
+			if cur, err := readHook(p); err == nil && bytes.Equal(cur, st.script) && st.orphan == "" {
 				st.h.Action = "unchanged"
 			}
 		default:

@@ -29,6 +29,14 @@ func huskyDir(dir string) string {
 	return ""
 }
 
+// readHook reads a hook script or a hook manager's file: files the
+// repository may ship (a tracked hooks folder, .husky/, lefthook-local.yml),
+// so the read is bounded and a link to a device (/dev/zero) is refused.
+func readHook(p string) ([]byte, error) { return fsutil.ReadFile(p, maxHookFile) }
+
+// maxHookFile bounds readHook.
+const maxHookFile = 1 << 20
+
 func isFile(p string) bool { fi, err := os.Stat(p); return err == nil && fi.Mode().IsRegular() }
 
 // contains tells whether the file at p (at most 64 KiB read) holds s.
@@ -299,8 +307,8 @@ func dropStaleOrig(q string, same func(string) bool) error {
 	if isOurs(q) || !exists(orig) {
 		return nil
 	}
-	a, _ := os.ReadFile(q)
-	b, _ := os.ReadFile(orig)
+	a, _ := readHook(q)
+	b, _ := readHook(orig)
 	if bytes.Equal(a, b) || same(orig) {
 		return os.Remove(orig)
 	}
@@ -323,7 +331,7 @@ func installHusky(r *worktree.Repo, hd, dir string, names []string, bin string, 
 	var fallback []string
 	for i, name := range names {
 		f := filepath.Join(hd, name)
-		data, err := os.ReadFile(f)
+		data, err := readHook(f)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, nil, err
 		}
@@ -368,7 +376,7 @@ func installHusky(r *worktree.Repo, hd, dir string, names []string, bin string, 
 // held nothing else (and its line in info/exclude).
 func removeBlock(r *worktree.Repo, hd, name string) (bool, error) {
 	f := filepath.Join(hd, name)
-	data, err := os.ReadFile(f)
+	data, err := readHook(f)
 	if err != nil {
 		return false, nil
 	}
@@ -391,7 +399,7 @@ func removeBlock(r *worktree.Repo, hd, name string) (bool, error) {
 // is refused (ErrInWorktree) unless force.
 func installLefthook(r *worktree.Repo, dir string, names []string, bin string, force bool) ([]Hook, error) {
 	cfg := lefthookLocal(r.WorkTree)
-	data, err := os.ReadFile(cfg)
+	data, err := readHook(cfg)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -466,7 +474,7 @@ func installLefthook(r *worktree.Repo, dir string, names []string, bin string, f
 // returns the hooks it removed them from.
 func uninstallLefthook(r *worktree.Repo) ([]string, error) {
 	cfg := lefthookLocal(r.WorkTree)
-	data, err := os.ReadFile(cfg)
+	data, err := readHook(cfg)
 	if err != nil {
 		return nil, nil
 	}

@@ -3,11 +3,14 @@ package memfile
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/memsync/memsync/internal/fsutil"
 )
 
 // ReadForeign reads memories kept by other tools, for import:
@@ -22,29 +25,60 @@ import (
 //
 // Entries from the front-matter layout get IDs derived from their session and
 // key, so importing the same files twice finds the same IDs.
+//
+// What is read is someone else's (a cloned repository's folder): no read
+// follows a link out of the repository path lies in (out of path itself
+// when it is in none; the error wraps ErrUnsafePath and names the link and
+// where it leads), and every file is a regular file of at most
+// MaxForeignFile bytes (a link to /dev/zero is refused before it is read).
 func ReadForeign(path string) (active, archived []Entry, err error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, err
 	}
+	root := foreignRoot(path)
 	if !fi.IsDir() {
-		es, err := readForeignFile(path, "")
+		es, err := readForeignFile(path, root, "")
 		return es, nil, err
 	}
-	return readForeignDir(path, "")
+	return readForeignDir(root, path, "")
 }
 
-func readForeignDir(dir, session string) (active, archived []Entry, err error) {
+// foreignRoot is what an import of path may read: the top of the git
+// worktree that holds it (the folder with .git), else path's folder.
+func foreignRoot(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	start := abs
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+		start = filepath.Dir(abs)
+	}
+	for d := start; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return start
+		}
+	}
+}
+
+// MaxForeignFile bounds each file import reads.
+const MaxForeignFile = 16 << 20
+
+func readForeignDir(root, dir, session string) (active, archived []Entry, err error) {
 	if session == "" {
 		if fi, err := os.Stat(filepath.Join(dir, "memory")); err == nil && fi.IsDir() {
-			active, archived, err = readForeignDir(filepath.Join(dir, "memory"), "")
+			active, archived, err = readForeignDir(root, filepath.Join(dir, "memory"), "")
 			if err != nil {
 				return nil, nil, err
 			}
 			subs, _ := filepath.Glob(filepath.Join(dir, "*", "memory"))
 			sort.Strings(subs)
 			for _, sub := range subs {
-				a, b, err := readForeignDir(sub, filepath.Base(filepath.Dir(sub)))
+				a, b, err := readForeignDir(root, sub, filepath.Base(filepath.Dir(sub)))
 				if err != nil {
 					return nil, nil, err
 				}
@@ -57,7 +91,7 @@ func readForeignDir(dir, session string) (active, archived []Entry, err error) {
 		names, _ := filepath.Glob(filepath.Join(d, "*.md"))
 		sort.Strings(names)
 		for _, name := range names {
-			es, err := readForeignFile(name, session)
+			es, err := readForeignFile(name, root, session)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -71,8 +105,12 @@ func readForeignDir(dir, session string) (active, archived []Entry, err error) {
 	return active, archived, nil
 }
 
-func readForeignFile(path, session string) ([]Entry, error) {
-	data, err := os.ReadFile(path)
+func readForeignFile(path, root, session string) ([]Entry, error) {
+	data, err := fsutil.ReadWithin(path, root, MaxForeignFile)
+	if oe := new(fsutil.OutsideError); errors.As(err, &oe) {
+		return nil, &PathError{Path: path, Target: oe.Target, Link: path,
+			Why: "leads outside " + root + ", to " + oe.Target + " (import reads only what lies inside the folder it is given)"}
+	}
 	if err != nil {
 		return nil, err
 	}

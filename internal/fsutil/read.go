@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 // TooLargeError is ReadFile's error for a file over its limit.
@@ -43,4 +45,33 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return b, nil
+}
+
+// OutsideError is ReadWithin's error for a path that leads out of its root.
+type OutsideError struct {
+	Path, Target, Root string
+}
+
+func (e *OutsideError) Error() string {
+	return fmt.Sprintf("%s leads outside %s, to %s: not read", e.Path, e.Root, e.Target)
+}
+
+// ReadWithin is ReadFile for a file that someone else controls (a cloned
+// repository's, an import's): path, resolved through every symlink, must
+// lie inside root (resolved too), else the error is an *OutsideError naming
+// the path and where it leads; and it must be a regular file of at most
+// limit bytes (a link to /dev/zero is refused before it is opened).
+func ReadWithin(path, root string, limit int64) ([]byte, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	top, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	if rel, err := filepath.Rel(top, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, &OutsideError{Path: path, Target: real, Root: root}
+	}
+	return ReadFile(real, limit)
 }

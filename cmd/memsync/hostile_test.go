@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A cloned repository is hostile input: what memsync reads of it never
+// follows a link out of it and is bounded (a link to /dev/zero is refused
+// before it is read), so a private file never enters the memory and no
+// read runs the machine out of memory.
+
+// runBounded runs the real memsync in dir with a deadline and a memory
+// limit of its own (RLIMIT_AS through prlimit(1) where present), and
+// returns its output and exit code.
+func runBounded(t *testing.T, env []string, dir string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	name, argv := memsyncBinary(t), args
+	if p, err := exec.LookPath("prlimit"); err == nil {
+		name, argv = p, append([]string{"--as=" + "1073741824", "--", memsyncBinary(t)}, args...)
+	}
+	cmd := exec.CommandContext(ctx, name, argv...)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("memsync %v did not end within 20 s\n%s", args, out)
+	}
+	return string(out), exitStatus(err)
+}
+
+func TestImportStaysInside(t *testing.T) {
+	env := testGitEnv(t)
+	repo := newRepo(t, env)
+	memsyncIn(t, env, repo, "add", "already here")
+	src := filepath.Join(repo, ".multi-agent-mcp", "memory")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "ok.md"), []byte("---\nkey: ok\ntags: [a]\ncreated_at: 2026-01-01\n---\nan ordinary lesson\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	private := filepath.Join(t.TempDir(), "private.md")
+	if err := os.WriteFile(private, []byte("---\nkey: secret\n---\nmy private notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(repo, ".agent", "memories.md"))
+	for _, c := range []struct{ name, target string }{{"private.md", private}, {"zero.md", "/dev/zero"}} {
+		link := filepath.Join(src, c.name)
+		if err := os.Symlink(c.target, link); err != nil {
+			t.Fatal(err)
+		}
+		out, code := runBounded(t, env, repo, "import", filepath.Join(repo, ".multi-agent-mcp"))
+		if code != 5 || !strings.Contains(out, link) || !strings.Contains(out, "outside") {
+			t.Errorf("import with %s: exit %d\n%s", c.name, code, out)
+		}
+		if now, _ := os.ReadFile(filepath.Join(repo, ".agent", "memories.md")); string(now) != string(before) {
+			t.Errorf("import with %s changed the memory:\n%s", c.name, now)
+		}
+		if err := os.Remove(link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	memsyncIn(t, env, repo, "import", filepath.Join(repo, ".multi-agent-mcp"))
+	if out := memsyncIn(t, env, repo, "list"); !strings.Contains(out, "an ordinary lesson") || strings.Contains(out, "private") {
+		t.Errorf("after a clean import:\n%s", out)
+	}
+}
+
+// TestHostileRepositoryFilesBounded: a tracked .gitattributes and a hook
+// in a tracked hooks folder (core.hooksPath) that link to /dev/zero: init,
+// doctor, hooks status and hooks install end, bounded, with the memory
+// intact.
+func TestHostileRepositoryFilesBounded(t *testing.T) {
+	env := testGitEnv(t)
+	repo := newRepo(t, env)
+	memsyncIn(t, env, repo, "add", "kept through it all")
+	if err := os.Symlink("/dev/zero", filepath.Join(repo, ".gitattributes")); err != nil {
+		t.Fatal(err)
+	}
+	hooksDir := filepath.Join(repo, "githooks")
+	if err := os.MkdirAll(hooksDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"post-commit", "post-checkout"} {
+		if err := os.Symlink("/dev/zero", filepath.Join(hooksDir, h)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitRun(t, env, repo, "config", "core.hooksPath", "githooks")
+	for _, args := range [][]string{{"init"}, {"doctor"}, {"hooks", "status"}, {"hooks", "install", "--force"}, {"list"}} {
+		out, code := runBounded(t, env, repo, args...)
+		if code < 0 || strings.Contains(out, "out of memory") || strings.Contains(out, "panic") {
+			t.Errorf("memsync %v: exit %d\n%s", args, code, out)
+		}
+	}
+	if out := memsyncIn(t, env, repo, "list"); !strings.Contains(out, "kept through it all") {
+		t.Errorf("the memory after:\n%s", out)
+	}
+}
