@@ -247,9 +247,9 @@ type SyncConflict struct {
 // Sync exchanges the memory with a git remote ("" for the current branch's
 // remote, else origin): snapshot, fetch the remote's snapshots, merge them
 // entry by entry, push back with a lease (package remote). It returns what
-// it did also when it fails part-way (Remote is always set; a merge may be
-// committed locally before a push fails). ctx kills a fetch or push under
-// way.
+// it did also when it fails part-way (Remote is always set; a merge of
+// both sides is made locally only once it is pushed). ctx kills a fetch or
+// push under way.
 func (m *Memory) Sync(ctx context.Context, name string, o SyncOptions) (*SyncResult, error) {
 	h, err := m.history(ctx)
 	if err != nil {

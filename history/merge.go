@@ -31,6 +31,13 @@ type MergeOptions struct {
 	DryRun     bool   // compute and report what would change; write nothing
 	Source     string // names the other side in messages and the conflict log ("sync origin")
 	Provenance Provenance
+	// Detached leaves a merge of two changed sides (Kind Merged) unmade in
+	// the memory: its merge snapshot's objects are stored (a kept pack), but
+	// neither the memory files nor Ref change and no conflict is logged.
+	// res.Snapshot names it. The caller publishes it (a push) and then
+	// either Adopts it or Drops it, so a merge commit is only ever made for
+	// what was published. Other kinds are made as without Detached.
+	Detached bool
 }
 
 // MergeResult is what MergeFrom did, or with DryRun would do.
@@ -48,6 +55,8 @@ type MergeResult struct {
 	Backup         string           `json:"backup,omitempty"` // a damaged live file was kept here
 	// Refused is, for a dry run, why the merge would stop without Force.
 	Refused string `json:"refused,omitempty"`
+
+	pack *keptPack // a Detached merge's objects, until Adopt or Drop
 }
 
 // ConflictLog is where a repository's recorded conflicts are kept (see
@@ -189,6 +198,9 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if !ff && opts.Detached {
+		return h.detachLocked(res, old, next, opts)
+	}
 	for _, f := range []struct {
 		path string
 		data []byte
@@ -216,16 +228,62 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 	commit := plumbing.NewHash(res.Theirs)
 	b := &batch{}
 	if !ff {
-		tree := h.addTree(b, next)
-		msg := message("memsync merge of "+opts.Source, opts.Provenance, "")
-		commit = b.add(newObject(plumbing.CommitObject,
-			encodeCommit(tree, []plumbing.Hash{old, plumbing.NewHash(res.Theirs)}, time.Now(), msg, h.identity())))
+		commit = h.mergeCommit(b, res, old, next, opts)
 	}
 	if err := h.publish(b, commit, old); err != nil {
 		return err
 	}
 	res.Snapshot = commit.String()
 	return merge.Log(ConflictLog(h.Repo), opts.Source, res.Conflicts)
+}
+
+// mergeCommit adds to b the merge snapshot of ours (old) and theirs holding
+// next, and returns its hash.
+func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, next Files, opts MergeOptions) plumbing.Hash {
+	tree := h.addTree(b, next)
+	msg := message("memsync merge of "+opts.Source, opts.Provenance, "")
+	return b.add(newObject(plumbing.CommitObject,
+		encodeCommit(tree, []plumbing.Hash{old, plumbing.NewHash(res.Theirs)}, time.Now(), msg, h.identity())))
+}
+
+// detachLocked stores the merge snapshot holding next as a kept pack that
+// no ref reaches (see MergeOptions.Detached).
+func (h *History) detachLocked(res *MergeResult, old plumbing.Hash, next Files, opts MergeOptions) error {
+	b := &batch{}
+	commit := h.mergeCommit(b, res, old, next, opts)
+	p, err := h.writePack(b.objs)
+	if err != nil {
+		return err
+	}
+	h.st.Reindex()
+	res.Snapshot, res.pack = commit.String(), p
+	return nil
+}
+
+// Adopt makes a Detached merge (res, from MergeFrom) the memory once it is
+// published: MergeFrom of its snapshot, a fast-forward (or, when the memory
+// changed meanwhile, a merge of that change), and the merge's conflicts go
+// to the conflict log. opts are the ones the merge was made with. The kept
+// pack is released whatever happens: the snapshot is published.
+func (h *History) Adopt(ctx context.Context, res *MergeResult, opts MergeOptions) (*MergeResult, error) {
+	if res.pack != nil {
+		defer res.pack.release()
+	}
+	opts.Detached, opts.DryRun = false, false
+	m, err := h.MergeFrom(ctx, res.Snapshot, opts)
+	if err != nil {
+		return m, err
+	}
+	return m, merge.Log(ConflictLog(h.Repo), opts.Source, res.Conflicts)
+}
+
+// Drop removes a Detached merge's objects (res, from MergeFrom) that were
+// not published: no ref reaches them, so a lost race leaves nothing behind.
+func (h *History) Drop(res *MergeResult) {
+	if res.pack != nil {
+		res.pack.remove()
+		res.pack = nil
+	}
 }
 
 // readLocked runs fn under the readers' lock, as Live reads: it creates

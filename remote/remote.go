@@ -45,15 +45,23 @@ var (
 // SSH server never answers).
 const DefaultTimeout = 2 * time.Minute
 
-// DefaultTries is how many times Sync fetches, merges and pushes before it
-// gives up on a remote that others keep updating.
-const DefaultTries = 5
+// DefaultRaceTime bounds how long Sync keeps trying while other clones
+// push first: it backs off between tries (exponentially, with full jitter)
+// and gives up with ErrRaced once the next try would start after it.
+const DefaultRaceTime = 30 * time.Second
+
+// Backoff between tries that lost a race: a random wait up to
+// backoffBase·2^(try-1), never more than backoffMax (variables only as a
+// seam for tests).
+var backoffBase, backoffMax = 50 * time.Millisecond, 2 * time.Second
 
 // Options tunes Sync.
 type Options struct {
 	Force  bool // pass the mass-deletion guard of the merge
 	DryRun bool // fetch, then report what the merge would change; write nothing else
-	Tries  int  // fetch-merge-push rounds on a rejected push (0: DefaultTries)
+	// RaceTime bounds the tries while others push first (0:
+	// DefaultRaceTime).
+	RaceTime time.Duration
 	// Timeout bounds each git fetch and push (0: DefaultTimeout): then git
 	// and its children are stopped, and Sync returns ErrTimeout.
 	Timeout    time.Duration
@@ -67,10 +75,11 @@ type Result struct {
 	Kind    string `json:"kind"`    // the last merge's kind (history.UpToDate, ...)
 	Pushed  bool   `json:"pushed"`
 	Tries   int    `json:"tries"`
-	// Snapshot is our newest snapshot afterwards (what the remote holds too
-	// when Pushed or up to date).
+	// Snapshot is what the remote holds after a push or when up to date,
+	// else our newest snapshot.
 	Snapshot string `json:"snapshot"`
-	// Changes, ArchiveChanges and Conflicts add up the merges of all tries.
+	// Changes, ArchiveChanges and Conflicts are what the merge made (a try
+	// that lost a race made none).
 	Changes        []history.Change `json:"-"`
 	ArchiveChanges []history.Change `json:"-"`
 	Conflicts      []merge.Conflict `json:"-"`
@@ -97,13 +106,15 @@ func DefaultRemote(h *history.History) string {
 
 // Sync exchanges the memory with a remote: fetch its snapshots, merge them
 // into the memory (the live memory is snapshotted first), and push the
-// result with a lease that names the snapshot just fetched. When another
-// clone pushed in between, the push is rejected and Sync fetches and merges
-// again, up to opts.Tries rounds with a short random wait. Syncs of one
-// repository run one at a time (a lock beside its conflict log), without
-// holding the memory's lock during network work. ctx kills a git fetch or
-// push under way and stops Sync between steps (history.MergeFrom says what
-// a merge does when ctx is done).
+// result with a lease that names the snapshot just fetched. A merge of two
+// changed sides is made in the memory only once it is pushed
+// (history.MergeOptions.Detached): when another clone pushed in between, the
+// push is rejected, the merge is dropped, and Sync waits a random while
+// (exponential backoff with full jitter) and fetches and merges again, until
+// opts.RaceTime is over. Syncs of one repository run one at a time (a lock
+// beside its conflict log), without holding the memory's lock during
+// network work. ctx kills a git fetch or push under way and stops Sync
+// between steps (history.MergeFrom says what a merge does when ctx is done).
 func Sync(ctx context.Context, h *history.History, remote string, opts Options) (*Result, error) {
 	if !remoteName.MatchString(remote) || strings.Contains(remote, "..") {
 		return nil, fmt.Errorf("%w: %q (sync takes the name of a remote; 'git remote -v' lists them, 'git remote add NAME URL' adds one)", ErrBadRemote, remote)
@@ -130,59 +141,90 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
+	if opts.RaceTime <= 0 {
+		opts.RaceTime = DefaultRaceTime
+	}
 	defer func() { _ = l.Release() }()
 
-	tries := opts.Tries
-	if tries <= 0 {
-		tries = DefaultTries
-	}
+	deadline := time.Now().Add(opts.RaceTime)
 	res := &Result{Remote: remote}
 	for res.Tries = 1; ; res.Tries++ {
-		theirs, err := fetch(ctx, h, remote, opts.Timeout)
-		if err != nil {
+		raced, err := try(ctx, h, remote, opts, res)
+		if err != nil || !raced {
 			return res, err
 		}
-		res.Fetched = theirs
-		m, err := h.MergeFrom(ctx, theirs, history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance})
-		if err != nil {
-			return res, err
-		}
-		res.Kind, res.Snapshot = m.Kind, m.Snapshot
-		res.Changes = append(res.Changes, m.Changes...)
-		res.ArchiveChanges = append(res.ArchiveChanges, m.ArchiveChanges...)
-		res.Conflicts = append(res.Conflicts, m.Conflicts...)
-		if m.Backup != "" {
-			res.Backup = m.Backup
-		}
-		if opts.DryRun {
-			res.Refused = m.Refused
-			return res, nil
-		}
-		head, err := h.RefHash(history.Ref)
-		if err != nil {
-			return res, err
-		}
-		res.Snapshot = head
-		if head == "" || head == theirs {
-			return res, nil // nothing the remote lacks
-		}
-		raced, err := push(ctx, h, remote, head, theirs, opts.Timeout)
-		if err != nil {
-			return res, err
-		}
-		if !raced {
-			res.Pushed = true
-			return res, nil
-		}
-		if res.Tries >= tries {
-			return res, fmt.Errorf("%w: %s's snapshots changed during each of %d tries", ErrRaced, remote, tries)
+		wait := backoff(res.Tries)
+		if time.Now().Add(wait).After(deadline) {
+			return res, fmt.Errorf("%w: %s's snapshots changed during each of %d tries in %s", ErrRaced, remote, res.Tries, opts.RaceTime)
 		}
 		select {
 		case <-ctx.Done():
 			return res, ctx.Err()
-		case <-time.After(time.Duration(30+rand.IntN(100*res.Tries)) * time.Millisecond):
+		case <-time.After(wait):
 		}
 	}
+}
+
+// backoff is the wait after the try-th try lost a race: full jitter, a
+// uniform random duration up to backoffBase·2^(try-1), at most backoffMax.
+func backoff(try int) time.Duration {
+	ceiling := backoffMax
+	if try < 30 && backoffBase<<(try-1) < backoffMax {
+		ceiling = backoffBase << (try - 1)
+	}
+	return rand.N(ceiling + 1)
+}
+
+// try is one fetch, merge and push; raced reports a push that others beat
+// (nothing of this try is left then). res gets what the try did.
+func try(ctx context.Context, h *history.History, remote string, opts Options, res *Result) (raced bool, err error) {
+	theirs, err := fetch(ctx, h, remote, opts.Timeout)
+	if err != nil {
+		return false, err
+	}
+	res.Fetched = theirs
+	mopts := history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Detached: true, Source: remote, Provenance: opts.Provenance}
+	m, err := h.MergeFrom(ctx, theirs, mopts)
+	if err != nil {
+		return false, err
+	}
+	res.Kind, res.Snapshot = m.Kind, m.Snapshot
+	res.Changes, res.ArchiveChanges, res.Conflicts = m.Changes, m.ArchiveChanges, m.Conflicts
+	if m.Backup != "" {
+		res.Backup = m.Backup
+	}
+	if opts.DryRun {
+		res.Refused = m.Refused
+		return false, nil
+	}
+	head := m.Snapshot // a detached merge's
+	if m.Kind != history.Merged {
+		if head, err = h.RefHash(history.Ref); err != nil {
+			return false, err
+		}
+	}
+	res.Snapshot = head
+	if head == "" || head == theirs {
+		return false, nil // nothing the remote lacks
+	}
+	raced, err = push(ctx, h, remote, head, theirs, opts.Timeout)
+	if err != nil || raced {
+		h.Drop(m)
+		res.Changes, res.ArchiveChanges, res.Conflicts = nil, nil, nil
+		if m.Kind == history.Merged {
+			res.Snapshot, _ = h.RefHash(history.Ref)
+		}
+		return raced, err
+	}
+	res.Pushed = true
+	if m.Kind == history.Merged {
+		a, err := h.Adopt(ctx, m, mopts)
+		if a != nil && a.Backup != "" {
+			res.Backup = a.Backup
+		}
+		return false, err
+	}
+	return false, nil
 }
 
 // workDir is where git runs for a remote: where the user runs git, the top

@@ -92,9 +92,9 @@ func syncError(err error, name string) error {
 	case errors.Is(err, remote.ErrFetch):
 		return withHint(err, fmt.Sprintf("your memory is unchanged; check the remote ('git remote -v', 'git fetch %s') and sync again", name))
 	case errors.Is(err, remote.ErrPush):
-		return withHint(err, fmt.Sprintf("the merged memory is kept here (refs/memsync/snapshots); check your push access to %s and sync again", name))
+		return withHint(err, fmt.Sprintf("your memory is as it was, snapshotted (nothing of %s's was merged); check your push access to %s and sync again", name, name))
 	case errors.Is(err, remote.ErrRaced):
-		return withHint(err, "the merged memory is kept here; run 'memsync sync' again in a moment")
+		return withHint(err, "your memory is as it was, snapshotted; run 'memsync sync' again when fewer clones sync at once")
 	case errors.Is(err, merge.ErrMassDeletion):
 		return withHint(err, "nothing was changed; see what would go: 'memsync sync --dry-run'; if that is right: 'memsync sync --force'")
 	}
