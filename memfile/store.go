@@ -152,6 +152,9 @@ func (s *Store) DirPerm() os.FileMode {
 	return s.Shared.Dir(base)
 }
 
+// Cap is the size cap of the active file: MaxBytes, or DefaultMaxBytes.
+func (s *Store) Cap() int64 { return s.maxBytes() }
+
 func (s *Store) maxBytes() int64 {
 	if s.MaxBytes > 0 {
 		return s.MaxBytes

@@ -138,12 +138,22 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 	}
 	res := &Result{Remote: remote}
 	for res.Tries = 1; ; res.Tries++ {
+		tracked, err := h.RefHash(TrackingRef(remote))
+		if err != nil {
+			return res, err
+		}
 		theirs, err := fetch(ctx, h, remote, opts.Timeout)
 		if err != nil {
 			return res, err
 		}
 		res.Fetched = theirs
 		m, err := h.MergeFrom(ctx, theirs, history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance})
+		if errors.Is(err, history.ErrTooBig) {
+			// Refused unread: the tracking ref goes back to what it was, so
+			// git gc can drop what the fetch brought.
+			untrack(h, remote, tracked)
+			return res, fmt.Errorf("refused %s's %w", remote, err)
+		}
 		if err != nil {
 			return res, err
 		}
@@ -198,12 +208,26 @@ func workDir(h *history.History) string {
 	return h.Repo.CommonDir
 }
 
+// untrack sets TrackingRef(remote) back to old ("" deletes it), best
+// effort.
+func untrack(h *history.History, remote, old string) {
+	args := []string{"--git-dir=" + h.Repo.CommonDir, "update-ref", TrackingRef(remote), old}
+	if old == "" {
+		args = []string{"--git-dir=" + h.Repo.CommonDir, "update-ref", "-d", TrackingRef(remote)}
+	}
+	_, _ = gitcmd.Output(h.Repo.CommonDir, args...)
+}
+
 // fetch brings the remote's snapshots into TrackingRef(remote) and returns
-// their hash, "" when the remote has no snapshots.
+// their hash, "" when the remote has no snapshots. git streams a blob
+// larger than the largest memory file memsync reads to disk instead of
+// holding it (core.bigFileThreshold), so a refused snapshot costs no memory
+// here either.
 func fetch(parent context.Context, h *history.History, remote string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
-	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "fetch", "--quiet", "--no-tags",
+	threshold := max(h.Limit(history.MemoryName), h.Limit(history.ArchiveName))
+	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "-c", fmt.Sprintf("core.bigFileThreshold=%d", threshold), "fetch", "--quiet", "--no-tags",
 		"--no-write-fetch-head", "--no-auto-gc", remote, "+"+history.Ref+":"+TrackingRef(remote))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -95,6 +95,8 @@ func syncError(err error, name string) error {
 		return withHint(err, fmt.Sprintf("the merged memory is kept here (refs/memsync/snapshots); check your push access to %s and sync again", name))
 	case errors.Is(err, remote.ErrRaced):
 		return withHint(err, "the merged memory is kept here; run 'memsync sync' again in a moment")
+	case errors.Is(err, history.ErrTooBig):
+		return withHint(err, fmt.Sprintf("nothing was changed here; whoever pushed it can put back an earlier memory ('memsync rollback ~1', then 'memsync sync --force'); if the memory is meant to be that large, raise the cap (--max-bytes, MEMSYNC_MAX_BYTES: a snapshot's file may be twice the cap) and sync %s again", name))
 	case errors.Is(err, merge.ErrMassDeletion):
 		return withHint(err, "nothing was changed; see what would go: 'memsync sync --dry-run'; if that is right: 'memsync sync --force'")
 	}
