@@ -55,7 +55,9 @@ var ErrNotSnapshot = errors.New("not a memsync snapshot")
 type History struct {
 	Repo  *worktree.Repo
 	Store *memfile.Store // the repository's memory home
-	st    *filesystem.Storage
+	// AcceptRemoval lets snapshots through the removal guard (see Take).
+	AcceptRemoval bool
+	st            *filesystem.Storage
 }
 
 // Open returns the history of the repository r, whose memory is store.
