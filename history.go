@@ -39,6 +39,10 @@ func (m *Memory) ConflictLog() string { return m.conflictLog }
 // SnapshotOptions tune Snapshot.
 type SnapshotOptions struct {
 	Message string // the snapshot's subject ("" for memsync's own)
+	// AcceptRemoval snapshots a memory that lost more than half of the
+	// newest snapshot's entries outside memsync (an editor, a script); without
+	// it Snapshot refuses such a memory with a *history.RemovalError.
+	AcceptRemoval bool
 }
 
 // SnapshotResult is what Snapshot did.
@@ -55,7 +59,7 @@ type SnapshotResult struct {
 // committed when the memory is unchanged since the newest snapshot. ctx
 // stops it before it moves the ref.
 func (m *Memory) Snapshot(ctx context.Context, o SnapshotOptions) (*SnapshotResult, error) {
-	res, err := m.snapshot(ctx, o.Message, "")
+	res, err := m.snapshot(ctx, o.Message, "", o.AcceptRemoval)
 	if err != nil {
 		return nil, err
 	}
@@ -66,11 +70,12 @@ func (m *Memory) Snapshot(ctx context.Context, o SnapshotOptions) (*SnapshotResu
 }
 
 // snapshot is Snapshot by hook ("" for none), without the warning.
-func (m *Memory) snapshot(ctx context.Context, msg, hook string) (*SnapshotResult, error) {
+func (m *Memory) snapshot(ctx context.Context, msg, hook string, accept bool) (*SnapshotResult, error) {
 	h, err := m.history(ctx)
 	if err != nil {
 		return nil, err
 	}
+	h.AcceptRemoval = accept
 	res, err := h.Take(ctx, msg, h.CurrentProvenance(hook))
 	if err != nil {
 		return nil, err
@@ -222,6 +227,10 @@ func (m *Memory) Rollback(ctx context.Context, rev string, refs ...string) (*his
 type SyncOptions struct {
 	DryRun bool // fetch, and report what the merge would change; write nothing else
 	Force  bool // go ahead with a merge that removes more than half of the entries (owner and admin only)
+	// AcceptRemoval lets the snapshot before the merge take a memory that
+	// lost more than half of its entries outside memsync (see
+	// SnapshotOptions.AcceptRemoval), so the removal is pushed.
+	AcceptRemoval bool
 	// Timeout bounds each git fetch and push; MEMSYNC_SYNC_TIMEOUT; default
 	// remote.DefaultTimeout. A remote that does not answer in time is an
 	// error wrapping remote.ErrTimeout; git and its children are stopped.
@@ -276,6 +285,7 @@ func (m *Memory) Sync(ctx context.Context, name string, o SyncOptions) (*SyncRes
 		}
 		o.Timeout = d
 	}
+	h.AcceptRemoval = o.AcceptRemoval
 	res, err := remote.Sync(ctx, h, name, remote.Options{Force: o.Force, DryRun: o.DryRun, Timeout: o.Timeout, Provenance: h.CurrentProvenance("")})
 	if res == nil {
 		return out, err
@@ -475,7 +485,7 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 	}
 	out := &ResolveResult{ID: rec.ID, Kept: r.Keep, Entry: EntryOf(&keep, 0)}
 	if m.repo != nil {
-		res, err := m.snapshot(ctx, "memsync resolve "+rec.ID+" ("+string(r.Keep)+")", "")
+		res, err := m.snapshot(ctx, "memsync resolve "+rec.ID+" ("+string(r.Keep)+")", "", false)
 		if err != nil {
 			return nil, err
 		}

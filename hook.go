@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
 )
 
@@ -94,7 +95,10 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 		}
 		return warning("")
 	}
-	res, err := m.snapshot(ctx, "", name)
+	res, err := m.snapshot(ctx, "", name, false)
+	if errors.Is(err, history.ErrMassRemoval) {
+		return warning("snapshot skipped: " + err.Error() + "; see 'memsync diff', then put them back (memsync rollback '~0') or keep the removal ('memsync snapshot --accept-removal')")
+	}
 	if err != nil {
 		return warning("snapshot skipped: " + err.Error())
 	}

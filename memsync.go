@@ -168,6 +168,9 @@ func Open(dir string, o Options) (*Memory, error) {
 		StateDir:    state,
 		Limits:      &lim,
 	}
+	if m.repo != nil { // only a repository's memory has snapshots to guard
+		m.store.RemovalLog = filepath.Join(state, "removed")
+	}
 	m.conflictLog = conflicts
 	m.store.Unmark = merge.Hook(conflicts, m.warn)
 	m.embedder = newEmbedder(o, cfg)

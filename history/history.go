@@ -55,7 +55,9 @@ var ErrNotSnapshot = errors.New("not a memsync snapshot")
 type History struct {
 	Repo  *worktree.Repo
 	Store *memfile.Store // the repository's memory home
-	st    *filesystem.Storage
+	// AcceptRemoval lets snapshots through the removal guard (see Take).
+	AcceptRemoval bool
+	st            *filesystem.Storage
 }
 
 // Open returns the history of the repository r, whose memory is store.
@@ -198,10 +200,13 @@ func (h *History) Resolve(ctx context.Context, rev string) (string, error) {
 		return "", fmt.Errorf("%w: unknown revision %q", ErrNotSnapshot, rev)
 	}
 	c, err := readCommit(h.st, plumbing.NewHash(hash))
-	if err != nil {
-		return "", err
+	var entries []treeEntry
+	if err == nil {
+		entries, err = readTree(h.st, c.tree)
 	}
-	entries, err := readTree(h.st, c.tree)
+	if errors.Is(err, ErrTooBig) { // a snapshot's commit and tree are small
+		return "", fmt.Errorf("%w: %s (%s): %w", ErrNotSnapshot, rev, hash[:12], err)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -252,7 +257,9 @@ func toSnapshot(c *commitInfo) *Snapshot {
 	return s
 }
 
-// Files returns the memory files a snapshot holds.
+// Files returns the memory files a snapshot holds. A file larger than
+// Limit allows is not read: the error is a *TooBigError naming the
+// snapshot, the file and both sizes.
 func (h *History) Files(hash string) (Files, error) {
 	var f Files
 	c, err := readCommit(h.st, plumbing.NewHash(hash))
@@ -267,11 +274,33 @@ func (h *History) Files(hash string) (Files, error) {
 			}
 			continue
 		}
-		if *dst, err = readObject(h.st, plumbing.BlobObject, blob); err != nil {
+		*dst, err = readObject(h.st, plumbing.BlobObject, blob, h.Limit(name))
+		if tb := new(TooBigError); errors.As(err, &tb) {
+			tb.Commit, tb.Path = hash, name
+		}
+		if err != nil {
 			return f, err
 		}
 	}
 	return f, nil
+}
+
+// Limit is the largest memory file (MemoryName or ArchiveName) memsync
+// reads from a snapshot: twice the memory's size cap (memfile.Store.Cap,
+// --max-bytes, default 10 MB), or twice the live file when that is larger
+// (the archive has no cap of its own). A merge holds a few such files at
+// once, so a sync's memory stays a small multiple of the cap whatever a
+// remote holds.
+func (h *History) Limit(name string) int64 {
+	limit := h.Store.Cap()
+	path := h.Store.Path()
+	if name == ArchiveName {
+		path = h.Store.ArchivePath()
+	}
+	if fi, err := os.Stat(path); err == nil {
+		limit = max(limit, fi.Size())
+	}
+	return 2 * limit
 }
 
 // Live reads the live memory files under the readers' lock.

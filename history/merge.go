@@ -91,7 +91,7 @@ func (h *History) MergeFrom(ctx context.Context, theirs string, opts MergeOption
 	}
 	err := with(func() error {
 		if !opts.DryRun {
-			if _, err := h.takeLocked(ctx, "memsync snapshot before merging "+opts.Source, opts.Provenance, ""); err != nil {
+			if _, err := h.takeLocked(ctx, "memsync snapshot before merging "+opts.Source, opts.Provenance, "", true); err != nil {
 				return err
 			}
 		}
@@ -234,6 +234,9 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 		return err
 	}
 	res.Snapshot = commit.String()
+	if err := h.Store.ClearRemovals(); err != nil {
+		return err
+	}
 	return merge.Log(ConflictLog(h.Repo), opts.Source, res.Conflicts)
 }
 

@@ -33,6 +33,8 @@ func branch(t *testing.T, h *History, dir, parent, text string) string {
 		testgit.Git(t, dir, "update-ref", Ref, parent)
 	}
 	write(t, h.Store.Path(), text)
+	h.AcceptRemoval = true // a made-up history, written by hand
+	defer func() { h.AcceptRemoval = false }()
 	return take(t, h, "").Snapshot.Commit
 }
 

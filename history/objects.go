@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/memsync/memsync/internal/gitconfig"
+	"github.com/memsync/memsync/internal/words"
 )
 
 // The snapshot's objects are few and simple (two blobs, two trees, a
@@ -88,8 +90,41 @@ func (h *History) identity() identity {
 	return identity{author: sig("AUTHOR"), committer: sig("COMMITTER")}
 }
 
-// readObject reads an object's content, loose or packed.
-func readObject(st *filesystem.Storage, t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
+// ErrTooBig is the error of a snapshot that holds an object larger than
+// memsync reads (a *TooBigError says which and how large).
+var ErrTooBig = errors.New("snapshot too large")
+
+// TooBigError is a snapshot object that memsync refuses to read: its size,
+// from the object's header, is over the limit. Nothing of it was read.
+type TooBigError struct {
+	Commit string // the snapshot ("" when not known where the object was read)
+	Path   string // memories.md, archive/memories.md, or the object's kind
+	Size   int64
+	Limit  int64
+}
+
+func (e *TooBigError) Error() string {
+	in := ""
+	if e.Commit != "" {
+		in = "snapshot " + words.Short(e.Commit) + ": "
+	}
+	return fmt.Sprintf("%s%s is %s, more than the %s memsync reads", in, e.Path, words.Bytes(e.Size), words.Bytes(e.Limit))
+}
+
+// Unwrap makes errors.Is(err, ErrTooBig) work.
+func (e *TooBigError) Unwrap() error { return ErrTooBig }
+
+// maxMeta bounds a commit or tree memsync reads: a snapshot's are a few
+// hundred bytes.
+const maxMeta = 1 << 20
+
+// readObject reads an object's content, loose or packed, of at most limit
+// bytes: the size in the object's header is checked before anything of its
+// content is read (a larger one is a *TooBigError).
+func readObject(st *filesystem.Storage, t plumbing.ObjectType, h plumbing.Hash, limit int64) ([]byte, error) {
+	if size, err := st.EncodedObjectSize(h); err == nil && size > limit {
+		return nil, &TooBigError{Path: t.String() + " " + h.String(), Size: size, Limit: limit}
+	}
 	o, err := st.EncodedObject(t, h)
 	if err != nil {
 		return nil, fmt.Errorf("read %s %s: %w", t, h, err)
@@ -99,11 +134,11 @@ func readObject(st *filesystem.Storage, t plumbing.ObjectType, h plumbing.Hash) 
 		return nil, err
 	}
 	defer func() { _ = r.Close() }()
-	return io.ReadAll(r)
+	return io.ReadAll(io.LimitReader(r, limit))
 }
 
 func readCommit(st *filesystem.Storage, h plumbing.Hash) (*commitInfo, error) {
-	data, err := readObject(st, plumbing.CommitObject, h)
+	data, err := readObject(st, plumbing.CommitObject, h, maxMeta)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +177,7 @@ func (c *commitInfo) when() time.Time {
 }
 
 func readTree(st *filesystem.Storage, h plumbing.Hash) ([]treeEntry, error) {
-	data, err := readObject(st, plumbing.TreeObject, h)
+	data, err := readObject(st, plumbing.TreeObject, h, maxMeta)
 	if err != nil {
 		return nil, err
 	}

@@ -145,7 +145,7 @@ func (h *History) Repair(ctx context.Context, d RefDamage, p Provenance) (*Repai
 		var snap *Result
 		if to == "" {
 			res.Rebuilt, res.From = true, ""
-			snap, err = h.takeOnto(ctx, "memsync snapshot: history rebuilt from the live memory", p, "", plumbing.ZeroHash, plumbing.NewHash(d.Commit))
+			snap, err = h.takeOnto(ctx, "memsync snapshot: history rebuilt from the live memory", p, "", plumbing.ZeroHash, plumbing.NewHash(d.Commit), false)
 			if err != nil {
 				return err
 			}
@@ -163,7 +163,7 @@ func (h *History) Repair(ctx context.Context, d RefDamage, p Provenance) (*Repai
 		if d.Ref != Ref {
 			return nil
 		}
-		if snap, err = h.takeLocked(ctx, "memsync snapshot after repairing history", p, ""); err != nil {
+		if snap, err = h.takeLocked(ctx, "memsync snapshot after repairing history", p, "", false); err != nil {
 			return err
 		}
 		if snap.Created {

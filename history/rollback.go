@@ -43,7 +43,7 @@ func (h *History) Rollback(ctx context.Context, target string, refs []string, p 
 	}
 	res := &RollbackResult{Target: target, IDs: []string{}}
 	err = h.Store.WithLock(func() error {
-		before, err := h.takeLocked(ctx, "memsync snapshot before rollback to "+words.Short(target), p, "")
+		before, err := h.takeLocked(ctx, "memsync snapshot before rollback to "+words.Short(target), p, "", false)
 		if err != nil {
 			return err
 		}
@@ -73,7 +73,7 @@ func (h *History) Rollback(ctx context.Context, target string, refs []string, p 
 		if len(res.IDs) > 0 {
 			msg += fmt.Sprintf(" (%d entries)", len(res.IDs))
 		}
-		after, err := h.takeLocked(context.WithoutCancel(ctx), msg, p, target)
+		after, err := h.takeLocked(context.WithoutCancel(ctx), msg, p, target, false)
 		if err != nil {
 			return err
 		}

@@ -29,6 +29,14 @@ type Result struct {
 // snapshot's, nothing is written. A repository whose memory home has no
 // files and no snapshot yet is left alone (no lock file, no ref).
 //
+// The removal guard: a memory that lost more than half of the entries of
+// the newest snapshot (active and archive, by ID; at least MinGuarded of
+// them there), not counting what memsync removed itself (the store's
+// removal log), is not snapshotted: the error is a *RemovalError, unless
+// h.AcceptRemoval. A memory no smaller than the snapshot's is not checked.
+// TakeLocked and the snapshot before a merge are guarded the same way; a
+// rollback's and a repair's are not.
+//
 // ctx stops Take before it moves the ref (with ctx's error); a ref update
 // under way is let finish, so a cancelled Take returns after its work
 // stopped and leaves no lock file behind.
@@ -45,7 +53,7 @@ func (h *History) Take(ctx context.Context, msg string, p Provenance) (*Result, 
 	var res *Result
 	err := h.Store.WithLock(func() error {
 		var err error
-		res, err = h.takeLocked(ctx, msg, p, "")
+		res, err = h.takeLocked(ctx, msg, p, "", true)
 		return err
 	})
 	return res, err
@@ -65,23 +73,24 @@ func (h *History) hasMemory() bool {
 // memfile.Store's Locked hook: the snapshot an operation takes before it
 // removes or replaces entries).
 func (h *History) TakeLocked(ctx context.Context, msg string, p Provenance) (*Result, error) {
-	return h.takeLocked(ctx, msg, p, "")
+	return h.takeLocked(ctx, msg, p, "", true)
 }
 
-// takeLocked is Take with the writers' lock held by the caller.
-func (h *History) takeLocked(ctx context.Context, msg string, p Provenance, rollback string) (*Result, error) {
+// takeLocked is Take with the writers' lock held by the caller; guard
+// applies the removal guard.
+func (h *History) takeLocked(ctx context.Context, msg string, p Provenance, rollback string, guard bool) (*Result, error) {
 	old, err := h.head()
 	if err != nil {
 		return nil, err
 	}
-	return h.takeOnto(ctx, msg, p, rollback, old, old)
+	return h.takeOnto(ctx, msg, p, rollback, old, old, guard)
 }
 
 // takeOnto commits the live memory as a child of old (zero: a root
 // snapshot) and moves Ref from cur (what it holds now) to it; the caller
 // holds the writers' lock. A parent whose objects are missing is a
-// *RefDamage.
-func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollback string, old, cur plumbing.Hash) (*Result, error) {
+// *RefDamage. guard applies the removal guard against old.
+func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollback string, old, cur plumbing.Hash, guard bool) (*Result, error) {
 	files, err := h.readLiveLocked()
 	if err != nil {
 		return nil, err
@@ -120,6 +129,11 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	if h.same(files.Memory, oldMemory) && h.same(files.Archive, oldArchive) {
 		return res, nil // the same memory as the newest snapshot
 	}
+	if guard && !h.AcceptRemoval {
+		if err := h.guardLocked(files, oldMemory, oldArchive, old); err != nil {
+			return nil, err
+		}
+	}
 	// Only a changed memory is checked, to report damage once.
 	res.Problems = memfile.Damage(files.Memory)
 	b := &batch{}
@@ -136,7 +150,78 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 		return nil, err
 	}
 	res.Snapshot, res.Created = toSnapshot(parseCommit(commit, commitData)), true
-	return res, nil
+	return res, h.Store.ClearRemovals()
+}
+
+// MinGuarded is the fewest entries a snapshot has for the removal guard to
+// apply.
+const MinGuarded = 3
+
+// ErrMassRemoval is the error of a snapshot the removal guard refused (a
+// *RemovalError says how many entries went).
+var ErrMassRemoval = errors.New("the memory lost more than half of its entries outside memsync")
+
+// RemovalError is a memory that lost more than half of the entries of the
+// newest snapshot, not through memsync.
+type RemovalError struct {
+	Removed, Total int
+	Snapshot       string // the newest snapshot
+}
+
+func (e *RemovalError) Error() string {
+	return fmt.Sprintf("the memory lost %d of the %d entries of snapshot %s, not through memsync (an editor, a script, a checkout?)",
+		e.Removed, e.Total, words.Short(e.Snapshot))
+}
+
+// Unwrap makes errors.Is(err, ErrMassRemoval) work.
+func (e *RemovalError) Unwrap() error { return ErrMassRemoval }
+
+// guardLocked is the removal guard: files against the snapshot old whose
+// blobs are oldMemory and oldArchive. The caller holds the writers' lock.
+func (h *History) guardLocked(files Files, oldMemory, oldArchive, old plumbing.Hash) error {
+	var had int64
+	for _, b := range []plumbing.Hash{oldMemory, oldArchive} {
+		if !b.IsZero() {
+			size, err := h.st.EncodedObjectSize(b)
+			if err != nil {
+				return err
+			}
+			had += size
+		}
+	}
+	if int64(len(files.Memory)+len(files.Archive)) >= had {
+		return nil // no smaller: appends, the usual change, parse nothing
+	}
+	at, err := h.Files(old.String())
+	if err != nil {
+		return err
+	}
+	live := map[string]bool{}
+	for _, data := range [][]byte{files.Memory, files.Archive} {
+		for _, e := range memfile.Parse(data).Entries {
+			live[e.ID] = true
+		}
+	}
+	mine, err := h.Store.Removals()
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	removed := 0
+	for _, data := range [][]byte{at.Memory, at.Archive} {
+		for _, e := range memfile.Parse(data).Entries {
+			if !seen[e.ID] {
+				seen[e.ID] = true
+				if !live[e.ID] && !mine[e.ID] {
+					removed++
+				}
+			}
+		}
+	}
+	if len(seen) >= MinGuarded && 2*removed > len(seen) {
+		return &RemovalError{Removed: removed, Total: len(seen), Snapshot: old.String()}
+	}
+	return nil
 }
 
 // addTree adds to b the objects of a snapshot's tree holding files and

@@ -64,6 +64,9 @@ type Store struct {
 	// StateDir holds the store's state (last access, content index; see
 	// state.go); empty means no state: no access recording and no dedup.
 	StateDir string
+	// RemovalLog, when set, is the file where every rewrite records the IDs
+	// it takes out of a memory file (see removals.go); it lies in StateDir.
+	RemovalLog string
 	// Limits, when set (and with a StateDir), make Add run GC once a write
 	// passes them.
 	Limits *Limits
@@ -151,6 +154,9 @@ func (s *Store) DirPerm() os.FileMode {
 	}
 	return s.Shared.Dir(base)
 }
+
+// Cap is the size cap of the active file: MaxBytes, or DefaultMaxBytes.
+func (s *Store) Cap() int64 { return s.maxBytes() }
 
 func (s *Store) maxBytes() int64 {
 	if s.MaxBytes > 0 {
@@ -846,7 +852,14 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 		// The content index maps hashes to the old IDs: rebuild it.
 		s.invalidateIndex()
 	}
+	var before []Entry
+	if s.RemovalLog != "" {
+		before = slices.Clone(f.Entries)
+	}
 	if err := fn(f); err != nil {
+		return err
+	}
+	if err := s.recordRemovals(before, f.Entries); err != nil {
 		return err
 	}
 	if err := fsutil.MkdirAll(filepath.Dir(target), s.dirMode()); err != nil {

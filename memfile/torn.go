@@ -119,6 +119,9 @@ func (s *Store) CutTorn(path string) (backup string, line int, err error) {
 			return err
 		}
 		line = l
+		if err := s.recordRemovals(Parse(data).Entries, Parse(data[:at]).Entries); err != nil {
+			return err
+		}
 		return fsutil.WriteFile(target, data[:at], s.fileMode())
 	})
 	return backup, line, err

@@ -178,6 +178,10 @@ func backoff(try int) time.Duration {
 // try is one fetch, merge and push; raced reports a push that others beat
 // (nothing of this try is left then). res gets what the try did.
 func try(ctx context.Context, h *history.History, remote string, opts Options, res *Result) (raced bool, err error) {
+	tracked, err := h.RefHash(TrackingRef(remote))
+	if err != nil {
+		return false, err
+	}
 	theirs, err := fetch(ctx, h, remote, opts.Timeout)
 	if err != nil {
 		return false, err
@@ -185,6 +189,12 @@ func try(ctx context.Context, h *history.History, remote string, opts Options, r
 	res.Fetched = theirs
 	mopts := history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Detached: true, Source: remote, Provenance: opts.Provenance}
 	m, err := h.MergeFrom(ctx, theirs, mopts)
+	if errors.Is(err, history.ErrTooBig) {
+		// Refused unread: the tracking ref goes back to what it was, so git
+		// gc can drop what the fetch brought.
+		untrack(h, remote, tracked)
+		return false, fmt.Errorf("refused %s's %w", remote, err)
+	}
 	if err != nil {
 		return false, err
 	}
@@ -240,12 +250,26 @@ func workDir(h *history.History) string {
 	return h.Repo.CommonDir
 }
 
+// untrack sets TrackingRef(remote) back to old ("" deletes it), best
+// effort.
+func untrack(h *history.History, remote, old string) {
+	args := []string{"--git-dir=" + h.Repo.CommonDir, "update-ref", TrackingRef(remote), old}
+	if old == "" {
+		args = []string{"--git-dir=" + h.Repo.CommonDir, "update-ref", "-d", TrackingRef(remote)}
+	}
+	_, _ = gitcmd.Output(h.Repo.CommonDir, args...)
+}
+
 // fetch brings the remote's snapshots into TrackingRef(remote) and returns
-// their hash, "" when the remote has no snapshots.
+// their hash, "" when the remote has no snapshots. git streams a blob
+// larger than the largest memory file memsync reads to disk instead of
+// holding it (core.bigFileThreshold), so a refused snapshot costs no memory
+// here either.
 func fetch(parent context.Context, h *history.History, remote string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
-	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "fetch", "--quiet", "--no-tags",
+	threshold := max(h.Limit(history.MemoryName), h.Limit(history.ArchiveName))
+	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "-c", fmt.Sprintf("core.bigFileThreshold=%d", threshold), "fetch", "--quiet", "--no-tags",
 		"--no-write-fetch-head", "--no-auto-gc", remote, "+"+history.Ref+":"+TrackingRef(remote))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -135,7 +135,7 @@ func exitCode(err error) int {
 		return exitLocked
 	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
 		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, policy.ErrRefused),
-		errors.Is(err, merge.ErrMassDeletion), errors.Is(err, hooks.ErrInWorktree),
+		errors.Is(err, merge.ErrMassDeletion), errors.Is(err, hooks.ErrInWorktree), errors.Is(err, history.ErrTooBig), errors.Is(err, history.ErrMassRemoval),
 		errors.Is(err, memfile.ErrReadOnly):
 		return exitRefused
 	case errors.Is(err, worktree.ErrNotRepo):
@@ -162,6 +162,10 @@ func defaultHint(err error) string {
 		return "split the content into several smaller entries"
 	case errors.Is(err, history.ErrNoSnapshot):
 		return "the hooks take snapshots after every commit (memsync hooks install), or take one now: memsync snapshot"
+	case errors.Is(err, history.ErrMassRemoval):
+		return "nothing was snapshotted; see what went: 'memsync diff'; put it back: memsync rollback '~0'; if the removal is meant: 'memsync snapshot --accept-removal'"
+	case errors.Is(err, history.ErrTooBig):
+		return "memsync reads a snapshot's memory file up to twice the memory's cap (--max-bytes, MEMSYNC_MAX_BYTES; or twice the live file); a larger one is left unread"
 	case errors.Is(err, history.ErrNotSnapshot):
 		return "'memsync log' lists the snapshots; '~1' is the one before the newest, 'live' the memory as it is now"
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -20,11 +21,11 @@ func summaryCommand() command {
 			return s.print(out, err, func() {
 				if m := out.Active; m != nil {
 					s.printf("%s memory: %s\n  entries  %d of max %d\n", out.Layer, out.Path, m.Entries, out.MaxEntries)
-					s.printf("  size     %s of cap %s (%.1f%%)\n", humanBytes(m.Bytes), humanBytes(out.MaxBytes), 100*float64(m.Bytes)/float64(max(out.MaxBytes, 1)))
+					s.printf("  size     %s of cap %s (%.1f%%)\n", words.Bytes(m.Bytes), words.Bytes(out.MaxBytes), 100*float64(m.Bytes)/float64(max(out.MaxBytes, 1)))
 					printCounts(s, m)
 				}
 				m := out.Archive
-				s.printf("archive: %s\n  entries  %d\n  size     %s\n", s.m.ArchivePath(), m.Entries, humanBytes(m.Bytes))
+				s.printf("archive: %s\n  entries  %d\n  size     %s\n", s.m.ArchivePath(), m.Entries, words.Bytes(m.Bytes))
 				printCounts(s, m)
 			})
 		},
@@ -49,14 +50,4 @@ func printCounts(s *session, m *memfile.Summary) {
 			s.printf("  %-8s %s\n", name, strings.Join(parts, ", "))
 		}
 	}
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

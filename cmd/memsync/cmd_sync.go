@@ -18,6 +18,7 @@ func syncCommand() command {
 		flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "show what would change; write nothing but the fetched ref"},
 			&cli.BoolFlag{Name: "force", Usage: "go ahead with a merge that removes more than half of the entries"},
+			&cli.BoolFlag{Name: "accept-removal", Usage: "snapshot and push a memory that lost more than half of its entries outside memsync"},
 			&cli.DurationFlag{Name: "timeout", Usage: "give up on a fetch or push the remote does not answer within this (default 2m; MEMSYNC_SYNC_TIMEOUT)"},
 		},
 		args: atMost(1, "sync takes at most one remote"), opens: repoOnly, run: runSync,
@@ -26,7 +27,7 @@ func syncCommand() command {
 
 func runSync(s *session, c *cli.Context) error {
 	dry := c.Bool("dry-run")
-	res, err := s.m.Sync(c.Context, c.Args().First(), memsync.SyncOptions{DryRun: dry, Force: c.Bool("force"), Timeout: c.Duration("timeout")})
+	res, err := s.m.Sync(c.Context, c.Args().First(), memsync.SyncOptions{DryRun: dry, Force: c.Bool("force"), AcceptRemoval: c.Bool("accept-removal"), Timeout: c.Duration("timeout")})
 	name := res.Remote
 	return s.print(res, syncError(err, name), func() {
 		switch {
@@ -95,6 +96,10 @@ func syncError(err error, name string) error {
 		return withHint(err, fmt.Sprintf("your memory is as it was, snapshotted (nothing of %s's was merged); check your push access to %s and sync again", name, name))
 	case errors.Is(err, remote.ErrRaced):
 		return withHint(err, "your memory is as it was, snapshotted; run 'memsync sync' again when fewer clones sync at once")
+	case errors.Is(err, history.ErrMassRemoval):
+		return withHint(err, "nothing was snapshotted or pushed; see what went: 'memsync diff'; put it back: memsync rollback '~0'; if the removal is meant: 'memsync sync --accept-removal'")
+	case errors.Is(err, history.ErrTooBig):
+		return withHint(err, fmt.Sprintf("nothing was changed here; whoever pushed it can put back an earlier memory (memsync rollback '~1', then memsync sync --force); if the memory is meant to be that large, raise the cap (--max-bytes, MEMSYNC_MAX_BYTES: a snapshot's file may be twice the cap) and sync %s again", name))
 	case errors.Is(err, merge.ErrMassDeletion):
 		return withHint(err, "nothing was changed; see what would go: 'memsync sync --dry-run'; if that is right: 'memsync sync --force'")
 	}

@@ -344,7 +344,7 @@ func BenchmarkSyncProcess(b *testing.B) {
 // bareRemote makes a folder root holding a bare remote (remote) with one
 // commit on its branch, pushed from a clone at root/seed, and the git
 // environment of the test.
-func bareRemote(t *testing.T) (env []string, root, remote string) {
+func bareRemote(t testing.TB) (env []string, root, remote string) {
 	t.Helper()
 	env = testGitEnv(t)
 	root, err := filepath.EvalSymlinks(t.TempDir())
