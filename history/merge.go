@@ -52,6 +52,7 @@ type MergeResult struct {
 	Changes        []Change         `json:"-"`
 	ArchiveChanges []Change         `json:"-"`
 	Conflicts      []merge.Conflict `json:"-"`
+	Notes          []string         `json:"notes,omitempty"`  // what the merge did a person should know (merge.Result.Notes)
 	Backup         string           `json:"backup,omitempty"` // a damaged live file was kept here
 	// Refused is, for a dry run, why the merge would stop without Force.
 	Refused string `json:"refused,omitempty"`
@@ -176,8 +177,8 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 			}
 			base = merge.Parse(bf.Memory, bf.Archive)
 		}
-		result = merge.Merge(base, ours, merge.Parse(theirFiles.Memory, theirFiles.Archive))
-		res.Conflicts = result.Conflicts
+		result = merge.Clones(base, ours, merge.Parse(theirFiles.Memory, theirFiles.Archive))
+		res.Conflicts, res.Notes = result.Conflicts, result.Notes
 		theirActive := memfile.Parse(theirFiles.Memory)
 		next.Memory = renderLike(activeFile, live.Memory, theirActive, result.Active)
 		next.Archive = renderLike(archiveFile, live.Archive, memfile.Parse(theirFiles.Archive), result.Archive)

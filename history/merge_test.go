@@ -41,8 +41,8 @@ func branch(t *testing.T, h *History, dir, parent, text string) string {
 func TestMergeFrom(t *testing.T) {
 	h, dir := testRepo(t)
 	base := branch(t, h, dir, "", memText("a=1", "b=2", "c=3", "d=4"))
-	theirs := branch(t, h, dir, base, memText("a=1", "b=2 theirs", "c=3", "d=4", "t=new"))
-	ours := branch(t, h, dir, base, memText("a=1 ours", "b=2", "d=4", "o=new"))
+	theirs := branch(t, h, dir, base, memText("a=1", "b=2 theirs", "c=3", "d=4", "t=theirs new"))
+	ours := branch(t, h, dir, base, memText("a=1 ours", "b=2", "d=4", "o=ours new"))
 
 	// A dry run changes nothing.
 	before, _ := os.ReadFile(h.Store.Path())
@@ -74,7 +74,7 @@ func TestMergeFrom(t *testing.T) {
 	for _, e := range f.Entries {
 		got[e.ID] = e.Content
 	}
-	want := map[string]string{"a": "1 ours", "b": "2 theirs", "d": "4", "o": "new", "t": "new"}
+	want := map[string]string{"a": "1 ours", "b": "2 theirs", "d": "4", "o": "ours new", "t": "theirs new"}
 	if len(got) != len(want) {
 		t.Fatalf("merged %v, want %v", got, want)
 	}

@@ -21,6 +21,11 @@ const MinPrefix = 4
 // choosing ("- Key: api-auth"): what the MCP tools' key argument writes.
 const KeyField = "Key"
 
+// AliasField is the bullet that names another ID of an entry: the ID the
+// same fact had in another clone, which a merge kept once ("- Alias: …";
+// the tag "alias:…" in ralph's dialect). Find resolves it.
+const AliasField = "Alias"
+
 // Find returns the index of the entry a reference names. It is the one
 // resolver of every command and MCP tool, and tries, in this order:
 //
@@ -28,7 +33,8 @@ const KeyField = "Key"
 //  2. a number N, as list prints it: the N-th entry, 1-based (a number out
 //     of range is not found, never taken as a key or an ID prefix);
 //  3. a key (a KeyField bullet); a key two entries share is ambiguous;
-//     then an ID the entry had before it went into a ralph file (SourceIDField);
+//     then an ID the entry had before it went into a ralph file (SourceIDField),
+//     then another ID of the same fact (AliasField);
 //  4. a unique ID prefix of at least MinPrefix characters.
 func (f *File) Find(ref string) (int, error) {
 	ref = strings.TrimSpace(ref)
@@ -47,6 +53,9 @@ func (f *File) Find(ref string) (int, error) {
 		return i, err
 	}
 	if i, err := f.findField(SourceIDField, ref); i >= 0 || err != nil {
+		return i, err
+	}
+	if i, err := f.findField(AliasField, ref); i >= 0 || err != nil {
 		return i, err
 	}
 	if len(ref) < MinPrefix {

@@ -214,6 +214,7 @@ var ralphFields = []struct{ tag, field string }{
 	{"updated", "Updated"},
 	{"promoted-from", "Promoted-From"},
 	{"source-id", SourceIDField},
+	{"alias", AliasField},
 }
 
 // SourceIDField is the field that keeps the ID an entry had before it was

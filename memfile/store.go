@@ -999,7 +999,13 @@ func (f *File) Normalize() []Renamed {
 
 // freshID is a new ID for e, not in taken (which it joins), derived from
 // e's old ID and text; in ralph's dialect it keeps ralph's "mem-<unix>-<hex>" form.
-func freshID(e *Entry, d Dialect, taken map[string]bool) string {
+func freshID(e *Entry, d Dialect, taken map[string]bool) string { return FreshID(e, d, taken) }
+
+// FreshID is a new ID for e that taken lacks (and adds it there), derived
+// from e's ID, title and content, so that two processes renaming the same
+// entry against the same taken set agree; in ralph's dialect it keeps
+// ralph's mem-<unix>-<4 hex> shape and e's time.
+func FreshID(e *Entry, d Dialect, taken map[string]bool) string {
 	seed := e.ID + "\x00" + e.Title + "\x00" + e.Content
 	for n := 1; ; n++ {
 		id := deriveID(seed, n)

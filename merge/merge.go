@@ -9,6 +9,7 @@ package merge
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 
@@ -35,6 +36,10 @@ type Conflict struct {
 type Result struct {
 	State
 	Conflicts []Conflict
+	// Notes say, one line each, what the merge did that a person should
+	// know: two different entries added under one ID on both sides, one of
+	// them renamed; one fact added under two IDs, kept once.
+	Notes []string
 }
 
 // where an entry is in a State.
@@ -63,16 +68,39 @@ func index(s State) map[string]version {
 }
 
 // Merge joins ours and theirs against base. The result keeps ours' order;
-// entries only theirs has follow in theirs' order.
+// entries only theirs has follow in theirs' order. An ID both sides added
+// with different content is an entry edited on both sides: a conflict.
 func Merge(base, ours, theirs State) Result {
-	b, o, t := index(base), index(ours), index(theirs)
 	var res Result
+	merge(base, ours, theirs, &res)
+	return res
+}
+
+// Clones is Merge for two clones' memories (a sync), where each side
+// adds entries of its own. Two rules make every clone agree on one entry
+// per fact, whichever side merges: two different entries added on both
+// sides under one ID (ralph draws 16 random bits a second) are told apart,
+// the one whose text sorts later getting a new ID (memfile.FreshID, derived
+// from it, so every clone picks the same); and one fact added on both sides
+// under two IDs is kept once, under the older entry (the earlier date, then
+// the smaller ID), the other ID recorded on it as an Alias bullet
+// (memfile.AliasField) so references to it still resolve. Notes says so.
+func Clones(base, ours, theirs State) Result {
+	var res Result
+	ours, theirs = apart(base, ours, theirs, &res)
+	merge(base, ours, theirs, &res)
+	onePerFact(base, ours, theirs, &res)
+	return res
+}
+
+func merge(base, ours, theirs State, res *Result) {
+	b, o, t := index(base), index(ours), index(theirs)
 	decided := map[string]version{}
 	for _, s := range []State{ours, theirs} {
 		for _, list := range [][]memfile.Entry{s.Active, s.Archive} {
 			for _, e := range list {
 				if _, ok := decided[e.ID]; !ok {
-					decided[e.ID] = resolve(e.ID, b[e.ID], o[e.ID], t[e.ID], &res)
+					decided[e.ID] = resolve(e.ID, b[e.ID], o[e.ID], t[e.ID], res)
 				}
 			}
 		}
@@ -95,7 +123,102 @@ func Merge(base, ours, theirs State) Result {
 	emit(ours.Archive)
 	emit(theirs.Active)
 	emit(theirs.Archive)
-	return res
+}
+
+// apart renames one of each pair of different entries that ours and theirs
+// both added under one ID (copies of the states; the callers' are left
+// alone).
+func apart(base, ours, theirs State, res *Result) (State, State) {
+	b, o, t := index(base), index(ours), index(theirs)
+	taken := map[string]bool{}
+	for _, m := range []map[string]version{b, o, t} {
+		for id := range m {
+			taken[id] = true
+		}
+	}
+	ours = State{slices.Clone(ours.Active), slices.Clone(ours.Archive)}
+	theirs = State{slices.Clone(theirs.Active), slices.Clone(theirs.Archive)}
+	rename := func(s State, id string, e *memfile.Entry) {
+		d := memfile.Orch
+		if strings.HasPrefix(id, "mem-") {
+			d = memfile.Ralph
+		}
+		n := *e
+		n.ID = memfile.FreshID(e, d, taken)
+		for _, list := range [][]memfile.Entry{s.Active, s.Archive} {
+			for i := range list {
+				if list[i].ID == id {
+					list[i].ID = n.ID
+				}
+			}
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("two entries were added under one ID %s: %q keeps it, %q is now %s", id, e.Title, n.Title, n.ID))
+	}
+	ids := make([]string, 0, len(o))
+	for id := range o {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		ov, tv := o[id], t[id]
+		if b[id].place != absent || tv.place == absent || same(ov.e, tv.e) {
+			continue
+		}
+		// The same choice on every clone: the entry whose text sorts later moves.
+		if memfile.RenderEntry(ov.e, memfile.Orch) > memfile.RenderEntry(tv.e, memfile.Orch) {
+			rename(ours, id, ov.e)
+		} else {
+			rename(theirs, id, tv.e)
+		}
+	}
+	return ours, theirs
+}
+
+// onePerFact keeps once each fact that ours and theirs added under two IDs
+// (the same content, neither ID in base): the older entry stays, with the
+// other ID as an Alias bullet.
+func onePerFact(base, ours, theirs State, res *Result) {
+	b, o, t := index(base), index(ours), index(theirs)
+	added := func(id string) (mine, yours bool) {
+		return b[id].place == absent && o[id].place != absent && t[id].place == absent,
+			b[id].place == absent && t[id].place != absent && o[id].place == absent
+	}
+	for _, list := range []*[]memfile.Entry{&res.Active, &res.Archive} {
+		first := map[string]int{} // content hash → index in the list of an entry ours added
+		for i, e := range *list {
+			if mine, _ := added(e.ID); mine {
+				first[memfile.ContentHash(e.Content)] = i
+			}
+		}
+		var drop []int
+		for i, e := range *list {
+			j, ok := first[memfile.ContentHash(e.Content)]
+			if _, yours := added(e.ID); !ok || !yours || (*list)[j].Content != e.Content {
+				continue
+			}
+			keep, gone := j, i
+			if older(&(*list)[i], &(*list)[j]) {
+				keep, gone = i, j
+			}
+			k, g := &(*list)[keep], (*list)[gone]
+			k.Extra = append(k.Extra, memfile.Field{Key: memfile.AliasField, Value: g.ID})
+			res.Notes = append(res.Notes, fmt.Sprintf("one fact was added under two IDs: kept as %s (%q), %s is its alias", k.ID, k.Title, g.ID))
+			drop = append(drop, gone)
+			delete(first, memfile.ContentHash(e.Content))
+		}
+		slices.Sort(drop)
+		for n, i := range drop {
+			*list = slices.Delete(*list, i-n, i-n+1)
+		}
+	}
+}
+
+// older tells whether a was written before b (its date, then its ID).
+func older(a, b *memfile.Entry) bool {
+	if a.Date != b.Date {
+		return a.Date != "" && (b.Date == "" || a.Date < b.Date)
+	}
+	return a.ID < b.ID
 }
 
 // resolve decides one ID from its base, ours and theirs versions.

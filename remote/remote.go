@@ -83,6 +83,7 @@ type Result struct {
 	Changes        []history.Change `json:"-"`
 	ArchiveChanges []history.Change `json:"-"`
 	Conflicts      []merge.Conflict `json:"-"`
+	Notes          []string         `json:"notes,omitempty"` // what the merges did a person should know
 	Backup         string           `json:"backup,omitempty"`
 	// Refused is, for a dry run, why the sync would stop without Force.
 	Refused string `json:"refused,omitempty"`
@@ -199,7 +200,7 @@ func try(ctx context.Context, h *history.History, remote string, opts Options, r
 		return false, err
 	}
 	res.Kind, res.Snapshot = m.Kind, m.Snapshot
-	res.Changes, res.ArchiveChanges, res.Conflicts = m.Changes, m.ArchiveChanges, m.Conflicts
+	res.Changes, res.ArchiveChanges, res.Conflicts, res.Notes = m.Changes, m.ArchiveChanges, m.Conflicts, m.Notes
 	if m.Backup != "" {
 		res.Backup = m.Backup
 	}
@@ -220,7 +221,7 @@ func try(ctx context.Context, h *history.History, remote string, opts Options, r
 	raced, err = push(ctx, h, remote, head, theirs, opts.Timeout)
 	if err != nil || raced {
 		h.Drop(m)
-		res.Changes, res.ArchiveChanges, res.Conflicts = nil, nil, nil
+		res.Changes, res.ArchiveChanges, res.Conflicts, res.Notes = nil, nil, nil, nil
 		if m.Kind == history.Merged {
 			res.Snapshot, _ = h.RefHash(history.Ref)
 		}

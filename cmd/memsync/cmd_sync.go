@@ -42,6 +42,9 @@ func runSync(s *session, c *cli.Context) error {
 			s.printChanges(res.Changes, "  ")
 			s.printChanges(res.ArchiveChanges, "  archive ")
 		}
+		for _, n := range res.Notes {
+			s.printf("  note: %s\n", n)
+		}
 		if res.Refused != "" {
 			s.printf("without --force, sync would stop here: %s\n", res.Refused)
 		}

@@ -471,3 +471,55 @@ func exitStatus(err error) int {
 	}
 	return -1
 }
+
+// TestSyncOneEntryPerFact: two clones (ralph's layout) each add a different
+// entry under the same ralph ID, and both add the same fact under IDs of
+// their own. After syncs both ways every clone has both entries under two
+// IDs, the fact once, and the other clone's ID of the fact still finds it.
+func TestSyncOneEntryPerFact(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	var clones [2]string
+	facts := [2]string{}
+	for i := range clones {
+		clones[i] = filepath.Join(root, fmt.Sprintf("clone%d", i))
+		gitRun(t, env, root, "clone", "-q", remote, clones[i])
+		memsyncIn(t, env, clones[i], "init", "--ralph")
+		entry := fmt.Sprintf("\n### mem-1767225600-abcd\n> clone %d learned its own thing\n<!-- tags: x | created: 2026-01-01 -->\n", i)
+		f, err := os.OpenFile(filepath.Join(clones[i], ".ralph", "agent", "memories.md"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(entry); err != nil {
+			t.Fatal(err)
+		}
+		_ = f.Close()
+		facts[i] = strings.TrimSpace(memsyncIn(t, env, clones[i], "add", "both clones learned the same fact", "-t", "fix"))
+	}
+	if facts[0] == facts[1] {
+		t.Fatal("the two clones drew one ID for the fact: the test proves nothing")
+	}
+	memsyncIn(t, env, clones[0], "sync")
+	if out := memsyncIn(t, env, clones[1], "sync"); !strings.Contains(out, "note: two entries were added under one ID mem-1767225600-abcd") || !strings.Contains(out, "note: one fact was added under two IDs") {
+		t.Errorf("the merging sync does not say what it did:\n%s", out)
+	}
+	memsyncIn(t, env, clones[0], "sync")
+	for i, c := range clones {
+		var list []struct{ ID, Content string }
+		if err := json.Unmarshal([]byte(memsyncIn(t, env, c, "list", "--json")), &list); err != nil {
+			t.Fatal(err)
+		}
+		seen, ids := map[string]int{}, map[string]bool{}
+		for _, e := range list {
+			seen[e.Content]++
+			ids[e.ID] = true
+		}
+		if seen["clone 0 learned its own thing"] != 1 || seen["clone 1 learned its own thing"] != 1 || seen["both clones learned the same fact"] != 1 || len(ids) != len(list) {
+			t.Errorf("clone %d after the syncs: %+v", i, list)
+		}
+		for _, id := range facts {
+			if out := memsyncIn(t, env, c, "show", id); !strings.Contains(out, "both clones learned the same fact") {
+				t.Errorf("clone %d: show %s:\n%s", i, id, out)
+			}
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package merge
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"testing"
+
+	"github.com/memsync/memsync/memfile"
+)
+
+// contents is the entries of a State by ID (active and archive).
+func contents(s State) map[string]string {
+	m := map[string]string{}
+	for _, list := range [][]memfile.Entry{s.Active, s.Archive} {
+		for _, e := range list {
+			m[e.ID] = e.Content
+		}
+	}
+	return m
+}
+
+// TestMergeClonesOnePerFact: random memories of two clones that grew from
+// one base, with collisions made on purpose (one ID for two different
+// entries added on both sides, ralph's and memsync's IDs; one fact added on
+// both sides under two IDs). Whichever side merges, the result is the same;
+// every fact either side added is in it exactly once; no ID is in it twice;
+// a renamed ralph ID keeps ralph's shape; an alias resolves.
+func TestMergeClonesOnePerFact(t *testing.T) {
+	ralphID := regexp.MustCompile(`^mem-\d+-[0-9a-f]{4}$`)
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 19))
+		entry := func(id, content string) memfile.Entry {
+			return memfile.Entry{ID: id, Title: content, Date: fmt.Sprintf("2026-01-%02d", 1+r.IntN(28)), Content: content}
+		}
+		var base State
+		for i := range r.IntN(5) {
+			base.Active = append(base.Active, entry(fmt.Sprintf("base%02d", i), fmt.Sprintf("base fact %d", i)))
+		}
+		ours := State{Active: append([]memfile.Entry(nil), base.Active...)}
+		theirs := State{Active: append([]memfile.Entry(nil), base.Active...)}
+		facts := map[string]bool{}
+		for _, e := range base.Active {
+			facts[e.Content] = true
+		}
+		for i := range 1 + r.IntN(6) {
+			switch r.IntN(4) {
+			case 0: // one ID, two different entries (ralph's ID shape)
+				id := fmt.Sprintf("mem-17672256%02d-%04x", i, r.IntN(1<<16))
+				a, b := fmt.Sprintf("ours %d/%d", seed, i), fmt.Sprintf("theirs %d/%d", seed, i)
+				ours.Active, theirs.Active = append(ours.Active, entry(id, a)), append(theirs.Active, entry(id, b))
+				facts[a], facts[b] = true, true
+			case 1: // one ID, two different entries (memsync's ID shape)
+				id := memfile.NewID()
+				a, b := fmt.Sprintf("ours %d/%d", seed, i), fmt.Sprintf("theirs %d/%d", seed, i)
+				ours.Active, theirs.Active = append(ours.Active, entry(id, a)), append(theirs.Active, entry(id, b))
+				facts[a], facts[b] = true, true
+			case 2: // one fact, two IDs
+				c := fmt.Sprintf("both learned %d/%d", seed, i)
+				ours.Active, theirs.Active = append(ours.Active, entry(memfile.NewID(), c)), append(theirs.Active, entry(memfile.NewID(), c))
+				facts[c] = true
+			case 3: // a fact of one side only
+				c := fmt.Sprintf("one side %d/%d", seed, i)
+				if r.IntN(2) == 0 {
+					ours.Active = append(ours.Active, entry(memfile.NewID(), c))
+				} else {
+					theirs.Active = append(theirs.Active, entry(memfile.NewID(), c))
+				}
+				facts[c] = true
+			}
+		}
+		r.Shuffle(len(theirs.Active), func(i, j int) { theirs.Active[i], theirs.Active[j] = theirs.Active[j], theirs.Active[i] })
+
+		ab, ba := Clones(base, ours, theirs), Clones(base, theirs, ours)
+		x, y := contents(ab.State), contents(ba.State)
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			t.Fatalf("seed %d: the two sides merge differently:\n%v\n%v", seed, x, y)
+		}
+		if n := len(ab.Active) + len(ab.Archive); n != len(x) {
+			t.Fatalf("seed %d: an ID twice in %d entries: %v", seed, n, x)
+		}
+		seen := map[string]int{}
+		for id, c := range x {
+			seen[c]++
+			if len(id) > 4 && id[:4] == "mem-" && !ralphID.MatchString(id) {
+				t.Errorf("seed %d: renamed ralph ID %q lost ralph's shape", seed, id)
+			}
+		}
+		for c := range facts {
+			if seen[c] != 1 {
+				t.Fatalf("seed %d: fact %q is there %d times: %v", seed, c, seen[c], x)
+			}
+		}
+		if len(ab.Conflicts) != 0 {
+			t.Fatalf("seed %d: conflicts %+v", seed, ab.Conflicts)
+		}
+		f := &memfile.File{Entries: ab.Active}
+		for _, e := range ab.Active {
+			for _, al := range e.Extra {
+				if al.Key != memfile.AliasField {
+					continue
+				}
+				if i, err := f.Find(al.Value); err != nil || f.Entries[i].ID != e.ID {
+					t.Fatalf("seed %d: alias %s does not resolve to %s: %v", seed, al.Value, e.ID, err)
+				}
+			}
+		}
+	}
+}
