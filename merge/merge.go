@@ -234,11 +234,13 @@ func resolve(id string, b, o, t version, res *Result) version {
 		if same(b.e, t.e) {
 			return version{}
 		}
+		res.Notes = append(res.Notes, fmt.Sprintf("%s (%q) was deleted here and edited on the other side: kept, as edited", id, t.e.Title))
 		return t
 	case t.place == absent:
 		if same(b.e, o.e) {
 			return version{}
 		}
+		res.Notes = append(res.Notes, fmt.Sprintf("%s (%q) was deleted on the other side and edited here: kept, as edited", id, o.e.Title))
 		return o
 	}
 	place := o.place
@@ -259,6 +261,7 @@ func resolve(id string, b, o, t version, res *Result) version {
 		return version{t.e, place}
 	}
 	if merged, ok := mergeEntry(*b.e, *o.e, *t.e); ok {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s (%q) was edited on both sides: the edits were merged as text", id, merged.Title))
 		return version{&merged, place}
 	}
 	res.Conflicts = append(res.Conflicts, Conflict{ID: id, Base: b.e, Ours: *o.e, Theirs: *t.e})

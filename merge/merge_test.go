@@ -48,6 +48,15 @@ func TestRules(t *testing.T) {
 	if len(r.Conflicts) != 1 || r.Conflicts[0].ID != "clash" || r.Conflicts[0].Theirs.Content != "theirs" || r.Active[3].Content != "ours" {
 		t.Fatalf("conflicts %+v", r.Conflicts)
 	}
+	// What a person should know is said: a text merge of both sides' edits,
+	// an edit that kept an entry the other side deleted.
+	want := []string{`edit ("edit") was edited on both sides: the edits were merged as text`,
+		`delTheirsEditOurs ("delTheirsEditOurs") was deleted on the other side and edited here: kept, as edited`}
+	for _, w := range want {
+		if !slices.Contains(r.Notes, w) {
+			t.Errorf("notes %q lack %q", r.Notes, w)
+		}
+	}
 }
 
 func TestGuard(t *testing.T) {
