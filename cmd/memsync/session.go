@@ -109,6 +109,19 @@ func (s *session) printLine(prefix string, e *memsync.Entry) {
 	s.printf("%s%3d  %s\n", prefix, e.Number, visible(e.ID+"  "+e.Date+"  "+e.Heading()+tags))
 }
 
+// visibleLines is visible for text of several lines: line ends stay.
+func visibleLines(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		body, nl := strings.CutSuffix(l, "\n")
+		lines[i] = visible(body)
+		if nl {
+			lines[i] += "\n"
+		}
+	}
+	return strings.Join(lines, "")
+}
+
 // visible writes the control characters of one line read from a memory
 // file (a terminal escape a cloned repository's file holds) as text:
 // "\x1b", never the raw byte a terminal would act on.
