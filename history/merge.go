@@ -217,7 +217,9 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 	b := &batch{}
 	if !ff {
 		tree := h.addTree(b, next)
-		msg := message("memsync merge of "+opts.Source, opts.Provenance, "")
+		oldMemory, err := h.memoryBlob(old)
+		rec, ok := h.recordOf(oldMemory, next.Memory)
+		msg := message("memsync merge of "+opts.Source, opts.Provenance, "", rec, ok && err == nil)
 		commit = b.add(newObject(plumbing.CommitObject,
 			encodeCommit(tree, []plumbing.Hash{old, plumbing.NewHash(res.Theirs)}, time.Now(), msg, h.identity())))
 	}

@@ -127,7 +127,8 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	if tree == oldTree {
 		return res, nil
 	}
-	commitData := encodeCommit(tree, []plumbing.Hash{old}, time.Now(), message(msg, p, rollback), h.identity())
+	rec, ok := h.recordOf(oldMemory, files.Memory)
+	commitData := encodeCommit(tree, []plumbing.Hash{old}, time.Now(), message(msg, p, rollback, rec, ok), h.identity())
 	commit := b.add(newObject(plumbing.CommitObject, commitData))
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing written yet
@@ -185,8 +186,8 @@ const (
 )
 
 // message is a snapshot's commit message: a subject, then the provenance as
-// trailers.
-func message(subject string, p Provenance, rollback string) string {
+// trailers, and the record of what changed when there is one (withRecord).
+func message(subject string, p Provenance, rollback string, rec record, withRecord bool) string {
 	if subject == "" {
 		subject = "memsync snapshot"
 		switch {
@@ -206,6 +207,9 @@ func message(subject string, p Provenance, rollback string) string {
 		if v := strings.TrimSpace(strings.ReplaceAll(t[1], "\n", " ")); v != "" {
 			b.WriteString(t[0] + ": " + v + "\n")
 		}
+	}
+	if withRecord {
+		b.WriteString(rec.trailers())
 	}
 	return b.String()
 }
