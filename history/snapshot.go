@@ -31,7 +31,8 @@ type Result struct {
 //
 // ctx stops Take before it moves the ref (with ctx's error); a ref update
 // under way is let finish, so a cancelled Take returns after its work
-// stopped and leaves no lock file behind.
+// stopped and leaves no lock file behind. After a new snapshot, with the
+// lock released, Take packs the object store when it needs it (Maintain).
 func (h *History) Take(ctx context.Context, msg string, p Provenance) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -48,6 +49,11 @@ func (h *History) Take(ctx context.Context, msg string, p Provenance) (*Result, 
 		res, err = h.takeLocked(ctx, msg, p, "")
 		return err
 	})
+	if err == nil && res.Created {
+		// Once the lock is released: packing may take a while, and the
+		// snapshot stands whatever it does (git's gc packs what it leaves).
+		_ = h.Maintain(ctx)
+	}
 	return res, err
 }
 
