@@ -101,6 +101,12 @@ func (h *History) Log(limit int) ([]LogEntry, error) {
 	for hash != "" && (limit <= 0 || len(out) < limit) {
 		c, err := readCommit(h.st, plumbing.NewHash(hash))
 		if err != nil {
+			// A repack (Maintain, git gc) at work moves objects into a
+			// new pack and deletes the old: listed again, they are found.
+			h.st.Reindex()
+			c, err = readCommit(h.st, plumbing.NewHash(hash))
+		}
+		if err != nil {
 			return out, fmt.Errorf("read snapshot: %w", err)
 		}
 		s := toSnapshot(c)
