@@ -287,6 +287,9 @@ func (m *Memory) Sync(ctx context.Context, name string, o SyncOptions) (*SyncRes
 	}
 	h.AcceptRemoval = o.AcceptRemoval
 	res, err := remote.Sync(ctx, h, name, remote.Options{Force: o.Force, DryRun: o.DryRun, Timeout: o.Timeout, Provenance: h.CurrentProvenance("")})
+	if !o.DryRun {
+		_ = h.Maintain(ctx) // a fetch adds a pack; the sync stands whatever packing does
+	}
 	if res == nil {
 		return out, err
 	}

@@ -1,6 +1,10 @@
 package history
 
 import (
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -83,7 +87,9 @@ type LogEntry struct {
 }
 
 // Log lists the snapshots newest first, following first parents, at most
-// limit of them (all when limit <= 0).
+// limit of them (all when limit <= 0). It reads only the commits of
+// snapshots that record their changes (trailers, record.go); one that does
+// not (an older memsync's) is compared with its parent as before.
 func (h *History) Log(limit int) ([]LogEntry, error) {
 	head, err := h.head()
 	if err != nil || head.IsZero() {
@@ -91,11 +97,23 @@ func (h *History) Log(limit int) ([]LogEntry, error) {
 	}
 	var out []LogEntry
 	hash := head.String()
-	var cur *memfile.File
+	var cur *memfile.File // hash's parsed active file, when a comparison read it
 	for hash != "" && (limit <= 0 || len(out) < limit) {
-		s, err := h.Read(hash)
+		c, err := readCommit(h.st, plumbing.NewHash(hash))
 		if err != nil {
-			return out, err
+			// A repack (Maintain, git gc) at work moves objects into a
+			// new pack and deletes the old: listed again, they are found.
+			h.st.Reindex()
+			c, err = readCommit(h.st, plumbing.NewHash(hash))
+		}
+		if err != nil {
+			return out, fmt.Errorf("read snapshot: %w", err)
+		}
+		s := toSnapshot(c)
+		if entries, counts, ok := recorded(c.message); ok {
+			out = append(out, LogEntry{Snapshot: *s, Entries: entries, Counts: counts})
+			hash, cur = s.Parent, nil
+			continue
 		}
 		if cur == nil {
 			if cur, err = h.parsed(hash); err != nil {

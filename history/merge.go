@@ -245,7 +245,9 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 // next, and returns its hash.
 func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, next Files, opts MergeOptions) plumbing.Hash {
 	tree := h.addTree(b, next)
-	msg := message("memsync merge of "+opts.Source, opts.Provenance, "")
+	oldMemory, err := h.memoryBlob(old)
+	rec, ok := h.recordOf(oldMemory, next.Memory)
+	msg := message("memsync merge of "+opts.Source, opts.Provenance, "", rec, ok && err == nil)
 	return b.add(newObject(plumbing.CommitObject,
 		encodeCommit(tree, []plumbing.Hash{old, plumbing.NewHash(res.Theirs)}, time.Now(), msg, h.identity())))
 }

@@ -39,7 +39,8 @@ type Result struct {
 //
 // ctx stops Take before it moves the ref (with ctx's error); a ref update
 // under way is let finish, so a cancelled Take returns after its work
-// stopped and leaves no lock file behind.
+// stopped and leaves no lock file behind. After a new snapshot, with the
+// lock released, Take packs the object store when it needs it (Maintain).
 func (h *History) Take(ctx context.Context, msg string, p Provenance) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -56,6 +57,11 @@ func (h *History) Take(ctx context.Context, msg string, p Provenance) (*Result, 
 		res, err = h.takeLocked(ctx, msg, p, "", true)
 		return err
 	})
+	if err == nil && res.Created {
+		// Once the lock is released: packing may take a while, and the
+		// snapshot stands whatever it does (git's gc packs what it leaves).
+		_ = h.Maintain(ctx)
+	}
 	return res, err
 }
 
@@ -141,7 +147,8 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	if tree == oldTree {
 		return res, nil
 	}
-	commitData := encodeCommit(tree, []plumbing.Hash{old}, time.Now(), message(msg, p, rollback), h.identity())
+	rec, ok := h.recordOf(oldMemory, files.Memory)
+	commitData := encodeCommit(tree, []plumbing.Hash{old}, time.Now(), message(msg, p, rollback, rec, ok), h.identity())
 	commit := b.add(newObject(plumbing.CommitObject, commitData))
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing written yet
@@ -270,8 +277,8 @@ const (
 )
 
 // message is a snapshot's commit message: a subject, then the provenance as
-// trailers.
-func message(subject string, p Provenance, rollback string) string {
+// trailers, and the record of what changed when there is one (withRecord).
+func message(subject string, p Provenance, rollback string, rec record, withRecord bool) string {
 	if subject == "" {
 		subject = "memsync snapshot"
 		switch {
@@ -291,6 +298,9 @@ func message(subject string, p Provenance, rollback string) string {
 		if v := strings.TrimSpace(strings.ReplaceAll(t[1], "\n", " ")); v != "" {
 			b.WriteString(t[0] + ": " + v + "\n")
 		}
+	}
+	if withRecord {
+		b.WriteString(rec.trailers())
 	}
 	return b.String()
 }

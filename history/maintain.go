@@ -1,0 +1,221 @@
+package history
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/lock"
+)
+
+// Every snapshot adds one small pack (pack.go), and a sync's fetch another,
+// so Maintain keeps the object store packed without the user running git
+// gc: past PackLimit packs it rolls the small ones into one, with deltas,
+// choosing them as `git repack --geometric=2` does (each larger pack stays
+// while it holds at least twice the objects of those below it: every object
+// is rewritten O(log n) times over the repository's life, and the packs
+// stay O(log n)):
+//
+//	git pack-objects --stdin-packs objects/pack/pack   (the small packs' names in)
+//
+// then deletes the packs rolled up, index first as git repack does, once
+// the new pack is in place. It does not run git repack itself: repack -d
+// ends with git prune-packed, which removes the empty objects/XX folders,
+// and a git commit in another worktree that has just made one to write an
+// object into fails ("unable to create temporary file"). Loose objects are
+// git's (a snapshot writes none) and left to its gc. Then
+//
+//	git commit-graph write --split --append --stdin-commits
+//
+// adds the new snapshots to the commit-graph, so git's walks of the
+// history (merge-base in sync, git log) read no commit objects.
+//
+// A kept pack (a snapshot under way) is never rolled up, and a pack is
+// deleted only once the new pack holding its objects is in place, so a
+// snapshot or git gc at the same time loses nothing. A repository with a
+// multi-pack-index, promisor or cruft packs is left to git's own
+// maintenance.
+
+// PackLimit is how many packs (not counting kept ones) the object store
+// holds before Maintain repacks.
+const PackLimit = 8
+
+// maxRollup bounds the bytes of packs one Maintain may roll up: a larger
+// roll-up (a repository of many large packs nobody has packed) is left to
+// git's own gc, so no commit waits on it.
+const maxRollup = 64 << 20
+
+// Maintain packs the object store and writes the commit-graph when it
+// holds more than PackLimit packs; the caller holds no memsync lock (a
+// snapshot can be taken meanwhile). Only one Maintain runs at a time in a
+// repository: another one at work makes this one return at once. ctx
+// bounds it (a hook's time); a git stopped half-way leaves only a temp
+// file git's gc removes, and no pack is deleted before the new one is in
+// place.
+func (h *History) Maintain(ctx context.Context) error {
+	packDir := filepath.Join(h.Repo.CommonDir, "objects", "pack")
+	packs, err := listPacks(packDir)
+	if err != nil || len(packs) <= PackLimit {
+		return err
+	}
+	roll, size := rollup(packs, 2)
+	if len(roll) < 2 || size > maxRollup {
+		return nil
+	}
+	state := filepath.Join(h.Repo.CommonDir, "memsync", "state")
+	if err := fsutil.MkdirAll(state, h.Repo.Shared.Dir(0o777)); err != nil {
+		return err
+	}
+	l, err := lock.Exclusive(ctx, filepath.Join(state, "maintenance.lock"), 10*time.Millisecond)
+	if errors.Is(err, lock.ErrTimeout) {
+		return nil // another one is at work
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { _ = l.Release() }()
+	// Listed again under the lock: the one before may have rolled them up.
+	if packs, err = listPacks(packDir); err != nil {
+		return err
+	}
+	if roll, _ = rollup(packs, 2); len(roll) < 2 {
+		return nil
+	}
+	var names strings.Builder
+	for _, p := range roll {
+		names.WriteString(filepath.Base(p.base) + ".pack\n")
+	}
+	gitDir := "--git-dir=" + h.Repo.CommonDir
+	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, gitDir, "pack-objects", "--stdin-packs", "-q", "--delta-base-offset", filepath.Join(packDir, "pack"))
+	cmd.Stdin = strings.NewReader(names.String())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return gitcmd.Wrap(cmd.Args[1:], err, stderr.String())
+	}
+	made := filepath.Join(packDir, "pack-"+strings.TrimSpace(string(out)))
+	for _, ext := range []string{".pack", ".idx"} {
+		if _, err := os.Stat(made + ext); err != nil {
+			return fmt.Errorf("pack memsync's history: %w", err)
+		}
+	}
+	for _, p := range roll {
+		if p.base == made {
+			continue // the same objects packed the same way
+		}
+		for _, ext := range []string{".idx", ".pack", ".rev", ".bitmap"} {
+			_ = os.Remove(p.base + ext)
+		}
+	}
+	head, err := h.head()
+	if err != nil || head.IsZero() {
+		return err
+	}
+	cmd = gitcmd.CommandContext(ctx, h.Repo.CommonDir, gitDir, "commit-graph", "write", "--no-progress", "--split", "--append", "--stdin-commits")
+	cmd.Stdin = strings.NewReader(head.String() + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return gitcmd.Wrap(cmd.Args[1:], err, string(out))
+	}
+	return nil
+}
+
+// pack is one pack of the object store.
+type pack struct {
+	base    string // ".../objects/pack/pack-HASH"
+	objects uint32 // from its index
+	bytes   int64  // the .pack file's size
+}
+
+// listPacks lists the packs in dir that have an index and no .keep; none
+// where git's own maintenance is at work in ways Maintain leaves to it (a
+// multi-pack-index, promisor or cruft packs).
+func listPacks(dir string) ([]pack, error) {
+	for _, pattern := range []string{"multi-pack-index", "*.promisor", "*.mtimes"} {
+		if m, _ := filepath.Glob(filepath.Join(dir, pattern)); len(m) > 0 {
+			return nil, nil
+		}
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "pack-*.pack"))
+	if err != nil {
+		return nil, err
+	}
+	var out []pack
+	for _, name := range names {
+		base := strings.TrimSuffix(name, ".pack")
+		if _, err := os.Stat(base + ".keep"); err == nil {
+			continue
+		}
+		fi, err := os.Stat(name)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		n, err := idxObjects(base + ".idx")
+		if err != nil {
+			continue // no index (yet): git does not use it either
+		}
+		out = append(out, pack{base: base, objects: n, bytes: fi.Size()})
+	}
+	return out, nil
+}
+
+// idxObjects reads the number of objects from a version 2 pack index: the
+// last entry of its fan-out table.
+func idxObjects(path string) (uint32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = f.Close() }()
+	var head [8 + 256*4]byte
+	if _, err := io.ReadFull(f, head[:]); err != nil {
+		return 0, err
+	}
+	if string(head[:4]) != "\xfftOc" {
+		return 0, fmt.Errorf("%s: not a version 2 pack index", path)
+	}
+	return binary.BigEndian.Uint32(head[len(head)-4:]), nil
+}
+
+// rollup is the packs `git repack --geometric=factor` rolls up, as git
+// 2.39 splits them (split_pack_geometry), and their bytes: ordered by
+// object count, the packs from the largest down that each hold at least
+// factor times the next smaller one stay, but for the smallest of them,
+// and of those the ones holding less than factor times all the objects
+// rolled up below them join the roll-up.
+func rollup(packs []pack, factor uint64) ([]pack, int64) {
+	sort.Slice(packs, func(i, j int) bool { return packs[i].objects < packs[j].objects })
+	i := len(packs) - 1
+	for ; i > 0; i-- {
+		if uint64(packs[i].objects) < factor*uint64(packs[i-1].objects) {
+			break
+		}
+	}
+	split := 0
+	if i > 0 {
+		split = i + 1 // the top of the pair that broke the progression
+	}
+	var objects uint64
+	var size int64
+	for _, p := range packs[:split] {
+		objects += uint64(p.objects)
+		size += p.bytes
+	}
+	for ; split < len(packs) && split > 0; split++ {
+		if uint64(packs[split].objects) >= factor*objects {
+			break
+		}
+		objects += uint64(packs[split].objects)
+		size += packs[split].bytes
+	}
+	return packs[:split], size
+}

@@ -1,0 +1,189 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memsync/memsync/internal/testgit"
+	"github.com/memsync/memsync/memfile"
+)
+
+// packCount is how many packs the repository at dir holds.
+func packCount(t *testing.T, dir string) int {
+	t.Helper()
+	packs, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(packs)
+}
+
+// expectWhole checks that every snapshot in texts (hash → the active file
+// it holds) is reachable from the ref and holds its file, and that git
+// fsck finds nothing wrong.
+func expectWhole(t *testing.T, dir string, texts map[string]string) {
+	t.Helper()
+	testgit.Git(t, dir, "fsck", "--strict", "--no-dangling", "--no-progress")
+	reach := map[string]bool{}
+	for _, c := range strings.Fields(testgit.Git(t, dir, "rev-list", Ref)) {
+		reach[c] = true
+	}
+	for c, text := range texts {
+		if !reach[c] {
+			t.Fatalf("snapshot %s is no longer on %s", c, Ref)
+		}
+		if got := testgit.Show(t, dir, c+":memories.md"); got != text {
+			t.Fatalf("snapshot %s holds %q, want %q", c, got, text)
+		}
+	}
+}
+
+// TestMaintainPacks: snapshots taken one after another leave at most
+// PackLimit+1 packs, and the commit-graph holds every
+// snapshot; nothing is lost (git fsck clean, every snapshot whole).
+func TestMaintainPacks(t *testing.T) {
+	h, dir := testRepo(t)
+	texts := map[string]string{}
+	var b strings.Builder
+	b.WriteString(memfile.Header + "\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "\n## Pattern: lesson %d\n- ID: id%04d\n- Content: %s\n", i, i, strings.Repeat("words ", 50))
+		write(t, h.Store.Path(), b.String())
+		texts[take(t, h, "").Snapshot.Commit] = b.String()
+		if n := packCount(t, dir); n > PackLimit+1 {
+			t.Fatalf("snapshot %d: %d packs", i+1, n)
+		}
+	}
+	// The commit-graph holds the snapshots up to the last repack: with it
+	// alone (no commit objects read), git finds the generation numbers.
+	chain := filepath.Join(dir, ".git", "objects", "info", "commit-graphs", "commit-graph-chain")
+	if _, err := os.Stat(chain); err != nil {
+		t.Fatalf("no commit-graph: %v", err)
+	}
+	testgit.Git(t, dir, "commit-graph", "verify")
+	out := testgit.Git(t, dir, "-c", "core.commitGraph=true", "log", "--format=%H", Ref)
+	if n := len(strings.Fields(out)); n != 40 {
+		t.Fatalf("%d snapshots on the ref", n)
+	}
+	expectWhole(t, dir, texts)
+}
+
+// TestMaintainRacesGC: snapshots and their repacks from two goroutines,
+// while git gc --prune=now runs again and again in another process, lose
+// no snapshot: git fsck is clean and every snapshot holds its file.
+func TestMaintainRacesGC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs git gc in a loop")
+	}
+	h, dir := testRepo(t)
+	write(t, h.Store.Path(), memfile.Header+"\n")
+	ctx, stop := context.WithTimeout(context.Background(), 60*time.Second)
+	defer stop()
+	gcDone := make(chan error, 1)
+	go func() {
+		for ctx.Err() == nil {
+			cmd := exec.CommandContext(ctx, "git", "gc", "--prune=now", "--quiet")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil && ctx.Err() == nil {
+				gcDone <- fmt.Errorf("git gc: %w\n%s", err, out)
+				return
+			}
+		}
+		gcDone <- nil
+	}()
+	var mu sync.Mutex
+	texts := map[string]string{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hw := Open(h.Repo, memfile.Open(h.Repo.Home))
+			for i := range 30 {
+				if err := hw.Store.WithLock(func() error {
+					f, err := os.OpenFile(hw.Store.Path(), os.O_APPEND|os.O_WRONLY, 0)
+					if err != nil {
+						return err
+					}
+					_, err = fmt.Fprintf(f, "\n## Pattern: w%d lesson %d\n- ID: w%did%04d\n- Content: %s\n", w, i, w, i, strings.Repeat("x ", 40))
+					if cerr := f.Close(); err == nil {
+						err = cerr
+					}
+					return err
+				}); err != nil {
+					errs <- err
+					return
+				}
+				res, err := hw.Take(context.Background(), "", hw.CurrentProvenance(""))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if res.Created {
+					// What was snapshotted: the snapshot's own file (the
+					// other writer may have changed the live one since).
+					cmd := exec.Command("git", "show", res.Snapshot.Commit+":memories.md")
+					cmd.Dir = dir
+					text, err := cmd.Output()
+					if err != nil {
+						errs <- err
+						return
+					}
+					mu.Lock()
+					texts[res.Snapshot.Commit] = string(text)
+					mu.Unlock()
+				}
+				if err := hw.Maintain(context.Background()); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	stop()
+	if err := <-gcDone; err != nil {
+		t.Fatal(err)
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	take(t, h, "")
+	expectWhole(t, dir, texts)
+}
+
+// TestRollup: the roll-up git 2.39's --geometric=2 chooses (its
+// documented example, 1 2 2 4 32 → 9 32), and none for a progression.
+func TestRollup(t *testing.T) {
+	packsOf := func(counts ...uint32) []pack {
+		var out []pack
+		for _, c := range counts {
+			out = append(out, pack{objects: c, bytes: int64(c)})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		packs []pack
+		want  int64
+	}{
+		{packsOf(2, 1, 2, 4, 32), 9},
+		{packsOf(1, 2, 4, 8), 0},
+		{packsOf(5, 5, 5, 5, 1000), 20},
+		{packsOf(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3000), 10},
+		{packsOf(7), 0},
+		{nil, 0},
+	} {
+		if _, got := rollup(c.packs, 2); got != c.want {
+			t.Errorf("%v: %d, want %d", c.packs, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package history
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memsync/memsync/memfile"
+)
+
+// A snapshot records what changed in its active file since its first
+// parent as trailers of its message, so that Log reads commit objects only:
+//
+//	Memsync-Entries: 42
+//	Memsync-Changes: +3 -1 ~2
+//	Memsync-Added: k3x9q2m7p1aa Retry the upstream with backoff
+//	Memsync-Removed: …
+//	Memsync-Changed: …
+//	Memsync-More: 4
+//
+// One titled line per changed entry up to maxTitled of them, then
+// Memsync-More with how many were left out. IDs and titles come from other
+// clones' memories: they are kept on one line, without control characters,
+// and bounded (maxTitle, maxID). Snapshots without these trailers (taken by
+// an older memsync) are diffed by Log as before.
+const (
+	trailerEntries = "Memsync-Entries"
+	trailerChanges = "Memsync-Changes"
+	trailerAdded   = "Memsync-Added"
+	trailerRemoved = "Memsync-Removed"
+	trailerChanged = "Memsync-Changed"
+	trailerMore    = "Memsync-More"
+
+	maxTitled = 20  // titled change lines per snapshot
+	maxTitle  = 100 // runes of a title
+	maxID     = 64  // runes of an ID
+)
+
+// record is what a snapshot records about its active file.
+type record struct {
+	entries int      // entries in the snapshot's active file
+	changes []Change // since its first parent
+}
+
+// recordOf compares the active file of the first parent (the blob
+// parentMemory, zero: none) with memory, the snapshot's. ok is false when
+// the parent's file cannot be read: the snapshot then records nothing and
+// Log diffs it.
+func (h *History) recordOf(parentMemory plumbing.Hash, memory []byte) (r record, ok bool) {
+	before := &memfile.File{}
+	if !parentMemory.IsZero() {
+		data, err := readObject(h.st, plumbing.BlobObject, parentMemory, h.Limit(MemoryName))
+		if err != nil {
+			return r, false
+		}
+		before = memfile.Parse(data)
+	}
+	after := memfile.Parse(memory)
+	return record{entries: len(after.Entries), changes: Compare(before, after)}, true
+}
+
+// trailers are r's lines of a snapshot's message.
+func (r record) trailers() string {
+	var b strings.Builder
+	c := Count(r.changes)
+	fmt.Fprintf(&b, "%s: %d\n%s: +%d -%d ~%d\n", trailerEntries, r.entries, trailerChanges, c.Added, c.Removed, c.Changed)
+	for i, ch := range r.changes {
+		if i == maxTitled {
+			fmt.Fprintf(&b, "%s: %d\n", trailerMore, len(r.changes)-maxTitled)
+			break
+		}
+		key, e := trailerAdded, ch.After
+		switch ch.Kind {
+		case Removed:
+			key, e = trailerRemoved, ch.Before
+		case Changed:
+			key = trailerChanged
+		}
+		line := oneLine(ch.ID, maxID)
+		if t := oneLine(e.Title, maxTitle); t != "" {
+			line += " " + t
+		}
+		b.WriteString(key + ": " + line + "\n")
+	}
+	return b.String()
+}
+
+// oneLine is s on one line for a trailer: invalid UTF-8 and control
+// characters (line and paragraph separators too) become spaces, runs of
+// white space one space, and at most max runes are kept ("…" marks a cut).
+func oneLine(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, " "))
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > max {
+		s = string([]rune(s)[:max-1]) + "…"
+	}
+	return s
+}
+
+// recorded reads the entry count and the change counts a snapshot's
+// message records; ok is false for a snapshot that records none (or a
+// damaged record).
+func recorded(msg string) (entries int, c Counts, ok bool) {
+	_, body, _ := strings.Cut(msg, "\n") // the subject is no trailer
+	var haveEntries, haveChanges bool
+	for _, l := range strings.Split(body, "\n") {
+		k, v, found := strings.Cut(l, ": ")
+		if !found {
+			continue
+		}
+		switch k {
+		case trailerEntries:
+			n, err := strconv.Atoi(v)
+			entries, haveEntries = n, err == nil && n >= 0
+		case trailerChanges:
+			haveChanges = parseCounts(v, &c)
+		}
+	}
+	return entries, c, haveEntries && haveChanges
+}
+
+// parseCounts reads "+A -R ~C" into c.
+func parseCounts(v string, c *Counts) bool {
+	f := strings.Fields(v)
+	if len(f) != 3 {
+		return false
+	}
+	for i, dst := range []*int{&c.Added, &c.Removed, &c.Changed} {
+		n, err := strconv.Atoi(strings.TrimPrefix(f[i], "+-~"[i:i+1]))
+		if err != nil || n < 0 || f[i][0] != "+-~"[i] {
+			return false
+		}
+		*dst = n
+	}
+	return true
+}
+
+// memoryBlob is the active file's blob in snapshot commit (zero: none, or
+// no commit).
+func (h *History) memoryBlob(commit plumbing.Hash) (plumbing.Hash, error) {
+	if commit.IsZero() {
+		return plumbing.ZeroHash, nil
+	}
+	c, err := readCommit(h.st, commit)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return lookup(h.st, c.tree, MemoryName)
+}
