@@ -21,15 +21,8 @@ import (
 // memsyncIn runs the real memsync in dir and returns its stdout.
 func memsyncIn(tb testing.TB, env []string, dir string, args ...string) string {
 	tb.Helper()
-	cmd := exec.Command(memsyncBinary(tb), args...)
-	cmd.Dir, cmd.Env = dir, env
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("memsync %v in %s: %v\n%s%s", args, dir, err, out, stderr.String())
-	}
-	return string(out)
+	out, _ := memsyncOut(tb, env, dir, args...)
+	return out
 }
 
 // TestSyncConvergence: a bare repository as the remote, 3 clones with two
