@@ -189,7 +189,7 @@ func (h *History) guardLocked(files Files, oldMemory, oldArchive, old plumbing.H
 	var had int64
 	for _, b := range []plumbing.Hash{oldMemory, oldArchive} {
 		if !b.IsZero() {
-			size, err := h.st.EncodedObjectSize(b)
+			size, err := h.size(b)
 			if err != nil {
 				return err
 			}
@@ -240,7 +240,7 @@ func (h *History) addTree(b *batch, files Files, have ...plumbing.Hash) plumbing
 		o := newObject(plumbing.BlobObject, data)
 		for _, x := range have {
 			if x == o.hash {
-				if _, err := h.st.EncodedObjectSize(x); err == nil {
+				if _, err := h.size(x); err == nil {
 					return x
 				}
 			}
@@ -258,13 +258,26 @@ func (h *History) addTree(b *batch, files Files, have ...plumbing.Hash) plumbing
 	return b.add(newObject(plumbing.TreeObject, encodeTree(root)))
 }
 
+// size is the size of object x in the object store, which is listed again
+// once when x is not found where it was: a repack by another process
+// (memsync's upkeep, git gc) moves objects into a new pack and deletes the
+// old ones.
+func (h *History) size(x plumbing.Hash) (int64, error) {
+	n, err := h.st.EncodedObjectSize(x)
+	if err != nil {
+		h.st.Reindex()
+		n, err = h.st.EncodedObjectSize(x)
+	}
+	return n, err
+}
+
 // same tells whether data is the content of blob old (zero: absent). When
 // the sizes differ, as they do after an append, no hashing is needed.
 func (h *History) same(data []byte, old plumbing.Hash) bool {
 	if data == nil || old.IsZero() {
 		return data == nil && old.IsZero()
 	}
-	if size, err := h.st.EncodedObjectSize(old); err == nil && size != int64(len(data)) {
+	if size, err := h.size(old); err == nil && size != int64(len(data)) {
 		return false
 	}
 	return plumbing.ComputeHash(plumbing.BlobObject, data) == old
