@@ -39,9 +39,9 @@ func checkOf(t *testing.T, r DoctorReport, name string) Check {
 	return Check{}
 }
 
-// Doctor reports a memory file with git conflict markers as a problem it
-// can fix; with Fix it merges the two sides by entry and keeps a backup.
-func TestDoctorConflictMarkers(t *testing.T) {
+// initedMemory is the memory of a new repository after memsync init.
+func initedMemory(t *testing.T) (*Memory, context.Context) {
+	t.Helper()
 	dir := testgit.Isolate(t)
 	testgit.Git(t, dir, "init", "-q")
 	m, err := Open(dir, Options{})
@@ -52,6 +52,13 @@ func TestDoctorConflictMarkers(t *testing.T) {
 	if _, err := m.Init(ctx, InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return m, ctx
+}
+
+// Doctor reports a memory file with git conflict markers as a problem it
+// can fix; with Fix it merges the two sides by entry and keeps a backup.
+func TestDoctorConflictMarkers(t *testing.T) {
+	m, ctx := initedMemory(t)
 	if err := os.WriteFile(m.Path(), []byte(conflicted), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,10 @@
 package memsync
 
 import (
-	"context"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/memsync/memsync/internal/testgit"
 )
 
 // Doctor reports a memory file whose last entry an append cut off (in
@@ -25,16 +22,7 @@ func TestDoctorTornLastEntry(t *testing.T) {
 			"\n### mem-1767225601-c3d4\n> a lesson\n<!-- tags: b | crea", 9},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := testgit.Isolate(t)
-			testgit.Git(t, dir, "init", "-q")
-			m, err := Open(dir, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := context.Background()
-			if _, err := m.Init(ctx, InitOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			m, ctx := initedMemory(t)
 			if err := os.WriteFile(m.Path(), []byte(c.whole+c.torn), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -218,30 +218,29 @@ func huskyPackage(t *testing.T) string {
 	return husky
 }
 
-// lefthookBinary is the real lefthook (MEMSYNC_TEST_LEFTHOOK, else on
-// PATH), or the test skips saying so.
+// lefthookBinary is the real lefthook, or the test skips saying so.
 func lefthookBinary(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv("MEMSYNC_TEST_LEFTHOOK"); p != "" {
-		return p
-	}
-	p, err := exec.LookPath("lefthook")
-	if err != nil {
-		t.Skip("lefthook is absent: set MEMSYNC_TEST_LEFTHOOK to its binary (npm install --ignore-scripts --prefix DIR lefthook@2.2.2; DIR/node_modules/lefthook-linux-x64/bin/lefthook), as .ci/run does")
-	}
-	return p
+	return toolBinary(t, "MEMSYNC_TEST_LEFTHOOK", "lefthook",
+		"set MEMSYNC_TEST_LEFTHOOK to its binary (npm install --ignore-scripts --prefix DIR lefthook@2.2.2; DIR/node_modules/lefthook-linux-x64/bin/lefthook), as .ci/run does")
 }
 
-// preCommitBinary is the real pre-commit (MEMSYNC_TEST_PRECOMMIT, else on
-// PATH), or the test skips saying so.
+// preCommitBinary is the real pre-commit, or the test skips saying so.
 func preCommitBinary(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv("MEMSYNC_TEST_PRECOMMIT"); p != "" {
+	return toolBinary(t, "MEMSYNC_TEST_PRECOMMIT", "pre-commit", "install it (apt-get install pre-commit, or pip), as .ci/run does")
+}
+
+// toolBinary is a real peer tool: the path in the environment variable env,
+// else name on PATH, or the test skips saying which tool and how to get it.
+func toolBinary(t *testing.T, env, name, how string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
-	p, err := exec.LookPath("pre-commit")
+	p, err := exec.LookPath(name)
 	if err != nil {
-		t.Skip("pre-commit is absent: install it (apt-get install pre-commit, or pip), as .ci/run does")
+		t.Skip(name + " is absent: " + how)
 	}
 	return p
 }
