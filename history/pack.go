@@ -81,6 +81,15 @@ func (h *History) publish(b *batch, commit, cur plumbing.Hash) error {
 		err = h.updateRef(commit, cur)
 	}
 	if err != nil {
+		// A killed snapshot's git update-ref may have moved the ref to this
+		// very commit meanwhile (the same files in the same second make the
+		// same commit, and the same pack): then the pack is the ref's and
+		// stays.
+		if now, herr := h.head(); herr == nil && now == commit {
+			err = nil
+		}
+	}
+	if err != nil {
 		if p != nil {
 			p.remove()
 		}
