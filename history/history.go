@@ -200,22 +200,17 @@ func (h *History) Resolve(ctx context.Context, rev string) (string, error) {
 		return "", fmt.Errorf("%w: unknown revision %q", ErrNotSnapshot, rev)
 	}
 	c, err := readCommit(h.st, plumbing.NewHash(hash))
-	var entries []treeEntry
+	var l layout
 	if err == nil {
-		entries, err = readTree(h.st, c.tree)
+		l, err = h.readLayout(c.tree)
 	}
-	if errors.Is(err, ErrTooBig) { // a snapshot's commit and tree are small
+	if errors.Is(err, ErrTooBig) || errors.Is(err, ErrNotSnapshot) { // a snapshot's commit and trees are small
 		return "", fmt.Errorf("%w: %s (%s): %w", ErrNotSnapshot, rev, hash[:12], err)
 	}
 	if err != nil {
 		return "", err
 	}
-	for _, e := range entries {
-		if e.name != MemoryName && e.name != "archive" {
-			return "", fmt.Errorf("%w: %s (%s) holds %s", ErrNotSnapshot, rev, hash[:12], e.name)
-		}
-	}
-	if len(entries) == 0 && !strings.Contains(c.message, "\nMemsync-") {
+	if !l.memory.present() && !l.archive.present() && l.format.IsZero() && !strings.Contains(c.message, "\nMemsync-") {
 		return "", fmt.Errorf("%w: %s (%s) has an empty tree and no memsync trailers", ErrNotSnapshot, rev, hash[:12])
 	}
 	return hash, nil
@@ -266,17 +261,18 @@ func (h *History) Files(hash string) (Files, error) {
 	if err != nil {
 		return f, fmt.Errorf("read snapshot: %w", err)
 	}
-	for name, dst := range map[string]*[]byte{MemoryName: &f.Memory, ArchiveName: &f.Archive} {
-		blob, err := lookup(h.st, c.tree, name)
-		if err != nil || blob.IsZero() {
-			if err != nil {
-				return f, err
-			}
-			continue
-		}
-		*dst, err = readObject(h.st, plumbing.BlobObject, blob, h.Limit(name))
+	l, err := h.readLayout(c.tree)
+	if err != nil {
+		return f, err
+	}
+	for _, x := range []struct {
+		name string
+		s    stored
+		dst  *[]byte
+	}{{MemoryName, l.memory, &f.Memory}, {ArchiveName, l.archive, &f.Archive}} {
+		*x.dst, err = h.read(x.s, h.Limit(x.name), nil)
 		if tb := new(TooBigError); errors.As(err, &tb) {
-			tb.Commit, tb.Path = hash, name
+			tb.Commit, tb.Path = hash, x.name
 		}
 		if err != nil {
 			return f, err

@@ -244,10 +244,17 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 // mergeCommit adds to b the merge snapshot of ours (old) and theirs holding
 // next, and returns its hash.
 func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, next Files, opts MergeOptions) plumbing.Hash {
-	tree := h.addTree(b, next)
-	oldMemory, err := h.memoryBlob(old)
-	rec, ok := h.recordOf(oldMemory, next.Memory)
-	msg := message("memsync merge of "+opts.Source, opts.Provenance, "", rec, ok && err == nil)
+	// The chunks both sides hold are in the repository already.
+	var sides []layout
+	for _, c := range []plumbing.Hash{old, plumbing.NewHash(res.Theirs)} {
+		if l, err := h.layoutAt(c); err == nil {
+			sides = append(sides, l)
+		}
+	}
+	tree := addFiles(b, next, haveOf(sides...))
+	before, err := h.memoryAt(old)
+	rec, ok := recordOf(before, next.Memory, err == nil)
+	msg := message("memsync merge of "+opts.Source, opts.Provenance, "", rec, ok)
 	return b.add(newObject(plumbing.CommitObject,
 		encodeCommit(tree, []plumbing.Hash{old, plumbing.NewHash(res.Theirs)}, time.Now(), msg, h.identity())))
 }
