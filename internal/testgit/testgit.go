@@ -4,6 +4,7 @@
 package testgit
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,13 +86,17 @@ func ShowErr(dir string, env []string, object string) (string, error) {
 	if strings.TrimSpace(kind) != "tree" {
 		return run("show", object)
 	}
-	names, err := run("ls-tree", "--name-only", object)
+	list, err := run("cat-file", "-p", object) // "MODE TYPE HASH\tNAME" lines, in order
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	for _, name := range strings.Fields(names) {
-		chunk, err := run("cat-file", "blob", object+"/"+name)
+	for _, l := range strings.Split(strings.TrimSpace(list), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 4 || f[1] != "blob" {
+			return "", fmt.Errorf("%s holds %q", object, l)
+		}
+		chunk, err := run("cat-file", "blob", f[2])
 		if err != nil {
 			return "", err
 		}
