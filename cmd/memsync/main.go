@@ -20,7 +20,6 @@ func main() {
 	if sig := interrupted(); sig != 0 {
 		code = 128 + int(sig) // the shell's code for a command a signal ended: 130, 143
 	}
-	profStop()
 	os.Exit(code)
 }
 
