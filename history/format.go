@@ -109,8 +109,12 @@ func (s stored) present() bool { return !s.blob.IsZero() || !s.tree.IsZero() }
 type layout struct {
 	version         int
 	memory, archive stored
+	conflicts       stored        // the conflict log, a blob (format 2)
 	format          plumbing.Hash // the format blob (format 2)
 }
+
+// conflictsName is the conflict log's name in a snapshot's tree.
+const conflictsName = "conflicts.json"
 
 // readLayout reads a snapshot's tree: a tree holding anything else than the
 // memory files and the format blob is no snapshot (ErrNotSnapshot).
@@ -139,6 +143,11 @@ func (h *History) readLayout(tree plumbing.Hash) (layout, error) {
 			if l.memory, err = h.readStored(e); err != nil {
 				return l, err
 			}
+		case conflictsName:
+			if e.mode == "40000" {
+				return l, fmt.Errorf("%w: %s is a folder", ErrNotSnapshot, conflictsName)
+			}
+			l.conflicts = stored{blob: e.hash}
 		case "archive":
 			if e.mode != "40000" {
 				return l, fmt.Errorf("%w: archive is no folder", ErrNotSnapshot)
@@ -287,13 +296,20 @@ func addFile(b *batch, c chunked, have map[plumbing.Hash]bool) plumbing.Hash {
 func formatBlob() []byte { return []byte(formatPrefix + strconv.Itoa(formatVersion) + "\n") }
 
 // addLayout adds to b a format 2 snapshot tree holding memory and archive
-// (nil: absent) and returns its hash; have are objects the repository has,
-// which are not added again.
-func addLayout(b *batch, memory, archive *chunked, have map[plumbing.Hash]bool) plumbing.Hash {
-	var root []treeEntry // in git's order: "archive/" < "format" < "memories.md/"
+// (nil: absent) and the conflict log (nil: none) and returns its hash;
+// have are objects the repository has, which are not added again.
+func addLayout(b *batch, memory, archive *chunked, conflicts []byte, have map[plumbing.Hash]bool) plumbing.Hash {
+	var root []treeEntry // in git's order: "archive/" < "conflicts.json" < "format" < "memories.md/"
 	if archive != nil {
 		sub := b.add(newObject(plumbing.TreeObject, encodeTree([]treeEntry{{"40000", MemoryName, addFile(b, *archive, have)}})))
 		root = append(root, treeEntry{"40000", "archive", sub})
+	}
+	if conflicts != nil {
+		c := newObject(plumbing.BlobObject, conflicts)
+		if !have[c.hash] {
+			b.add(c)
+		}
+		root = append(root, treeEntry{"100644", conflictsName, c.hash})
 	}
 	f := newObject(plumbing.BlobObject, formatBlob())
 	if !have[f.hash] {
@@ -311,8 +327,10 @@ func addLayout(b *batch, memory, archive *chunked, have map[plumbing.Hash]bool) 
 func haveOf(ls ...layout) map[plumbing.Hash]bool {
 	have := map[plumbing.Hash]bool{}
 	for _, l := range ls {
-		if !l.format.IsZero() {
-			have[l.format] = true
+		for _, x := range []plumbing.Hash{l.format, l.conflicts.blob} {
+			if !x.IsZero() {
+				have[x] = true
+			}
 		}
 		for _, s := range []stored{l.memory, l.archive} {
 			for _, c := range s.chunks {

@@ -75,6 +75,9 @@ func Open(r *worktree.Repo, store *memfile.Store) *History {
 type Files struct {
 	Memory  []byte
 	Archive []byte
+	// Conflicts is the conflict log (merge.LogPath, conflicts.json): the
+	// conflicts no one settled yet, which travel with the memory.
+	Conflicts []byte
 }
 
 // Snapshot is one commit on Ref.
@@ -252,7 +255,7 @@ func toSnapshot(c *commitInfo) *Snapshot {
 	return s
 }
 
-// Files returns the memory files a snapshot holds. A file larger than
+// Files returns the memory files a snapshot holds, and its conflict log. A file larger than
 // Limit allows is not read: the error is a *TooBigError naming the
 // snapshot, the file and both sizes.
 func (h *History) Files(hash string) (Files, error) {
@@ -269,7 +272,7 @@ func (h *History) Files(hash string) (Files, error) {
 		name string
 		s    stored
 		dst  *[]byte
-	}{{MemoryName, l.memory, &f.Memory}, {ArchiveName, l.archive, &f.Archive}} {
+	}{{MemoryName, l.memory, &f.Memory}, {ArchiveName, l.archive, &f.Archive}, {conflictsName, l.conflicts, &f.Conflicts}} {
 		*x.dst, err = h.read(x.s, h.Limit(x.name), nil)
 		if tb := new(TooBigError); errors.As(err, &tb) {
 			tb.Commit, tb.Path = hash, x.name
@@ -337,6 +340,13 @@ func (h *History) readLiveLocked() (Files, error) {
 			return f, err
 		}
 		*dst = b
+	}
+	conflicts, err := os.ReadFile(ConflictLog(h.Repo))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return f, err
+	}
+	if len(conflicts) > 0 {
+		f.Conflicts = conflicts
 	}
 	return f, nil
 }
