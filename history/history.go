@@ -1,10 +1,11 @@
 // Package history keeps the memory's history as commits on one git ref,
 // refs/memsync/snapshots: each snapshot's tree holds the active file
-// (memories.md) and the archive (archive/memories.md), nothing else, and its
-// message carries provenance as trailers. Plain git reads it:
+// (memories.md), the archive (archive/memories.md) and the conflict log,
+// each file as chunks (format.go), nothing else, and its message carries
+// provenance as trailers. Plain git reads it:
 //
 //	git log refs/memsync/snapshots
-//	git show refs/memsync/snapshots:memories.md
+//	git cat-file -p refs/memsync/snapshots:memories.md   # the chunks, in order
 //
 // Objects are read with go-git's object storage over the common git dir
 // (go-git's PlainOpen refuses repositories with extensions.worktreeConfig;
