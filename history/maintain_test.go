@@ -136,7 +136,7 @@ func TestMaintainRacesGC(t *testing.T) {
 						return
 					}
 					mu.Lock()
-					texts[res.Snapshot.Commit] = string(text)
+					texts[res.Snapshot.Commit] = text
 					mu.Unlock()
 				}
 				if err := hw.Maintain(context.Background()); err != nil {

@@ -12,9 +12,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/worktree"
 )
@@ -197,7 +197,7 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 		theirActive := memfile.Parse(theirFiles.Memory)
 		next.Memory = renderLike(activeFile, live.Memory, theirActive, result.Active)
 		next.Archive = renderLike(archiveFile, live.Archive, memfile.Parse(theirFiles.Archive), result.Archive)
-		log = merge.Add(merge.MergeLogs(baseLog, ourLog, theirLog), opts.Source, res.Conflicts)
+		log = merge.Add(merge.MergeLog(baseLog, ourLog, theirLog), opts.Source, res.Conflicts)
 	}
 	// Conflicts found in the live files' markers join the log; a merge
 	// snapshot holds the log, so they travel with it.
