@@ -95,12 +95,12 @@ func EncodeLog(rs []Record) []byte {
 	return data
 }
 
-// MergeLog merges two sides' conflict logs against their common base, by
+// Logs merges two sides' conflict logs against their common base, by
 // conflict ID, as entries are merged: a record one side settled (in base,
 // gone from that side) is gone; a record one side found (not in base) is
 // kept; a record on both sides keeps the newer. The result is in ours'
 // order, then theirs' new records.
-func MergeLog(base, ours, theirs []Record) []Record {
+func Logs(base, ours, theirs []Record) []Record {
 	index := func(rs []Record) map[string]Record {
 		m := make(map[string]Record, len(rs))
 		for _, r := range rs {

@@ -75,7 +75,7 @@ func TestLogFileRoundTrip(t *testing.T) {
 	}
 }
 
-// MergeLog: a record settled on one side is gone, one found on one side is
+// Logs: a record settled on one side is gone, one found on one side is
 // kept, one on both sides keeps the newer; the result does not depend on
 // which side is ours (as a set).
 func TestMergeLogs(t *testing.T) {
@@ -84,7 +84,7 @@ func TestMergeLogs(t *testing.T) {
 	ours := []Record{r("kept", "1"), r("settled-by-theirs", "1"), r("both", "2"), r("new-ours", "3")}
 	theirs := []Record{r("kept", "1"), r("settled-by-ours", "1"), r("both", "4"), r("new-theirs", "3")}
 	want := map[string]string{"kept": "1", "both": "4", "new-ours": "3", "new-theirs": "3"}
-	for _, got := range [][]Record{MergeLog(base, ours, theirs), MergeLog(base, theirs, ours)} {
+	for _, got := range [][]Record{Logs(base, ours, theirs), Logs(base, theirs, ours)} {
 		if len(got) != len(want) {
 			t.Fatalf("merged log %v, want %v", got, want)
 		}
@@ -94,7 +94,7 @@ func TestMergeLogs(t *testing.T) {
 			}
 		}
 	}
-	if got, err := ParseLog("test", EncodeLog(MergeLog(nil, ours, nil))); err != nil || len(got) != len(ours) {
+	if got, err := ParseLog("test", EncodeLog(Logs(nil, ours, nil))); err != nil || len(got) != len(ours) {
 		t.Fatalf("round trip: %v %v", got, err)
 	}
 	if got, err := ParseLog("test", nil); err != nil || got != nil {
