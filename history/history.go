@@ -1,10 +1,11 @@
 // Package history keeps the memory's history as commits on one git ref,
 // refs/memsync/snapshots: each snapshot's tree holds the active file
-// (memories.md) and the archive (archive/memories.md), nothing else, and its
-// message carries provenance as trailers. Plain git reads it:
+// (memories.md), the archive (archive/memories.md) and the conflict log,
+// each file as chunks (format.go), nothing else, and its message carries
+// provenance as trailers. Plain git reads it:
 //
 //	git log refs/memsync/snapshots
-//	git show refs/memsync/snapshots:memories.md
+//	git cat-file -p refs/memsync/snapshots:memories.md   # the chunks, in order
 //
 // Objects are read with go-git's object storage over the common git dir
 // (go-git's PlainOpen refuses repositories with extensions.worktreeConfig;
@@ -75,6 +76,9 @@ func Open(r *worktree.Repo, store *memfile.Store) *History {
 type Files struct {
 	Memory  []byte
 	Archive []byte
+	// Conflicts is the conflict log (merge.LogPath, conflicts.json): the
+	// conflicts no one settled yet, which travel with the memory.
+	Conflicts []byte
 }
 
 // Snapshot is one commit on Ref.
@@ -200,22 +204,17 @@ func (h *History) Resolve(ctx context.Context, rev string) (string, error) {
 		return "", fmt.Errorf("%w: unknown revision %q", ErrNotSnapshot, rev)
 	}
 	c, err := readCommit(h.st, plumbing.NewHash(hash))
-	var entries []treeEntry
+	var l layout
 	if err == nil {
-		entries, err = readTree(h.st, c.tree)
+		l, err = h.readLayout(c.tree)
 	}
-	if errors.Is(err, ErrTooBig) { // a snapshot's commit and tree are small
+	if errors.Is(err, ErrTooBig) || errors.Is(err, ErrNotSnapshot) { // a snapshot's commit and trees are small
 		return "", fmt.Errorf("%w: %s (%s): %w", ErrNotSnapshot, rev, hash[:12], err)
 	}
 	if err != nil {
 		return "", err
 	}
-	for _, e := range entries {
-		if e.name != MemoryName && e.name != "archive" {
-			return "", fmt.Errorf("%w: %s (%s) holds %s", ErrNotSnapshot, rev, hash[:12], e.name)
-		}
-	}
-	if len(entries) == 0 && !strings.Contains(c.message, "\nMemsync-") {
+	if !l.memory.present() && !l.archive.present() && l.format.IsZero() && !strings.Contains(c.message, "\nMemsync-") {
 		return "", fmt.Errorf("%w: %s (%s) has an empty tree and no memsync trailers", ErrNotSnapshot, rev, hash[:12])
 	}
 	return hash, nil
@@ -257,7 +256,7 @@ func toSnapshot(c *commitInfo) *Snapshot {
 	return s
 }
 
-// Files returns the memory files a snapshot holds. A file larger than
+// Files returns the memory files a snapshot holds, and its conflict log. A file larger than
 // Limit allows is not read: the error is a *TooBigError naming the
 // snapshot, the file and both sizes.
 func (h *History) Files(hash string) (Files, error) {
@@ -266,17 +265,18 @@ func (h *History) Files(hash string) (Files, error) {
 	if err != nil {
 		return f, fmt.Errorf("read snapshot: %w", err)
 	}
-	for name, dst := range map[string]*[]byte{MemoryName: &f.Memory, ArchiveName: &f.Archive} {
-		blob, err := lookup(h.st, c.tree, name)
-		if err != nil || blob.IsZero() {
-			if err != nil {
-				return f, err
-			}
-			continue
-		}
-		*dst, err = readObject(h.st, plumbing.BlobObject, blob, h.Limit(name))
+	l, err := h.readLayout(c.tree)
+	if err != nil {
+		return f, err
+	}
+	for _, x := range []struct {
+		name string
+		s    stored
+		dst  *[]byte
+	}{{MemoryName, l.memory, &f.Memory}, {ArchiveName, l.archive, &f.Archive}, {conflictsName, l.conflicts, &f.Conflicts}} {
+		*x.dst, err = h.read(x.s, h.Limit(x.name), nil)
 		if tb := new(TooBigError); errors.As(err, &tb) {
-			tb.Commit, tb.Path = hash, name
+			tb.Commit, tb.Path = hash, x.name
 		}
 		if err != nil {
 			return f, err
@@ -341,6 +341,13 @@ func (h *History) readLiveLocked() (Files, error) {
 			return f, err
 		}
 		*dst = b
+	}
+	conflicts, err := os.ReadFile(ConflictLog(h.Repo))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return f, err
+	}
+	if len(conflicts) > 0 {
+		f.Conflicts = conflicts
 	}
 	return f, nil
 }

@@ -98,7 +98,7 @@ func TestTakeChainAndTrees(t *testing.T) {
 	if got := testgit.Show(t, dir, Ref+":archive/memories.md"); got != arch {
 		t.Fatalf("archive in tree %q", got)
 	}
-	if got := testgit.Git(t, dir, "ls-tree", "-r", "--name-only", Ref); got != "archive/memories.md\nmemories.md" {
+	if got := testgit.Git(t, dir, "ls-tree", "-r", "--name-only", Ref); got != "archive/memories.md/000000\nformat\nmemories.md/000000" {
 		t.Fatalf("tree names %q", got)
 	}
 	if got := testgit.Git(t, dir, "rev-list", "--count", Ref); got != "2" {

@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -41,7 +42,7 @@ func Compare(before, after *memfile.File) []Change {
 		switch b, ok := old[e.ID]; {
 		case !ok:
 			out = append(out, Change{Kind: Added, ID: e.ID, After: e})
-		case memfile.RenderEntry(b, memfile.Orch) != memfile.RenderEntry(e, memfile.Orch):
+		case !sameEntry(b, e):
 			out = append(out, Change{Kind: Changed, ID: e.ID, Before: b, After: e})
 		}
 	}
@@ -139,4 +140,12 @@ func (h *History) parsed(hash string) (*memfile.File, error) {
 		return nil, err
 	}
 	return memfile.Parse(f.Memory), nil
+}
+
+// sameEntry tells whether two versions of an entry say the same: type,
+// title, date, content, tags and the other bullets (a change of bullet
+// order or spelling of the type alone is none).
+func sameEntry(a, b *memfile.Entry) bool {
+	return a.Type == b.Type && a.Title == b.Title && a.Date == b.Date && a.Content == b.Content &&
+		slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Extra, b.Extra)
 }

@@ -30,7 +30,7 @@ func takeOld(t *testing.T, h *History, text string) string {
 		t.Fatal(err)
 	}
 	b := &batch{}
-	tree := h.addTree(b, files)
+	tree := addTreeV1(b, files)
 	data := encodeCommit(tree, []plumbing.Hash{old}, time.Now(), message("", h.CurrentProvenance("post-commit"), "", record{}, false), h.identity())
 	commit := b.add(newObject(plumbing.CommitObject, data))
 	if err := h.publish(b, commit, old); err != nil {

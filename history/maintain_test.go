@@ -130,15 +130,13 @@ func TestMaintainRacesGC(t *testing.T) {
 				if res.Created {
 					// What was snapshotted: the snapshot's own file (the
 					// other writer may have changed the live one since).
-					cmd := exec.Command("git", "show", res.Snapshot.Commit+":memories.md")
-					cmd.Dir = dir
-					text, err := cmd.Output()
+					text, err := testgit.ShowErr(dir, nil, res.Snapshot.Commit+":memories.md")
 					if err != nil {
 						errs <- err
 						return
 					}
 					mu.Lock()
-					texts[res.Snapshot.Commit] = string(text)
+					texts[res.Snapshot.Commit] = text
 					mu.Unlock()
 				}
 				if err := hw.Maintain(context.Background()); err != nil {

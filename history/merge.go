@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
@@ -158,15 +159,22 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 	}
 	activeFile, archiveFile := parse(live.Memory), parse(live.Archive)
 	ours := merge.State{Active: activeFile.Entries, Archive: archiveFile.Entries}
+	theirLog, err := merge.ParseLog("of snapshot "+words.Short(res.Theirs), theirFiles.Conflicts)
+	if err != nil {
+		return err
+	}
 	var next Files
 	var result merge.Result
+	var log []merge.Record // the conflict log after the merge
 	if ff {
 		res.Kind = FastForward
 		next = theirFiles
 		result.State = merge.Parse(next.Memory, next.Archive)
+		log = theirLog
 	} else {
 		res.Kind = Merged
 		var base merge.State
+		var baseLog []merge.Record
 		if res.Base, err = h.mergeBase(ctx, res.Ours, res.Theirs); err != nil {
 			return err
 		}
@@ -176,13 +184,25 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 				return err
 			}
 			base = merge.Parse(bf.Memory, bf.Archive)
+			if baseLog, err = merge.ParseLog("of snapshot "+words.Short(res.Base), bf.Conflicts); err != nil {
+				return err
+			}
+		}
+		ourLog, err := merge.ParseLog(ConflictLog(h.Repo), live.Conflicts)
+		if err != nil {
+			return err
 		}
 		result = merge.Clones(base, ours, merge.Parse(theirFiles.Memory, theirFiles.Archive))
 		res.Conflicts, res.Notes = result.Conflicts, result.Notes
 		theirActive := memfile.Parse(theirFiles.Memory)
 		next.Memory = renderLike(activeFile, live.Memory, theirActive, result.Active)
 		next.Archive = renderLike(archiveFile, live.Archive, memfile.Parse(theirFiles.Archive), result.Archive)
+		log = merge.Add(merge.Logs(baseLog, ourLog, theirLog), opts.Source, res.Conflicts)
 	}
+	// Conflicts found in the live files' markers join the log; a merge
+	// snapshot holds the log, so they travel with it.
+	log = merge.Add(log, "conflict markers in "+h.Store.Path(), unmarked)
+	next.Conflicts = merge.EncodeLog(log)
 	res.Changes = Compare(activeFile, memfile.Parse(next.Memory))
 	res.ArchiveChanges = Compare(archiveFile, memfile.Parse(next.Archive))
 	if !opts.Force {
@@ -217,7 +237,7 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 			return err
 		}
 	}
-	if err := merge.Log(ConflictLog(h.Repo), "conflict markers in "+h.Store.Path(), unmarked); err != nil {
+	if err := merge.SaveLog(ConflictLog(h.Repo), log); err != nil {
 		return err
 	}
 	if err := h.writeLocked(h.Store.ArchivePath(), live.Archive, next.Archive); err != nil {
@@ -235,19 +255,23 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 		return err
 	}
 	res.Snapshot = commit.String()
-	if err := h.Store.ClearRemovals(); err != nil {
-		return err
-	}
-	return merge.Log(ConflictLog(h.Repo), opts.Source, res.Conflicts)
+	return h.Store.ClearRemovals()
 }
 
 // mergeCommit adds to b the merge snapshot of ours (old) and theirs holding
 // next, and returns its hash.
 func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, next Files, opts MergeOptions) plumbing.Hash {
-	tree := h.addTree(b, next)
-	oldMemory, err := h.memoryBlob(old)
-	rec, ok := h.recordOf(oldMemory, next.Memory)
-	msg := message("memsync merge of "+opts.Source, opts.Provenance, "", rec, ok && err == nil)
+	// The chunks both sides hold are in the repository already.
+	var sides []layout
+	for _, c := range []plumbing.Hash{old, plumbing.NewHash(res.Theirs)} {
+		if l, err := h.layoutAt(c); err == nil {
+			sides = append(sides, l)
+		}
+	}
+	tree := addFiles(b, next, haveOf(sides...))
+	before, err := h.memoryAt(old)
+	rec, ok := recordOf(before, next.Memory, err == nil)
+	msg := message("memsync merge of "+opts.Source, opts.Provenance, "", rec, ok)
 	return b.add(newObject(plumbing.CommitObject,
 		encodeCommit(tree, []plumbing.Hash{old, plumbing.NewHash(res.Theirs)}, time.Now(), msg, h.identity())))
 }

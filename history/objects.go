@@ -197,27 +197,6 @@ func readTree(st *filesystem.Storage, h plumbing.Hash) ([]treeEntry, error) {
 	return out, nil
 }
 
-// lookup finds a path ("archive/memories.md") in a tree; the zero hash when
-// it is not there.
-func lookup(st *filesystem.Storage, tree plumbing.Hash, path string) (plumbing.Hash, error) {
-	for _, name := range strings.Split(path, "/") {
-		entries, err := readTree(st, tree)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		tree = plumbing.ZeroHash
-		for _, e := range entries {
-			if e.name == name {
-				tree = e.hash
-			}
-		}
-		if tree.IsZero() {
-			return tree, nil
-		}
-	}
-	return tree, nil
-}
-
 // object is an object of a snapshot, hashed but not written yet. It is a
 // plumbing.EncodedObject that go-git can write without copying its data.
 type object struct {

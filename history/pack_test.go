@@ -76,7 +76,7 @@ func TestSnapshotWritesOneKeptPack(t *testing.T) {
 	if !second.Created {
 		t.Fatal("no snapshot after the failed one")
 	}
-	if got := testgit.Git(t, dir, "show", Ref+":memories.md"); !strings.Contains(got, "second") {
+	if got := testgit.Show(t, dir, Ref+":memories.md"); !strings.Contains(got, "second") {
 		t.Fatalf("the snapshot holds %q", got)
 	}
 	if keeps, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.keep")); len(keeps) != 0 {

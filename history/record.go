@@ -46,21 +46,15 @@ type record struct {
 	changes []Change // since its first parent
 }
 
-// recordOf compares the active file of the first parent (the blob
-// parentMemory, zero: none) with memory, the snapshot's. ok is false when
-// the parent's file cannot be read: the snapshot then records nothing and
-// Log diffs it.
-func (h *History) recordOf(parentMemory plumbing.Hash, memory []byte) (r record, ok bool) {
-	before := &memfile.File{}
-	if !parentMemory.IsZero() {
-		data, err := readObject(h.st, plumbing.BlobObject, parentMemory, h.Limit(MemoryName))
-		if err != nil {
-			return r, false
-		}
-		before = memfile.Parse(data)
+// recordOf compares the active file of the first parent (before, nil:
+// none) with memory, the snapshot's. ok is false when the parent's file
+// could not be read: the snapshot then records nothing and Log diffs it.
+func recordOf(before, memory []byte, ok bool) (r record, _ bool) {
+	if !ok {
+		return r, false
 	}
 	after := memfile.Parse(memory)
-	return record{entries: len(after.Entries), changes: Compare(before, after)}, true
+	return record{entries: len(after.Entries), changes: Compare(memfile.Parse(before), after)}, true
 }
 
 // trailers are r's lines of a snapshot's message.
@@ -144,15 +138,23 @@ func parseCounts(v string, c *Counts) bool {
 	return true
 }
 
-// memoryBlob is the active file's blob in snapshot commit (zero: none, or
-// no commit).
-func (h *History) memoryBlob(commit plumbing.Hash) (plumbing.Hash, error) {
+// memoryAt is the active file of snapshot commit (nil: none, or no commit).
+func (h *History) memoryAt(commit plumbing.Hash) ([]byte, error) {
 	if commit.IsZero() {
-		return plumbing.ZeroHash, nil
+		return nil, nil
 	}
+	l, err := h.layoutAt(commit)
+	if err != nil {
+		return nil, err
+	}
+	return h.read(l.memory, h.Limit(MemoryName), nil)
+}
+
+// layoutAt reads the layout of snapshot commit.
+func (h *History) layoutAt(commit plumbing.Hash) (layout, error) {
 	c, err := readCommit(h.st, commit)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return layout{}, err
 	}
-	return lookup(h.st, c.tree, MemoryName)
+	return h.readLayout(c.tree)
 }

@@ -96,13 +96,19 @@ func (h *History) takeLocked(ctx context.Context, msg string, p Provenance, roll
 // snapshot) and moves Ref from cur (what it holds now) to it; the caller
 // holds the writers' lock. A parent whose objects are missing is a
 // *RefDamage. guard applies the removal guard against old.
+//
+// The snapshot costs what changed: the live files are cut into chunks
+// (format.go), the chunks the parent holds are neither written nor read,
+// and of the parent's files only the chunks that changed are read, for the
+// record of the change and the removal guard.
 func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollback string, old, cur plumbing.Hash, guard bool) (*Result, error) {
 	files, err := h.readLiveLocked()
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{}
-	var oldTree, oldMemory, oldArchive plumbing.Hash
+	var prev layout
+	var prevTree plumbing.Hash
 	if !old.IsZero() {
 		var c *commitInfo
 		// A git gc at work moves objects from loose files and old packs into
@@ -110,11 +116,9 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 		// Listed again, they are found; missing twice, they are missing.
 		for try := 0; ; try++ {
 			if c, err = readCommit(h.st, old); err == nil {
-				if oldMemory, err = lookup(h.st, c.tree, MemoryName); err == nil {
-					oldArchive, err = lookup(h.st, c.tree, ArchiveName)
-				}
+				prev, err = h.readLayout(c.tree)
 			}
-			if err == nil || try == 2 {
+			if err == nil || try == 2 || !vanished(err) {
 				break
 			}
 			time.Sleep(time.Duration(try+1) * 20 * time.Millisecond)
@@ -126,28 +130,45 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Ref, err)
 		}
-		oldTree = c.tree
+		prevTree = c.tree
 		res.Snapshot = toSnapshot(c)
 	}
 	if old.IsZero() && cur.IsZero() && files.Memory == nil && files.Archive == nil {
 		return res, nil
 	}
-	if h.same(files.Memory, oldMemory) && h.same(files.Archive, oldArchive) {
+	memory, archive := chunkLive(files.Memory), chunkLive(files.Archive)
+	memSame, archSame := h.unchanged(files.Memory, memory, prev.memory), h.unchanged(files.Archive, archive, prev.archive)
+	if memSame && archSame && h.same(files.Conflicts, prev.conflicts.blob) {
 		return res, nil // the same memory as the newest snapshot
 	}
+	// The parent's files, read where they changed (the record and the guard).
+	before := Files{Memory: files.Memory, Archive: files.Archive}
+	var recErr error
+	if !memSame {
+		before.Memory, recErr = h.read(prev.memory, h.Limit(MemoryName), known(memory))
+	}
 	if guard && !h.AcceptRemoval {
-		if err := h.guardLocked(files, oldMemory, oldArchive, old); err != nil {
+		var archErr error
+		if !archSame {
+			before.Archive, archErr = h.read(prev.archive, h.Limit(ArchiveName), known(archive))
+		}
+		if err := errors.Join(recErr, archErr); vanished(err) {
+			return nil, &RefDamage{Ref: Ref, Commit: old.String(), Why: err.Error()}
+		} else if err != nil {
+			return nil, err
+		}
+		if err := h.guardLocked(files, before, old); err != nil {
 			return nil, err
 		}
 	}
 	// Only a changed memory is checked, to report damage once.
 	res.Problems = memfile.Damage(files.Memory)
 	b := &batch{}
-	tree := h.addTree(b, files, oldMemory, oldArchive)
-	if tree == oldTree {
+	tree := addLayout(b, memory, archive, files.Conflicts, haveOf(prev))
+	if tree == prevTree {
 		return res, nil
 	}
-	rec, ok := h.recordOf(oldMemory, files.Memory)
+	rec, ok := recordOf(before.Memory, files.Memory, recErr == nil)
 	commitData := encodeCommit(tree, []plumbing.Hash{old}, time.Now(), message(msg, p, rollback, rec, ok), h.identity())
 	commit := b.add(newObject(plumbing.CommitObject, commitData))
 	if err := ctx.Err(); err != nil {
@@ -158,6 +179,36 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	}
 	res.Snapshot, res.Created = toSnapshot(parseCommit(commit, commitData)), true
 	return res, h.Store.ClearRemovals()
+}
+
+// chunkLive cuts a live file into chunks; nil for an absent one.
+func chunkLive(data []byte) *chunked {
+	if data == nil {
+		return nil
+	}
+	c := chunkFile(data)
+	return &c
+}
+
+// known is the chunks' bytes by hash (nil for an absent file).
+func known(c *chunked) map[plumbing.Hash][]byte {
+	if c == nil {
+		return nil
+	}
+	return c.byHash
+}
+
+// unchanged tells whether the live file data (chunked as c; nil: absent)
+// is the one s holds.
+func (h *History) unchanged(data []byte, c *chunked, s stored) bool {
+	switch {
+	case c == nil || !s.present():
+		return c == nil && !s.present()
+	case s.tree.IsZero():
+		return h.same(data, s.blob)
+	default:
+		return c.sameAs(s)
+	}
 }
 
 // MinGuarded is the fewest entries a snapshot has for the removal guard to
@@ -183,25 +234,11 @@ func (e *RemovalError) Error() string {
 // Unwrap makes errors.Is(err, ErrMassRemoval) work.
 func (e *RemovalError) Unwrap() error { return ErrMassRemoval }
 
-// guardLocked is the removal guard: files against the snapshot old whose
-// blobs are oldMemory and oldArchive. The caller holds the writers' lock.
-func (h *History) guardLocked(files Files, oldMemory, oldArchive, old plumbing.Hash) error {
-	var had int64
-	for _, b := range []plumbing.Hash{oldMemory, oldArchive} {
-		if !b.IsZero() {
-			size, err := h.size(b)
-			if err != nil {
-				return err
-			}
-			had += size
-		}
-	}
-	if int64(len(files.Memory)+len(files.Archive)) >= had {
+// guardLocked is the removal guard: the live files against before, those
+// of the snapshot old. The caller holds the writers' lock.
+func (h *History) guardLocked(files, before Files, old plumbing.Hash) error {
+	if len(files.Memory)+len(files.Archive) >= len(before.Memory)+len(before.Archive) {
 		return nil // no smaller: appends, the usual change, parse nothing
-	}
-	at, err := h.Files(old.String())
-	if err != nil {
-		return err
 	}
 	live := map[string]bool{}
 	for _, data := range [][]byte{files.Memory, files.Archive} {
@@ -215,7 +252,7 @@ func (h *History) guardLocked(files Files, oldMemory, oldArchive, old plumbing.H
 	}
 	seen := map[string]bool{}
 	removed := 0
-	for _, data := range [][]byte{at.Memory, at.Archive} {
+	for _, data := range [][]byte{before.Memory, before.Archive} {
 		for _, e := range memfile.Parse(data).Entries {
 			if !seen[e.ID] {
 				seen[e.ID] = true
@@ -231,31 +268,10 @@ func (h *History) guardLocked(files Files, oldMemory, oldArchive, old plumbing.H
 	return nil
 }
 
-// addTree adds to b the objects of a snapshot's tree holding files and
-// returns the tree's hash. A blob among have (the blobs of the snapshot the
-// ref holds) that the object store has is not added again: the ref keeps
-// it.
-func (h *History) addTree(b *batch, files Files, have ...plumbing.Hash) plumbing.Hash {
-	blob := func(data []byte) plumbing.Hash {
-		o := newObject(plumbing.BlobObject, data)
-		for _, x := range have {
-			if x == o.hash {
-				if _, err := h.size(x); err == nil {
-					return x
-				}
-			}
-		}
-		return b.add(o)
-	}
-	var root []treeEntry // in git's order: "archive" (a tree) sorts before "memories.md"
-	if files.Archive != nil {
-		sub := b.add(newObject(plumbing.TreeObject, encodeTree([]treeEntry{{"100644", MemoryName, blob(files.Archive)}})))
-		root = append(root, treeEntry{"40000", "archive", sub})
-	}
-	if files.Memory != nil {
-		root = append(root, treeEntry{"100644", MemoryName, blob(files.Memory)})
-	}
-	return b.add(newObject(plumbing.TreeObject, encodeTree(root)))
+// addFiles adds to b a snapshot tree holding files and returns its hash;
+// objects among have (the repository has them) are not added again.
+func addFiles(b *batch, files Files, have map[plumbing.Hash]bool) plumbing.Hash {
+	return addLayout(b, chunkLive(files.Memory), chunkLive(files.Archive), files.Conflicts, have)
 }
 
 // size is the size of object x in the object store, which is listed again

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,19 +57,92 @@ func LoadLog(path string) ([]Record, error) {
 	return decodeLog(path, data)
 }
 
-// decodeLog parses the conflict log read from path.
-func decodeLog(path string, data []byte) ([]Record, error) {
+// decodeLog parses the conflict log read from path (where names it in
+// the error); nil or empty data is an empty log.
+func decodeLog(where string, data []byte) ([]Record, error) {
 	var rs []Record
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
 	if err := json.Unmarshal(data, &rs); err != nil {
-		return nil, fmt.Errorf("conflict log %s: %w", path, err)
+		return nil, fmt.Errorf("conflict log %s: %w", where, err)
+	}
+	for _, r := range rs {
+		if r.ID == "" {
+			return nil, fmt.Errorf("conflict log %s: a record without an ID", where)
+		}
 	}
 	return rs, nil
 }
+
+// ParseLog parses a conflict log's text (a snapshot's conflicts.json);
+// where names it in the error.
+func ParseLog(where string, data []byte) ([]Record, error) { return decodeLog(where, data) }
 
 // encodeLog is the conflict log's text.
 func encodeLog(rs []Record) ([]byte, error) {
 	data, err := json.MarshalIndent(rs, "", "  ")
 	return append(data, '\n'), err
+}
+
+// EncodeLog is the conflict log's text as SaveLog writes it; nil for an
+// empty log (no file).
+func EncodeLog(rs []Record) []byte {
+	if len(rs) == 0 {
+		return nil
+	}
+	data, _ := encodeLog(rs) // records are strings: they always encode
+	return data
+}
+
+// Logs merges two sides' conflict logs against their common base, by
+// conflict ID, as entries are merged: a record one side settled (in base,
+// gone from that side) is gone; a record one side found (not in base) is
+// kept; a record on both sides keeps the newer. The result is in ours'
+// order, then theirs' new records.
+func Logs(base, ours, theirs []Record) []Record {
+	index := func(rs []Record) map[string]Record {
+		m := make(map[string]Record, len(rs))
+		for _, r := range rs {
+			m[r.ID] = r
+		}
+		return m
+	}
+	b, o, t := index(base), index(ours), index(theirs)
+	var out []Record
+	for _, r := range ours {
+		_, inBase := b[r.ID]
+		tr, inTheirs := t[r.ID]
+		switch {
+		case inTheirs && tr.Time > r.Time:
+			out = append(out, tr)
+		case inTheirs || !inBase:
+			out = append(out, r)
+		}
+	}
+	for _, r := range theirs {
+		if _, inOurs := o[r.ID]; !inOurs {
+			if _, inBase := b[r.ID]; !inBase {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// Add returns rs with the conflicts found by source added (a newer record
+// of an ID replaces the older one).
+func Add(rs []Record, source string, conflicts []Conflict) []Record {
+	now := time.Now().UTC().Format(time.RFC3339)
+	for _, c := range conflicts {
+		r := Record{ID: c.ID, Title: c.Ours.Heading(), Source: source, Time: now,
+			Ours: memfile.RenderEntry(&c.Ours, memfile.Orch), Theirs: memfile.RenderEntry(&c.Theirs, memfile.Orch)}
+		if c.Base != nil {
+			r.Base = memfile.RenderEntry(c.Base, memfile.Orch)
+		}
+		rs = append(Forget(rs, c.ID), r)
+	}
+	return rs
 }
 
 // SaveLog writes the conflict log atomically; an empty log removes the file.
@@ -100,17 +174,7 @@ func Log(path, source string, conflicts []Conflict) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now().UTC().Format(time.RFC3339)
-	for _, c := range conflicts {
-		r := Record{ID: c.ID, Title: c.Ours.Heading(), Source: source, Time: now,
-			Ours: memfile.RenderEntry(&c.Ours, memfile.Orch), Theirs: memfile.RenderEntry(&c.Theirs, memfile.Orch)}
-		if c.Base != nil {
-			r.Base = memfile.RenderEntry(c.Base, memfile.Orch)
-		}
-		rs = Forget(rs, c.ID)
-		rs = append(rs, r)
-	}
-	return SaveLog(path, rs)
+	return SaveLog(path, Add(rs, source, conflicts))
 }
 
 // Forget returns the log without the record of id.
@@ -148,8 +212,9 @@ func Find(rs []Record, ref string) (int, error) {
 }
 
 // LogPath is where a repository's conflict log is kept: <common dir>/memsync/
-// conflicts.json, beside memsync's other state, shared by all worktrees and
-// never snapshotted or pushed.
+// conflicts.json, beside the memory, shared by all worktrees; snapshots hold
+// it (conflicts.json in their tree), so a conflict and its resolution travel
+// with the memory to every clone.
 func LogPath(commonDir string) string {
 	return filepath.Join(commonDir, "memsync", "conflicts.json")
 }

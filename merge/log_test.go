@@ -74,3 +74,33 @@ func TestLogFileRoundTrip(t *testing.T) {
 		t.Fatalf("truncated log: %v", err)
 	}
 }
+
+// Logs: a record settled on one side is gone, one found on one side is
+// kept, one on both sides keeps the newer; the result does not depend on
+// which side is ours (as a set).
+func TestMergeLogs(t *testing.T) {
+	r := func(id, tm string) Record { return Record{ID: id, Time: tm, Ours: id + tm} }
+	base := []Record{r("kept", "1"), r("settled-by-ours", "1"), r("settled-by-theirs", "1"), r("both", "1")}
+	ours := []Record{r("kept", "1"), r("settled-by-theirs", "1"), r("both", "2"), r("new-ours", "3")}
+	theirs := []Record{r("kept", "1"), r("settled-by-ours", "1"), r("both", "4"), r("new-theirs", "3")}
+	want := map[string]string{"kept": "1", "both": "4", "new-ours": "3", "new-theirs": "3"}
+	for _, got := range [][]Record{Logs(base, ours, theirs), Logs(base, theirs, ours)} {
+		if len(got) != len(want) {
+			t.Fatalf("merged log %v, want %v", got, want)
+		}
+		for _, x := range got {
+			if want[x.ID] != x.Time {
+				t.Fatalf("merged log holds %s at %s, want %q", x.ID, x.Time, want[x.ID])
+			}
+		}
+	}
+	if got, err := ParseLog("test", EncodeLog(Logs(nil, ours, nil))); err != nil || len(got) != len(ours) {
+		t.Fatalf("round trip: %v %v", got, err)
+	}
+	if got, err := ParseLog("test", nil); err != nil || got != nil {
+		t.Fatalf("empty log: %v %v", got, err)
+	}
+	if _, err := ParseLog("test", []byte(`[{"title":"no id"}]`)); err == nil {
+		t.Fatal("a record without an ID was read")
+	}
+}

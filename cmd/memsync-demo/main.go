@@ -160,7 +160,7 @@ func checkSnapshots(repo string, loops int) error {
 	if n := strings.TrimSpace(string(out)); n != fmt.Sprint(loops) {
 		return fmt.Errorf("%s snapshots after %d commits, each with a new learning", n, loops)
 	}
-	mem, err := exec.Command("git", "-C", repo, "show", "refs/memsync/snapshots:memories.md").Output()
+	mem, err := snapshotFile(repo, "refs/memsync/snapshots:memories.md")
 	if err != nil {
 		return fmt.Errorf("newest snapshot: %w", err)
 	}
@@ -170,6 +170,28 @@ func checkSnapshots(repo string, loops int) error {
 		}
 	}
 	return nil
+}
+
+// snapshotFile rebuilds a memory file a snapshot holds ("REF:memories.md")
+// with plain git, as README shows: its chunks, in the tree's order.
+func snapshotFile(repo, object string) ([]byte, error) {
+	list, err := exec.Command("git", "-C", repo, "cat-file", "-p", object).Output()
+	if err != nil {
+		return nil, err
+	}
+	var file []byte
+	for _, l := range strings.Split(strings.TrimSpace(string(list)), "\n") {
+		f := strings.Fields(l) // MODE TYPE HASH NAME
+		if len(f) != 4 || f[1] != "blob" {
+			return nil, fmt.Errorf("%s holds %q", object, l)
+		}
+		chunk, err := exec.Command("git", "-C", repo, "cat-file", "blob", f[2]).Output()
+		if err != nil {
+			return nil, err
+		}
+		file = append(file, chunk...)
+	}
+	return file, nil
 }
 
 func step(s string) { fmt.Printf("\n== %s\n", s) }

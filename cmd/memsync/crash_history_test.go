@@ -156,7 +156,7 @@ func TestCrashSafeSnapshots(t *testing.T) {
 
 	memsyncOK(t, bin, repo, env, "add", "after the crashes")
 	memsyncOK(t, bin, repo, env, "snapshot")
-	if got := gitRun(t, env, repo, "show", "refs/memsync/snapshots:memories.md"); !strings.Contains(got, "after the crashes") {
+	if got := snapFile(t, env, repo, "refs/memsync/snapshots:memories.md"); !strings.Contains(got, "after the crashes") {
 		t.Fatalf("the snapshot after the crashes lacks the last entry:\n%s", got)
 	}
 	if out := memsyncOK(t, bin, repo, env, "log"); !strings.Contains(out, "snapshot") {
@@ -299,7 +299,7 @@ func TestCrashSafeRepairs(t *testing.T) {
 		crashLoop(t, 24, bin, repo, env, nil, func(n int) []string { return []string{"rollback", revs[n%len(revs)]} })
 		memsyncOK(t, bin, repo, env, "rollback", revs[1])
 		want := map[string]bool{}
-		for _, e := range memfile.Parse([]byte(gitRun(t, env, repo, "show", revs[1]+":memories.md"))).Entries {
+		for _, e := range memfile.Parse([]byte(snapFile(t, env, repo, revs[1]+":memories.md"))).Entries {
 			want[e.ID] = true
 		}
 		if got := idsIn(t, filepath.Join(repo, ".agent", "memories.md")); len(got) != len(want) {

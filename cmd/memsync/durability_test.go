@@ -65,7 +65,7 @@ func expectAll(tb testing.TB, env []string, dir string, want []string) string {
 // expectSnapshotHolds checks that the newest snapshot holds every one of want.
 func expectSnapshotHolds(tb testing.TB, env []string, repo string, want []string) {
 	tb.Helper()
-	got := gitRun(tb, env, repo, "show", "refs/memsync/snapshots:memories.md")
+	got := snapFile(tb, env, repo, "refs/memsync/snapshots:memories.md")
 	for _, w := range want {
 		if !strings.Contains(got, w) {
 			tb.Fatalf("the snapshot lacks %q:\n%s", w, got)
@@ -185,7 +185,7 @@ func TestCheckoutOfTrackedMemoryBranch(t *testing.T) {
 	added = append(added, "learned on the tracked branch")
 	gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "on tracked")
 	expectSnapshotHolds(t, env, repo, added)
-	if got := gitRun(t, env, repo, "show", "HEAD:.agent/memories.md"); strings.Contains(got, "learned on the tracked branch") {
+	if got := snapFile(t, env, repo, "HEAD:.agent/memories.md"); strings.Contains(got, "learned on the tracked branch") {
 		t.Errorf("the commit on the branch took the shared memory into the branch's file:\n%s", got)
 	}
 

@@ -140,7 +140,7 @@ func expectRepaired(t *testing.T, env []string, repo string) {
 	}
 	memsyncOut(t, env, repo, "add", "written after the repair")
 	memsyncOut(t, env, repo, "snapshot")
-	tip := gitRun(t, env, repo, "show", "refs/memsync/snapshots:memories.md")
+	tip := snapFile(t, env, repo, "refs/memsync/snapshots:memories.md")
 	for _, c := range []string{"first lesson", "second lesson", "third lesson", "written while the history is damaged", "written after the repair"} {
 		if !strings.Contains(tip, c) {
 			t.Fatalf("the newest snapshot lacks %q:\n%s", c, tip)
@@ -289,7 +289,7 @@ func TestSnapshotsRaceGitGC(t *testing.T) {
 		t.Fatalf("doctor after the race: exit %d\n%s", code, out)
 	}
 	memsyncOut(t, env, repo, "snapshot")
-	tip := gitRun(t, env, repo, "show", "refs/memsync/snapshots:memories.md")
+	tip := snapFile(t, env, repo, "refs/memsync/snapshots:memories.md")
 	for _, c := range acked {
 		if !strings.Contains(tip, c) {
 			t.Fatalf("the newest snapshot lacks %q", c)

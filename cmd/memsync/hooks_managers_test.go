@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memsync/memsync/internal/testgit"
 )
 
 // hookTest is a repository with memsync initialised, for the hook manager
@@ -41,7 +43,7 @@ func (h *hookTest) commitSnapshots(lesson string) {
 	h.t.Helper()
 	h.run(h.bin, "add", lesson)
 	h.run("git", "commit", "-q", "--allow-empty", "-m", lesson)
-	if got := h.run("git", "show", "refs/memsync/snapshots:memories.md"); !strings.Contains(got, lesson) {
+	if got := snapFile(h.t, h.env, h.repo, "refs/memsync/snapshots:memories.md"); !strings.Contains(got, lesson) {
 		h.t.Fatalf("the snapshot after the commit lacks %q:\n%s", lesson, got)
 	}
 }
@@ -264,9 +266,7 @@ func (h *hookTest) commitMisses(lesson string) {
 	h.t.Helper()
 	h.run(h.bin, "add", lesson)
 	h.run("git", "commit", "-q", "--allow-empty", "-m", lesson)
-	cmd := exec.Command("git", "show", "refs/memsync/snapshots:memories.md")
-	cmd.Dir, cmd.Env = h.repo, h.env
-	if got, _ := cmd.Output(); strings.Contains(string(got), lesson) {
+	if got, _ := testgit.ShowErr(h.repo, h.env, "refs/memsync/snapshots:memories.md"); strings.Contains(got, lesson) {
 		h.t.Fatalf("a hook memsync should not have now took a snapshot holding %q", lesson)
 	}
 }
@@ -532,7 +532,7 @@ func TestGitAmSnapshots(t *testing.T) {
 	h.run("git", "reset", "-q", "--hard", "HEAD~1")
 	h.run(h.bin, "add", "learned while applying a patch")
 	h.run("git", "am", "-q", strings.TrimSpace(out))
-	if got := h.run("git", "show", "refs/memsync/snapshots:memories.md"); !strings.Contains(got, "learned while applying a patch") {
+	if got := snapFile(h.t, h.env, h.repo, "refs/memsync/snapshots:memories.md"); !strings.Contains(got, "learned while applying a patch") {
 		t.Fatalf("git am took no snapshot:\n%s", got)
 	}
 }

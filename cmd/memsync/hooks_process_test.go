@@ -105,7 +105,7 @@ func TestConcurrentCommitSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap := gitRun(t, env, repo, "show", "refs/memsync/snapshots:memories.md"); snap != string(live) {
+	if snap := snapFile(t, env, repo, "refs/memsync/snapshots:memories.md"); snap != string(live) {
 		t.Fatalf("the last snapshot differs from the live memory")
 	}
 	if n := len(memfile.Parse(live).Entries); n != workers*commits+1 {

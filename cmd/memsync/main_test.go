@@ -11,6 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/lock"
 )
 
@@ -102,6 +103,19 @@ func TestScripts(t *testing.T) {
 				if got := fmt.Sprintf("%04o", fi.Mode().Perm()); got != args[1] {
 					ts.Fatalf("%s has mode %s, want %s", args[0], got, args[1])
 				}
+			},
+			// snapfile REV:PATH prints a memory file a snapshot holds, rebuilt
+			// with plain git (testgit.Show).
+			"snapfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				out, err := testgit.ShowErr(ts.MkAbs("."), nil, args[0])
+				if neg {
+					if err == nil {
+						ts.Fatalf("snapfile %s: found", args[0])
+					}
+					return
+				}
+				ts.Check(err)
+				_, _ = ts.Stdout().Write([]byte(out))
 			},
 			// count N FILE PATTERN: FILE holds exactly N lines starting with PATTERN.
 			"count": func(ts *testscript.TestScript, neg bool, args []string) {

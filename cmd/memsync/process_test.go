@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -75,6 +76,17 @@ func gitRun(tb testing.TB, env []string, dir string, args ...string) string {
 		tb.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 	return string(out)
+}
+
+// snapFile is a memory file a snapshot holds ("REV:memories.md"), rebuilt
+// with plain git (testgit.ShowErr).
+func snapFile(tb testing.TB, env []string, dir, object string) string {
+	tb.Helper()
+	out, err := testgit.ShowErr(dir, env, object)
+	if err != nil {
+		tb.Fatalf("git show %s: %v", object, err)
+	}
+	return out
 }
 
 // newRepo makes a repository with one commit in a temp dir.

@@ -38,7 +38,7 @@ func hugeRemote(tb testing.TB, size int64) (env []string, victim, bomb string) {
 		tb.Fatal(err)
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	_, _ = w.WriteString(gitRun(tb, env, mate, "show", "refs/memsync/snapshots:memories.md")) // the team's entries stay
+	_, _ = w.WriteString(snapFile(tb, env, mate, "refs/memsync/snapshots:memories.md")) // the team's entries stay
 	for i, n := 0, int64(0); n < size; i++ {
 		k, _ := fmt.Fprintf(w, "\n## fact %d\n- Tags:\n- Date: 2026-01-01\n- ID: bomb%08d\n- Content: a remote's fact\n", i, i)
 		n += int64(k)

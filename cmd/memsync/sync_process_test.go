@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/memsync/memsync/internal/testgit"
 	"time"
 
 	"github.com/memsync/memsync/memfile"
@@ -215,13 +217,11 @@ func snapshotIDs(tb testing.TB, env []string, gitDir string) map[string]bool {
 	tb.Helper()
 	have := map[string]bool{}
 	for _, p := range []string{"memories.md", "archive/memories.md"} {
-		cmd := exec.Command("git", "--git-dir="+gitDir, "show", "refs/memsync/snapshots:"+p)
-		cmd.Env = env
-		out, err := cmd.Output()
+		out, err := testgit.ShowErr(gitDir, env, "refs/memsync/snapshots:"+p)
 		if err != nil {
 			continue // no snapshot yet, or no archive in it
 		}
-		for _, e := range memfile.Parse(out).Entries {
+		for _, e := range memfile.Parse([]byte(out)).Entries {
 			have[e.ID] = true
 		}
 	}

@@ -4,6 +4,7 @@
 package testgit
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,16 +58,51 @@ func Git(tb testing.TB, dir string, args ...string) string {
 }
 
 // Show returns the exact bytes of an object, e.g. "REF:path", as git show
-// prints them.
+// prints them; a memory file that a snapshot holds as a tree of chunks
+// (snapshot format 2) is rebuilt with plain git, chunk by chunk in the
+// tree's order, as README says to.
 func Show(tb testing.TB, dir, object string) string {
 	tb.Helper()
-	cmd := exec.Command("git", "show", object)
-	cmd.Dir = dir
-	out, err := cmd.Output()
+	out, err := ShowErr(dir, nil, object)
 	if err != nil {
 		tb.Fatalf("git show %s (in %s): %v", object, dir, err)
 	}
-	return string(out)
+	return out
+}
+
+// ShowErr is Show returning git's failure; env is git's environment (nil:
+// this process's).
+func ShowErr(dir string, env []string, object string) (string, error) {
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.Output()
+		return string(out), err
+	}
+	kind, err := run("cat-file", "-t", object)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(kind) != "tree" {
+		return run("show", object)
+	}
+	list, err := run("cat-file", "-p", object) // "MODE TYPE HASH\tNAME" lines, in order
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(list), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 4 || f[1] != "blob" {
+			return "", fmt.Errorf("%s holds %q", object, l)
+		}
+		chunk, err := run("cat-file", "blob", f[2])
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(chunk)
+	}
+	return b.String(), nil
 }
 
 // GitErr runs git in dir and returns its trimmed combined output and error.
