@@ -312,7 +312,12 @@ type Conflict struct {
 	Base   *Entry `json:"base"` // the common version, nil when unknown
 	Ours   Entry  `json:"ours"`
 	Theirs Entry  `json:"theirs"`
-	Diff   string `json:"diff"` // a line diff from ours to theirs
+	Diff   string `json:"diff"` // a line diff from ours to theirs; for a text merge, from Before to Ours
+	// Kind is "conflict" (ours kept, theirs recorded) or "merged": both
+	// sides' edits merged as text, Ours the merged entry and Before ours
+	// before the merge, kept for a person to review.
+	Kind   string `json:"kind"`
+	Before *Entry `json:"before,omitempty"`
 
 	ours, theirs string
 }
@@ -355,6 +360,14 @@ func conflictOf(r *merge.Record) Conflict {
 	if base != nil {
 		b := EntryOf(base, 0)
 		c.Base = &b
+	}
+	c.Kind = "conflict"
+	if r.Kind == merge.Merged {
+		before := *r
+		before.Ours = r.Before
+		_, b, _ := before.Versions()
+		e := EntryOf(&b, 0)
+		c.Kind, c.Before, c.Diff = merge.Merged, &e, history.TextDiff(r.Before, r.Ours)
 	}
 	return c
 }

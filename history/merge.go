@@ -197,7 +197,7 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 		theirActive := memfile.Parse(theirFiles.Memory)
 		next.Memory = renderLike(activeFile, live.Memory, theirActive, result.Active)
 		next.Archive = renderLike(archiveFile, live.Archive, memfile.Parse(theirFiles.Archive), result.Archive)
-		log = merge.Add(merge.Logs(baseLog, ourLog, theirLog), opts.Source, res.Conflicts)
+		log = merge.Add(merge.Logs(baseLog, ourLog, theirLog), opts.Source, append(result.Merged, res.Conflicts...))
 	}
 	// Conflicts found in the live files' markers join the log; a merge
 	// snapshot holds the log, so they travel with it.

@@ -24,7 +24,15 @@ type Record struct {
 	Base   string `json:"base,omitempty"`
 	Ours   string `json:"ours"`
 	Theirs string `json:"theirs"`
+	// Kind is "" for a conflict (ours kept, theirs recorded) and Merged for
+	// edits on both sides merged as text (Ours is the merged entry, Before
+	// ours before the merge), kept for review.
+	Kind   string `json:"kind,omitempty"`
+	Before string `json:"before,omitempty"`
 }
+
+// Merged is the Kind of a record of edits merged as text.
+const Merged = "merged"
 
 // Versions parses the record's versions back into entries (base is nil when
 // the record has none).
@@ -139,6 +147,9 @@ func Add(rs []Record, source string, conflicts []Conflict) []Record {
 			Ours: memfile.RenderEntry(&c.Ours, memfile.Orch), Theirs: memfile.RenderEntry(&c.Theirs, memfile.Orch)}
 		if c.Base != nil {
 			r.Base = memfile.RenderEntry(c.Base, memfile.Orch)
+		}
+		if c.Before != nil {
+			r.Kind, r.Before = Merged, memfile.RenderEntry(c.Before, memfile.Orch)
 		}
 		rs = append(Forget(rs, c.ID), r)
 	}

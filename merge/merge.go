@@ -30,12 +30,20 @@ type Conflict struct {
 	Base   *memfile.Entry
 	Ours   memfile.Entry
 	Theirs memfile.Entry
+	// Before is set for an entry edited on both sides whose edits were
+	// merged as text: ours before the merge (Ours is the merged entry). It
+	// is kept for a person to review, as a conflict is, though the merge
+	// needed no one.
+	Before *memfile.Entry
 }
 
 // Result is a merged memory.
 type Result struct {
 	State
 	Conflicts []Conflict
+	// Merged are the entries edited on both sides whose edits were merged
+	// as text (Conflict.Before set), for review.
+	Merged []Conflict
 	// Notes say, one line each, what the merge did that a person should
 	// know: two different entries added under one ID on both sides, one of
 	// them renamed; one fact added under two IDs, kept once.
@@ -261,7 +269,8 @@ func resolve(id string, b, o, t version, res *Result) version {
 		return version{t.e, place}
 	}
 	if merged, ok := mergeEntry(*b.e, *o.e, *t.e); ok {
-		res.Notes = append(res.Notes, fmt.Sprintf("%s (%q) was edited on both sides: the edits were merged as text", id, merged.Title))
+		res.Notes = append(res.Notes, fmt.Sprintf("%s (%q) was edited on both sides: the edits were merged as text (memsync conflicts shows both)", id, merged.Title))
+		res.Merged = append(res.Merged, Conflict{ID: id, Base: b.e, Ours: merged, Theirs: *t.e, Before: o.e})
 		return version{&merged, place}
 	}
 	res.Conflicts = append(res.Conflicts, Conflict{ID: id, Base: b.e, Ours: *o.e, Theirs: *t.e})

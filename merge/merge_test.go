@@ -50,7 +50,7 @@ func TestRules(t *testing.T) {
 	}
 	// What a person should know is said: a text merge of both sides' edits,
 	// an edit that kept an entry the other side deleted.
-	want := []string{`edit ("edit") was edited on both sides: the edits were merged as text`,
+	want := []string{`edit ("edit") was edited on both sides: the edits were merged as text (memsync conflicts shows both)`,
 		`delTheirsEditOurs ("delTheirsEditOurs") was deleted on the other side and edited here: kept, as edited`}
 	for _, w := range want {
 		if !slices.Contains(r.Notes, w) {

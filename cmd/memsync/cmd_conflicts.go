@@ -65,8 +65,14 @@ func runConflicts(s *session, c *cli.Context) error {
 			if i > 0 {
 				s.printf("\n")
 			}
-			s.printf("%s %s  %s\n  recorded %s (%s)\n", paint(color, "1", "conflict"), j.ID, j.Title, j.Time, j.Source)
-			s.printf("%s\n%s\n", paint(color, "31", "--- ours (in the memory now)"), paint(color, "32", "+++ theirs"))
+			if j.Kind == "merged" {
+				s.printf("%s %s  %s\n  recorded %s (%s): edited on both sides, the edits merged as text; resolve --ours keeps the merge\n",
+					paint(color, "1", "merged"), j.ID, j.Title, j.Time, j.Source)
+				s.printf("%s\n%s\n", paint(color, "31", "--- ours before the merge"), paint(color, "32", "+++ merged (in the memory now)"))
+			} else {
+				s.printf("%s %s  %s\n  recorded %s (%s)\n", paint(color, "1", "conflict"), j.ID, j.Title, j.Time, j.Source)
+				s.printf("%s\n%s\n", paint(color, "31", "--- ours (in the memory now)"), paint(color, "32", "+++ theirs"))
+			}
 			for l := range strings.Lines(j.Diff) {
 				l = strings.TrimSuffix(l, "\n")
 				for _, p := range [][2]string{{"@@", "36"}, {"-", "31"}, {"+", "32"}} {

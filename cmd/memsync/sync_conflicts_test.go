@@ -91,3 +91,55 @@ func TestSyncConflictsTravel(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncTextMergeKeptForReview: two clones edit different lines of one
+// entry. The merge applies both edits as text and says so; every clone's
+// `memsync conflicts` lists it as merged, with ours before the merge, until
+// someone settles it.
+func TestSyncTextMergeKeptForReview(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, d := range []string{a, b} {
+		gitRun(t, env, root, "clone", "-q", remote, d)
+		memsyncIn(t, env, d, "init")
+	}
+	id := strings.TrimSpace(memsyncIn(t, env, a, "add", "deploys go through the staging cluster first\n\nthe cluster runs three nodes\n\nrollbacks take ten minutes"))
+	memsyncIn(t, env, a, "sync")
+	memsyncIn(t, env, b, "sync")
+	editEntry(t, a, "three nodes", "five nodes")
+	editEntry(t, b, "ten minutes", "two minutes")
+	memsyncIn(t, env, a, "sync")
+	if out := memsyncIn(t, env, b, "sync"); !strings.Contains(out, "merged as text") {
+		t.Fatalf("b's sync does not say the edits were merged as text:\n%s", out)
+	}
+	memsyncIn(t, env, a, "sync")
+	for _, d := range []string{a, b} {
+		if out := memsyncIn(t, env, d, "show", id); !strings.Contains(out, "five nodes") || !strings.Contains(out, "two minutes") {
+			t.Fatalf("%s does not hold both edits:\n%s", filepath.Base(d), out)
+		}
+		var got []struct {
+			ID, Kind string
+			Before   struct{ Content string }
+		}
+		if err := json.Unmarshal([]byte(memsyncIn(t, env, d, "conflicts", "--json")), &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ID != id || got[0].Kind != "merged" || got[0].Before.Content == "" {
+			t.Fatalf("%s lists %+v, want the text merge of %s", filepath.Base(d), got, id)
+		}
+	}
+	if out := memsyncIn(t, env, a, "conflicts"); !strings.Contains(out, "ours before the merge") {
+		t.Fatalf("the conflicts view:\n%s", out)
+	}
+	memsyncIn(t, env, a, "resolve", "--ours", id)
+	memsyncIn(t, env, a, "sync")
+	memsyncIn(t, env, b, "sync")
+	for _, d := range []string{a, b} {
+		if got := conflictIDs(t, env, d); len(got) != 0 {
+			t.Fatalf("%s still lists %v", filepath.Base(d), got)
+		}
+		if out := memsyncIn(t, env, d, "show", id); !strings.Contains(out, "five nodes") || !strings.Contains(out, "two minutes") {
+			t.Fatalf("%s lost the merge after --ours:\n%s", filepath.Base(d), out)
+		}
+	}
+}
