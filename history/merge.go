@@ -207,10 +207,18 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 	res.ArchiveChanges = Compare(archiveFile, memfile.Parse(next.Archive))
 	if !opts.Force {
 		if err := result.Guard(ours); err != nil {
-			if !opts.DryRun {
-				return err
+			since := res.Base
+			if ff {
+				since = res.Ours
 			}
-			res.Refused = err.Error()
+			if ok, derr := h.deliberate(ctx, since, res.Theirs); derr != nil {
+				return derr
+			} else if !ok {
+				if !opts.DryRun {
+					return err
+				}
+				res.Refused = err.Error()
+			}
 		}
 	}
 	if opts.DryRun {
@@ -389,4 +397,29 @@ func (h *History) mergeBase(ctx context.Context, a, b string) (string, error) {
 		return "", nil
 	}
 	return "", gitcmd.Wrap(cmd.Args[1:], err, stderr.String())
+}
+
+// deliberate tells whether every snapshot on theirs' side since base ("":
+// all of theirs) that removed entries says its removals were deliberate
+// (trailerRemoval: memsync's own delete, gc, archive…, or a person's
+// --accept-removal, which the removal guard of the clone that took it let
+// through). A merge's own removals come from the snapshots it merged, which
+// are in the range too; a snapshot without a record (an older memsync)
+// tells nothing, and is taken as not deliberate.
+func (h *History) deliberate(ctx context.Context, base, theirs string) (bool, error) {
+	rng := theirs
+	if base != "" {
+		rng = base + ".." + theirs
+	}
+	out, err := gitcmd.OutputContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "log", "--no-merges", "--format=%x00%B", rng, "--")
+	if err != nil {
+		return false, err
+	}
+	for _, msg := range strings.Split(out, "\x00")[1:] {
+		_, c, ok := recorded(msg)
+		if !ok || (c.Removed > 0 && !strings.Contains(msg, "\n"+trailerRemoval+": deliberate\n")) {
+			return false, nil
+		}
+	}
+	return true, nil
 }

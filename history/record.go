@@ -34,6 +34,10 @@ const (
 	trailerRemoved = "Memsync-Removed"
 	trailerChanged = "Memsync-Changed"
 	trailerMore    = "Memsync-More"
+	// trailerRemoval: deliberate marks a snapshot whose removals memsync
+	// made itself or a person accepted (--accept-removal): other clones'
+	// merges take them without their mass-removal guard.
+	trailerRemoval = "Memsync-Removal"
 
 	maxTitled = 20  // titled change lines per snapshot
 	maxTitle  = 100 // runes of a title
@@ -42,8 +46,9 @@ const (
 
 // record is what a snapshot records about its active file.
 type record struct {
-	entries int      // entries in the snapshot's active file
-	changes []Change // since its first parent
+	entries    int      // entries in the snapshot's active file
+	changes    []Change // since its first parent
+	deliberate bool     // its removals were memsync's own or accepted
 }
 
 // recordOf compares the active file of the first parent (before, nil:
@@ -62,6 +67,9 @@ func (r record) trailers() string {
 	var b strings.Builder
 	c := Count(r.changes)
 	fmt.Fprintf(&b, "%s: %d\n%s: +%d -%d ~%d\n", trailerEntries, r.entries, trailerChanges, c.Added, c.Removed, c.Changed)
+	if r.deliberate && c.Removed > 0 {
+		fmt.Fprintf(&b, "%s: deliberate\n", trailerRemoval)
+	}
 	for i, ch := range r.changes {
 		if i == maxTitled {
 			fmt.Fprintf(&b, "%s: %d\n", trailerMore, len(r.changes)-maxTitled)

@@ -169,6 +169,9 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 		return res, nil
 	}
 	rec, ok := recordOf(before.Memory, files.Memory, recErr == nil)
+	if ok && Count(rec.changes).Removed > 0 {
+		rec.deliberate = h.AcceptRemoval || h.allMine(rec.changes)
+	}
 	commitData := encodeCommit(tree, []plumbing.Hash{old}, time.Now(), message(msg, p, rollback, rec, ok), h.identity())
 	commit := b.add(newObject(plumbing.CommitObject, commitData))
 	if err := ctx.Err(); err != nil {
@@ -332,4 +335,19 @@ func message(subject string, p Provenance, rollback string, rec record, withReco
 		b.WriteString(rec.trailers())
 	}
 	return b.String()
+}
+
+// allMine tells whether memsync itself removed every entry changes remove
+// (the store's removal log).
+func (h *History) allMine(changes []Change) bool {
+	mine, err := h.Store.Removals()
+	if err != nil {
+		return false
+	}
+	for _, c := range changes {
+		if c.Kind == Removed && !mine[c.ID] {
+			return false
+		}
+	}
+	return true
 }

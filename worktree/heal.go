@@ -174,22 +174,44 @@ func adopt(s *memfile.Store, path string) (string, error) {
 		if err := replaceWithSymlink(path, relTo(path, s.Path())); err != nil {
 			return err
 		}
-		// The lock beside it moves too, keeping its inode: a writer that
-		// opened it (ralph) and waits for it then holds the memory's lock.
-		oldLock, newLock := lock.PathFor(path), lock.PathFor(s.Path())
-		if fi, err := os.Lstat(oldLock); err == nil && fi.Mode().IsRegular() {
-			if err := os.Rename(oldLock, newLock); err != nil {
-				return fmt.Errorf("worktree: move the lock into %s: %w", s.Home, err)
-			}
-			return replaceWithSymlink(oldLock, relTo(oldLock, newLock))
-		}
-		return nil
+		return moveLock(lock.PathFor(path), lock.PathFor(s.Path()))
 	})
 	if err != nil || !moved {
 		return "", err
 	}
 	return "moved the memory " + path + " into " + s.Home + " (where git clean, stash and checkout cannot reach it); " + path + " is now a link to it", nil
 }
+
+// moveLock moves the lock file oldLock (ralph's, an older memsync's) to
+// newLock, keeping its inode, and leaves a link to it at oldLock: a writer
+// that opened it (ralph) and waits for it then holds the memory's lock. The
+// old path names that inode at every moment (a hard link at newLock first,
+// then the link swapped in by a rename), so a writer starting meanwhile
+// never creates a lock file of its own there and writes beside the others.
+// On a file system without hard links it is renamed, leaving that moment.
+func moveLock(oldLock, newLock string) error {
+	fi, err := os.Lstat(oldLock)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	tmp := newLock + ".move"
+	_ = os.Remove(tmp) // left by a process that died here
+	if err := os.Link(oldLock, tmp); err == nil {
+		lockMoveStep()
+		err = os.Rename(tmp, newLock)
+		if err != nil {
+			_ = os.Remove(tmp)
+			return fmt.Errorf("worktree: move the lock into %s: %w", filepath.Dir(newLock), err)
+		}
+	} else if err := os.Rename(oldLock, newLock); err != nil {
+		return fmt.Errorf("worktree: move the lock into %s: %w", filepath.Dir(newLock), err)
+	}
+	lockMoveStep()
+	return replaceWithSymlink(oldLock, relTo(oldLock, newLock))
+}
+
+// lockMoveStep is called between moveLock's steps (tests look there).
+var lockMoveStep = func() {}
 
 // relTo is the relative symlink text from path's folder to target.
 func relTo(path, target string) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,5 +56,68 @@ func TestSyncDeleteReachesEveryClone(t *testing.T) {
 	}
 	if have := snapshotIDs(t, env, remote); have[gone] || len(have) != len(ids)-1 {
 		t.Fatalf("the remote's snapshot: %v (deleted: %s)", have, gone)
+	}
+}
+
+// TestSyncDeliberateMassRemovalReachesOthers: a clone deletes most of the
+// memory with memsync delete (or accepts a removal it did not make with
+// --accept-removal) and syncs; the other clones' syncs take the removal
+// without --force, since the snapshots say it was deliberate. A mass
+// removal whose snapshots say nothing (an older memsync, a hand-made
+// commit) still stops the other clones (exit 5).
+func TestSyncDeliberateMassRemovalReachesOthers(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, d := range []string{a, b} {
+		gitRun(t, env, root, "clone", "-q", remote, d)
+		memsyncIn(t, env, d, "init")
+	}
+	var ids []string
+	for i := range 5 {
+		ids = append(ids, strings.TrimSpace(memsyncIn(t, env, a, "add", fmt.Sprintf("fact %d", i))))
+	}
+	memsyncIn(t, env, a, "sync")
+	memsyncIn(t, env, b, "sync")
+
+	memsyncIn(t, env, a, append([]string{"delete"}, ids[:4]...)...)
+	memsyncIn(t, env, a, "sync")
+	memsyncIn(t, env, b, "sync")
+	if have := memoryIDs(t, b); len(have) != 1 || !have[ids[4]] {
+		t.Fatalf("b after a's deliberate deletion: %v", have)
+	}
+
+	// Accepted by a person in a: the same.
+	for i := range 4 {
+		memsyncIn(t, env, a, "add", fmt.Sprintf("second fact %d", i))
+	}
+	memsyncIn(t, env, a, "sync")
+	memsyncIn(t, env, b, "sync")
+	if err := os.WriteFile(filepath.Join(a, ".agent", "memories.md"), []byte("# Memories\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	memsyncIn(t, env, a, "sync", "--accept-removal")
+	memsyncIn(t, env, b, "sync")
+	if have := memoryIDs(t, b); len(have) != 0 {
+		t.Fatalf("b after a's accepted removal: %v", have)
+	}
+
+	// A mass removal no snapshot vouches for: b refuses it.
+	for i := range 4 {
+		memsyncIn(t, env, b, "add", fmt.Sprintf("third fact %d", i))
+	}
+	memsyncIn(t, env, b, "sync")
+	tip := strings.TrimSpace(gitRun(t, env, b, "rev-parse", "refs/memsync/snapshots"))
+	empty := strings.TrimSpace(gitRunIn(t, env, b, "", "mktree"))
+	bare := strings.TrimSpace(gitRunIn(t, env, b, "", "commit-tree", empty, "-p", tip, "-m", "emptied by hand"))
+	gitRun(t, env, b, "push", "-q", "origin", bare+":refs/memsync/snapshots")
+	gitRun(t, env, b, "update-ref", "refs/memsync/snapshots", tip)
+	memsyncIn(t, env, a, "sync", "--force") // a takes it, deliberately
+	memsyncIn(t, env, b, "add", "one more")
+	_, stderr := memsyncFails(t, env, b, 5, "sync")
+	if !strings.Contains(stderr, "--force") {
+		t.Fatalf("b's refusal: %s", stderr)
+	}
+	if have := memoryIDs(t, b); len(have) != 5 {
+		t.Fatalf("b after the refusal holds %d entries, want 5", len(have))
 	}
 }
