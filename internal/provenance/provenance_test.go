@@ -87,3 +87,25 @@ func TestStampFill(t *testing.T) {
 		t.Fatalf("edited: %q %q", at, by)
 	}
 }
+
+// BenchmarkCurrent is what provenance adds to every add: reading HEAD, the
+// ref and git's config files (the author from user.name and user.email, as
+// most people have it), no git process.
+func BenchmarkCurrent(b *testing.B) {
+	root := testgit.Isolate(b)
+	testgit.Git(b, root, "init", "-q", "-b", "main")
+	testgit.Git(b, root, "commit", "-q", "--allow-empty", "-m", "one")
+	testgit.Git(b, root, "config", "user.name", "Jane Doe")
+	testgit.Git(b, root, "config", "user.email", "jane@example.com")
+	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"} {
+		b.Setenv(k, "")
+		_ = os.Unsetenv(k)
+	}
+	gitDir := filepath.Join(root, ".git")
+	w := Where{CommonDir: gitDir, GitDir: gitDir, Primary: root, WorkTree: root}
+	for b.Loop() {
+		if Current(w, os.Getenv).Commit == "" {
+			b.Fatal("no commit")
+		}
+	}
+}
