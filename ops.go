@@ -182,7 +182,7 @@ type SearchOptions struct {
 	Limit  int      // at most this many (0: all)
 	Tags   []string // only entries with all these tags
 	Type   string   // only entries of this type
-	Filter          // only entries of this author, branch, agent
+	Filter Filter   // only entries of this author, branch, agent
 }
 
 // Search ranks the entries in the session's view for query (BM25 over
