@@ -437,7 +437,7 @@ func (m *Memory) otherLayoutCheck(fix bool) Check {
 		Detail: otherLayoutMessage(m.repo, path),
 		Fix:    "memsync doctor --fix folds its entries into the memory and moves the file aside (or choose that layout: memsync init --layout)"}
 	if fix {
-		res, err := worktree.FoldOther(m.store, path)
+		res, err := worktree.FoldOther(m.repo, m.store, path)
 		if err != nil {
 			ch.Detail += " (fold failed: " + err.Error() + ")"
 			return ch

@@ -1,6 +1,9 @@
 package memsync
 
-import "github.com/memsync/memsync/memfile"
+import (
+	"github.com/memsync/memsync/internal/provenance"
+	"github.com/memsync/memsync/memfile"
+)
 
 // Entry is one memory as every front door shows it: the JSON of the CLI's
 // --json, of the MCP tools and of the Go API (README documents the shape).
@@ -13,7 +16,10 @@ type Entry struct {
 	Tags    []string          `json:"tags"`
 	Date    string            `json:"date"`
 	Content string            `json:"content"`
-	Fields  map[string]string `json:"fields,omitempty" jsonschema:"other bullets of the entry (Key, Source, Session, ...)"`
+	Fields  map[string]string `json:"fields,omitempty" jsonschema:"other bullets of the entry (Key, Source, Session, Author, Branch, ...)"`
+	// Provenance is who wrote the entry and where, read from its bullets;
+	// nil for an entry that records none (written before memsync did).
+	Provenance *Provenance `json:"provenance,omitempty" jsonschema:"who wrote the entry and where (absent for entries written before memsync recorded it)"`
 	// Score is the relevance to the query that found the entry (Search only).
 	Score *float64 `json:"score,omitempty" jsonschema:"relevance to the query"`
 	// Layer is "project" or "global" when a search covered both.
@@ -34,10 +40,41 @@ func (e *Entry) Heading() string {
 	return (&memfile.Entry{Title: e.Title, Content: e.Content}).Preview(60)
 }
 
+// Provenance is who wrote an entry and where, as the entry's bullets
+// record it (README: Provenance): every front door records it at write time.
+type Provenance struct {
+	Author   string `json:"author,omitempty" jsonschema:"the git user: Name <email>"`
+	Branch   string `json:"branch,omitempty" jsonschema:"the branch checked out"`
+	Worktree string `json:"worktree,omitempty" jsonschema:"the worktree, relative to the primary (. for the primary)"`
+	Commit   string `json:"commit,omitempty" jsonschema:"the commit HEAD was at"`
+	Agent    string `json:"agent,omitempty" jsonschema:"the agent or loop (MEMSYNC_AGENT, RALPH_LOOP_ID, MCP caller_agent_id)"`
+	Session  string `json:"session,omitempty" jsonschema:"the session (--session, MEMSYNC_SESSION)"`
+	EditedAt string `json:"edited_at,omitempty" jsonschema:"time of the last edit (RFC 3339)"`
+	EditedBy string `json:"edited_by,omitempty" jsonschema:"the git user who made the last edit"`
+}
+
+// provenanceOf reads an entry's provenance; nil when it records none.
+func provenanceOf(e *memfile.Entry) *Provenance {
+	p := Provenance{
+		Author:   e.Field(provenance.AuthorField),
+		Branch:   e.Field(provenance.BranchField),
+		Worktree: e.Field(provenance.WorktreeField),
+		Commit:   e.Field(provenance.CommitField),
+		Agent:    provenance.Agent(e),
+		Session:  e.Field("Session"),
+	}
+	p.EditedAt, p.EditedBy = provenance.SplitEdited(e.Field(provenance.EditedField))
+	if p == (Provenance{}) {
+		return nil
+	}
+	return &p
+}
+
 // EntryOf converts an entry of a memory file; number is its 1-based
 // position (0: none).
 func EntryOf(e *memfile.Entry, number int) Entry {
-	return Entry{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content, Fields: e.Fields(), heading: e.Heading()}
+	return Entry{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content,
+		Fields: e.Fields(), Provenance: provenanceOf(e), heading: e.Heading()}
 }
 
 // dupName is how Entry.Duplicate names what Add found.

@@ -259,7 +259,8 @@ func (e *ImportError) Unwrap() error { return e.Err }
 // folder of front-matter files, ralph's and orch's memories.md), archived
 // ones to the archive, skipping any whose ID or content is already stored,
 // so importing twice adds nothing. Every source is read before anything is
-// written. Owner and admin only.
+// written. An entry that records no provenance gets the importer's (see
+// Add). Owner and admin only.
 func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ImportResult{}, err
@@ -274,6 +275,12 @@ func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, err
 			return ImportResult{}, &ImportError{Path: p, Err: err}
 		}
 		active, archived = append(active, a...), append(archived, b...)
+	}
+	who := m.writer()
+	for _, es := range [][]memfile.Entry{active, archived} {
+		for i := range es {
+			who.Stamp(&es[i])
+		}
 	}
 	if err := m.BeforeWrite(); err != nil {
 		return ImportResult{}, err

@@ -54,6 +54,7 @@ func (m *Memory) Add(ctx context.Context, in Entry) (Entry, error) {
 	if m.session != "" {
 		e.SetField("Session", m.session)
 	}
+	m.writer().Fill(&e)
 	if err := m.store.CheckDialect(&e); err != nil {
 		return Entry{}, err
 	}
@@ -178,9 +179,10 @@ type origin struct{ layer, i int }
 // SearchOptions filter and bound a search.
 type SearchOptions struct {
 	View
-	Limit int      // at most this many (0: all)
-	Tags  []string // only entries with all these tags
-	Type  string   // only entries of this type
+	Limit  int      // at most this many (0: all)
+	Tags   []string // only entries with all these tags
+	Type   string   // only entries of this type
+	Filter Filter   // only entries of this author, branch, agent
 }
 
 // Search ranks the entries in the session's view for query (BM25 over
@@ -227,21 +229,32 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 	if err != nil {
 		return nil, err
 	}
-	hits := recall.Search(docs, query, recall.Options{Limit: o.Limit, Tags: o.Tags, Type: memfile.NormalizeType(o.Type), Semantic: sem})
-	out := make([]Entry, len(hits))
+	limit := o.Limit
+	if o.Filter != (Filter{}) {
+		limit = 0 // the filter picks from all hits; the limit applies after it
+	}
+	hits := recall.Search(docs, query, recall.Options{Limit: limit, Tags: o.Tags, Type: memfile.NormalizeType(o.Type), Semantic: sem})
+	out := make([]Entry, 0, len(hits))
 	touched := make([][]string, len(layers))
-	for k, h := range hits {
+	for _, h := range hits {
+		if o.Limit > 0 && len(out) == o.Limit {
+			break
+		}
 		src := origin{0, h.Index}
 		if at != nil {
 			src = at[h.Index]
 		}
 		e := &files[src.layer].Entries[src.i]
-		out[k] = EntryOf(e, src.i+1)
-		score := h.Score
-		out[k].Score = &score
-		if len(layers) > 1 {
-			out[k].Layer = layers[src.layer].LayerName()
+		x := EntryOf(e, src.i+1)
+		if !o.Filter.Match(&x) {
+			continue
 		}
+		score := h.Score
+		x.Score = &score
+		if len(layers) > 1 {
+			x.Layer = layers[src.layer].LayerName()
+		}
+		out = append(out, x)
 		touched[src.layer] = append(touched[src.layer], e.ID)
 	}
 	if !o.Archive {

@@ -44,12 +44,24 @@ type RefInput struct {
 	Key string `json:"key" jsonschema:"the entry, first match wins: its full ID, its number in the list, the key it was saved with, or a unique prefix of its ID (4+ characters)"`
 }
 
+// EditInput are edit_memory_entry's arguments: what is left out stays.
+type EditInput struct {
+	Key     string   `json:"key" jsonschema:"the entry, first match wins: its full ID, its number in the list, the key it was saved with, or a unique prefix of its ID (4+ characters)"`
+	Content *string  `json:"content,omitempty" jsonschema:"the new content"`
+	Title   *string  `json:"title,omitempty" jsonschema:"the new heading; empty derives it from the content (a title that was the content's first line follows new content by itself)"`
+	Type    *string  `json:"type,omitempty" jsonschema:"the new type; empty removes it"`
+	Tags    []string `json:"tags,omitempty" jsonschema:"the new tags, replacing the old ones"`
+}
+
 // ListInput are the list tools' arguments.
 type ListInput struct {
 	Tags   []string `json:"tags,omitempty" jsonschema:"only entries with all these tags"`
 	Type   string   `json:"type,omitempty" jsonschema:"only entries of this type"`
 	Limit  int      `json:"limit,omitempty" jsonschema:"at most this many entries, newest first (default 50)"`
 	Offset int      `json:"offset,omitempty" jsonschema:"skip this many of the newest first"`
+	Author string   `json:"author,omitempty" jsonschema:"only entries whose author (git user.name <user.email>) contains this, any case"`
+	Branch string   `json:"branch,omitempty" jsonschema:"only entries written on this branch"`
+	Agent  string   `json:"agent,omitempty" jsonschema:"only entries written by this agent or loop"`
 }
 
 // Entries is a list of entries; Total counts all that matched.
@@ -121,6 +133,15 @@ var tools = []tool{
 			Annotations: readOnly("List memories"),
 		}, handler(l, func(ctx context.Context, m *memsync.Memory, in ListInput) (Entries, error) {
 			return list(ctx, m, in, false)
+		}))
+	}},
+	{base: "edit_memory_entry", add: func(s *mcp.Server, l *layer) {
+		mcp.AddTool(s, &mcp.Tool{
+			Name:        tool{base: "edit_memory_entry"}.name(l.global),
+			Description: "Change one entry of " + l.what() + " in place: its content, title, tags or type (what is left out stays; the ID stays). Records who edited. Owners and admins only.",
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: trueP, IdempotentHint: true, OpenWorldHint: falseP, Title: "Edit a memory"},
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, in EditInput) (memsync.EditResult, error) {
+			return m.Edit(ctx, in.Key, memsync.EditOptions{Content: in.Content, Title: in.Title, Type: in.Type, Tags: in.Tags})
 		}))
 	}},
 	{base: "delete_memory_entry", add: func(s *mcp.Server, l *layer) {
@@ -227,11 +248,12 @@ func list(ctx context.Context, m *memsync.Memory, in ListInput, archive bool) (E
 		return Entries{}, err
 	}
 	typ := memfile.NormalizeType(in.Type)
+	filter := memsync.Filter{Author: in.Author, Branch: in.Branch, Agent: in.Agent}
 	out := Entries{Entries: []memsync.Entry{}}
 	limit := limitOr(in.Limit, defaultListLimit)
 	for i := len(all) - 1; i >= 0; i-- {
 		e := &all[i]
-		if (typ != "" && e.Type != typ) || !hasAll(e, in.Tags) {
+		if (typ != "" && e.Type != typ) || !hasAll(e, in.Tags) || !filter.Match(e) {
 			continue
 		}
 		if out.Total >= in.Offset && len(out.Entries) < limit {

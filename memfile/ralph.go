@@ -215,6 +215,13 @@ var ralphFields = []struct{ tag, field string }{
 	{"promoted-from", "Promoted-From"},
 	{"source-id", SourceIDField},
 	{"alias", AliasField},
+	// Provenance (package internal/provenance).
+	{"author", "Author"},
+	{"branch", "Branch"},
+	{"worktree", "Worktree"},
+	{"commit", "Commit"},
+	{"agent", "Agent"},
+	{"edited", "Edited"},
 }
 
 // SourceIDField is the field that keeps the ID an entry had before it was

@@ -14,7 +14,7 @@ type Role string
 
 // The roles. Owner and admin may do everything; a worker may save, search,
 // list, show, summarize and search the archive, but not change what others
-// decided (delete, restore, archive, gc, promote, import).
+// decided (delete, restore, archive, gc, promote, import, edit).
 const (
 	Owner  Role = "owner"
 	Admin  Role = "admin"
@@ -53,6 +53,7 @@ const (
 	OpRollback                // roll the memory back to a snapshot
 	OpResolve                 // resolve sync conflicts
 	OpSyncForce               // sync past a refusal (sync --force)
+	OpEdit                    // change an entry's content, title, tags or type
 )
 
 // ops names each operation as messages show it; privileged marks those
@@ -76,6 +77,7 @@ var ops = [...]struct {
 	OpRollback:  {"rollback", true},
 	OpResolve:   {"resolve", true},
 	OpSyncForce: {"sync --force", true},
+	OpEdit:      {"edit", true},
 }
 
 // Ops returns every operation, in the order of their constants.

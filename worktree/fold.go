@@ -11,6 +11,7 @@ import (
 	"github.com/sergi/go-diff/diffmatchpatch"
 
 	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/provenance"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -40,15 +41,17 @@ var errNoChange = errors.New("no change")
 // anything the memory lacks word for word (a new entry, or another version of
 // one), its bytes are first kept in backup ("" means <copy>.bak-<time> beside
 // it). The copy itself is left in place for the caller to replace. A symlink
-// is refused: Fold never reads or writes through one.
+// is refused: Fold never reads or writes through one. Fold records no
+// provenance; the folds of a worktree's copy do (see fold).
 func Fold(s *memfile.Store, copyPath, backup string) (FoldResult, error) {
-	return fold(s, copyPath, backup, false)
+	return fold(s, copyPath, backup, false, provenance.Info{})
 }
 
 // fold is Fold; with edits, an entry of the copy whose ID the memory has
 // with other text replaces it (the copy is an edit of the memory: an
-// editor or sed -i that saved by renaming over the link).
-func fold(s *memfile.Store, copyPath, backup string, edits bool) (FoldResult, error) {
+// editor or sed -i that saved by renaming over the link). An entry it
+// appends that records no provenance gets from (Repo.writer).
+func fold(s *memfile.Store, copyPath, backup string, edits bool, from provenance.Info) (FoldResult, error) {
 	var res FoldResult
 	fi, err := os.Lstat(copyPath)
 	if err != nil {
@@ -86,7 +89,7 @@ func fold(s *memfile.Store, copyPath, backup string, edits bool) (FoldResult, er
 		if edits {
 			edited = replaceEdited(f, copied)
 		}
-		if res.Added = union(f, copied, stored); res.Added+edited == 0 {
+		if res.Added = union(f, copied, stored, from); res.Added+edited == 0 {
 			return errNoChange
 		}
 		res.Edited = edited
@@ -114,6 +117,15 @@ func replaceEdited(dst, src *memfile.File) int {
 		}
 	}
 	return n
+}
+
+// writer is the provenance of the entries a fold finds only in the copy
+// of the worktree whose top is top: this machine's git user (who wrote
+// them there), the worktree's branch and commit; the agent is not known.
+func (r *Repo) writer(top string) provenance.Info {
+	info := provenance.Current(provenance.Where{CommonDir: r.CommonDir, GitDir: provenance.GitDir(top), Primary: r.Primary, WorkTree: top}, os.Getenv)
+	info.Agent = ""
+	return info
 }
 
 // newer tells whether the file at path changed after the memory file did:
@@ -144,9 +156,10 @@ func covered(dst, src *memfile.File) bool {
 
 // union appends to dst the entries of src whose ID dst lacks, and whose
 // content no file of stored holds where the entry's session sees it, in src's
-// order, and returns how many. (A full 3-way merge by entry is the merge
-// package's job; a worktree copy only ever needs this union.)
-func union(dst, src *memfile.File, stored []*memfile.File) int {
+// order, and returns how many. An appended entry without provenance gets
+// from's. (A full 3-way merge by entry is the merge package's job; a
+// worktree copy only ever needs this union.)
+func union(dst, src *memfile.File, stored []*memfile.File, from provenance.Info) int {
 	have := make(map[string]bool, len(dst.Entries))
 	for _, e := range dst.Entries {
 		have[e.ID] = true
@@ -164,6 +177,7 @@ func union(dst, src *memfile.File, stored []*memfile.File) int {
 			continue
 		}
 		have[e.ID] = true
+		from.Stamp(&e)
 		dst.Entries = append(dst.Entries, e)
 		if stored != nil {
 			h := memfile.ContentHash(e.Content)

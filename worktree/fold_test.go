@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/memsync/memsync/internal/provenance"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -51,7 +52,7 @@ func TestUnionProperties(t *testing.T) {
 				want++
 			}
 		}
-		if n := union(dst, src, nil); n != want {
+		if n := union(dst, src, nil, provenance.Info{}); n != want {
 			t.Fatalf("withID=%v: added %d, want %d", withID, n, want)
 		}
 		// Round trip through the file, as Fold does, then check.
@@ -75,7 +76,7 @@ func TestUnionProperties(t *testing.T) {
 		if !slices.Equal(contents, expect) {
 			t.Fatalf("withID=%v mine=%v theirs=%v:\n got %q\nwant %q", withID, mine, theirs, contents, expect)
 		}
-		if n := union(got, memfile.Parse(render(theirs, withID)), nil); n != 0 {
+		if n := union(got, memfile.Parse(render(theirs, withID)), nil, provenance.Info{}); n != 0 {
 			t.Fatalf("second union added %d", n)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
+	"github.com/memsync/memsync/internal/provenance"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 )
@@ -307,7 +308,7 @@ func moveArchive(s *memfile.Store, path string, perm fs.FileMode) (string, error
 		if err := fsutil.WriteFile(backup, data, 0o644); err != nil {
 			return fmt.Errorf("worktree: keep a backup of the archive copy: %w", err)
 		}
-		if n = union(f, copied, nil); n == 0 {
+		if n = union(f, copied, nil, provenance.Info{}); n == 0 {
 			return errNoChange
 		}
 		return nil
@@ -435,10 +436,11 @@ func OtherLayoutFile(r *Repo) string {
 
 // FoldOther folds the entries of the other layout's file (OtherLayoutFile)
 // into the memory and moves the file aside as a backup, so that what ralph
-// or a branch wrote there is kept and nothing switches layout.
-func FoldOther(s *memfile.Store, path string) (FoldResult, error) {
+// or a branch wrote there is kept and nothing switches layout. The entries
+// it adds record the primary worktree as where they were written.
+func FoldOther(r *Repo, s *memfile.Store, path string) (FoldResult, error) {
 	backup := path + ".bak-" + BackupStamp()
-	res, err := Fold(s, path, backup)
+	res, err := fold(s, path, backup, false, r.writer(r.Primary))
 	if err != nil {
 		return res, err
 	}

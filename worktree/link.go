@@ -155,7 +155,7 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 		// Fold until the copy stays as folded: a tool may still write to it.
 		edits := !st.Tracked && newer(st.Path, s.Path())
 		for range 3 {
-			fr, err := fold(s, st.Path, "", edits)
+			fr, err := fold(s, st.Path, "", edits, r.writer(top))
 			if err != nil {
 				return res, err
 			}

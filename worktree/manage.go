@@ -183,7 +183,7 @@ func Remove(ctx context.Context, r *Repo, s *memfile.Store, dir, path string, fo
 	}
 	if st.State == StateCopyDiverged {
 		backup := filepath.Join(r.Home, "memories.md.bak-"+BackupStamp()+"-"+filepath.Base(wt))
-		if res, err = Fold(s, st.Path, backup); err != nil {
+		if res, err = fold(s, st.Path, backup, false, r.writer(wt)); err != nil {
 			return res, err
 		}
 	}

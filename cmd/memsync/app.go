@@ -78,7 +78,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 	app.OnUsageError = onUsage
 	for _, d := range []command{initCommand(), addCommand(), searchCommand(), listCommand(), showCommand(),
-		deleteCommand(), archiveCommand(), restoreCommand(), gcCommand(), summaryCommand(), promoteCommand(),
+		editCommand(), deleteCommand(), archiveCommand(), restoreCommand(), gcCommand(), summaryCommand(), promoteCommand(),
 		importCommand(), hooksCommand(), hookCommand(), snapshotCommand(), logCommand(), diffCommand(),
 		rollbackCommand(), worktreeCommand(), syncCommand(), conflictsCommand(), resolveCommand(),
 		doctorCommand(), mergeDriverCommand(), injectCommand(), mcpCommand()} {

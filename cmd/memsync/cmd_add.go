@@ -26,12 +26,9 @@ func addCommand() command {
 				return err
 			}
 			if content = c.Args().First(); content == "-" {
-				// Read one byte past the limit so an oversized entry is refused, not cut.
-				b, err := io.ReadAll(io.LimitReader(c.App.Reader, memfile.DefaultMaxEntryBytes*4+1))
-				if err != nil {
+				if content, err = stdinContent(c); err != nil {
 					return err
 				}
-				content = strings.TrimRight(string(b), "\n")
 			}
 			if strings.TrimSpace(content) == "" {
 				return usageError{fmt.Errorf("the content is empty")}
@@ -55,4 +52,15 @@ func addCommand() command {
 			return s.print(e, nil, func() { s.printf("%s\n", e.ID) })
 		},
 	}
+}
+
+// stdinContent reads an entry's content from standard input (CONTENT '-'),
+// without its trailing newlines.
+func stdinContent(c *cli.Context) (string, error) {
+	// Read one byte past the limit so an oversized entry is refused, not cut.
+	b, err := io.ReadAll(io.LimitReader(c.App.Reader, memfile.DefaultMaxEntryBytes*4+1))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(string(b), "\n"), nil
 }

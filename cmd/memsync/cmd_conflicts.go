@@ -146,22 +146,7 @@ func resolveError(err error) error {
 // editConflict opens the editor on both versions and returns the one entry
 // left in the saved file (memsync.Conflict.EditText, Edited).
 func editConflict(s *session, cf *memsync.Conflict) (memfile.Entry, error) {
-	tmp, err := os.CreateTemp("", "memsync-resolve-*.md")
-	if err != nil {
-		return memfile.Entry{}, err
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
-	_, err = tmp.WriteString(cf.EditText())
-	if err := cmp.Or(err, tmp.Close()); err != nil {
-		return memfile.Entry{}, err
-	}
-	editor := cmp.Or(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
-	cmd := exec.Command("sh", "-c", editor+` "$1"`, "sh", tmp.Name())
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, s.stderr, s.stderr
-	if err := cmd.Run(); err != nil {
-		return memfile.Entry{}, withHint(fmt.Errorf("editor %q: %w", editor, err), "set VISUAL or EDITOR to your editor; nothing was changed")
-	}
-	data, err := os.ReadFile(tmp.Name())
+	data, err := runEditor(s, "memsync-resolve-*.md", cf.EditText())
 	if err != nil {
 		return memfile.Entry{}, err
 	}
@@ -170,4 +155,26 @@ func editConflict(s *session, cf *memsync.Conflict) (memfile.Entry, error) {
 		return e, withHint(err, "keep exactly one entry (or none to cancel); nothing was changed")
 	}
 	return e, err
+}
+
+// runEditor opens the person's editor ($VISUAL, else $EDITOR, else vi) on
+// a temporary file (named after pattern) holding text, and returns the file
+// as the editor left it.
+func runEditor(s *session, pattern, text string) ([]byte, error) {
+	tmp, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	_, err = tmp.WriteString(text)
+	if err := cmp.Or(err, tmp.Close()); err != nil {
+		return nil, err
+	}
+	editor := cmp.Or(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
+	cmd := exec.Command("sh", "-c", editor+` "$1"`, "sh", tmp.Name())
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, s.stderr, s.stderr
+	if err := cmd.Run(); err != nil {
+		return nil, withHint(fmt.Errorf("editor %q: %w", editor, err), "set VISUAL or EDITOR to your editor; nothing was changed")
+	}
+	return os.ReadFile(tmp.Name())
 }

@@ -10,12 +10,16 @@ import (
 
 func listCommand() command {
 	return command{name: "list", usage: "list the memories, numbered in file order",
-		flags: []cli.Flag{&cli.BoolFlag{Name: "archive", Usage: "list the archive"}},
+		flags: append([]cli.Flag{&cli.BoolFlag{Name: "archive", Usage: "list the archive"}}, filterFlags()...),
 		args:  noArgs("list"),
 		run: func(s *session, c *cli.Context) error {
 			entries, err := s.m.List(c.Context, memsync.View{Archive: c.Bool("archive")})
+			filter := filterOf(c)
+			entries = memsync.Filtered(entries, filter)
 			return s.print(entries, err, func() {
-				if len(entries) == 0 && c.Bool("archive") {
+				if len(entries) == 0 && filter != (memsync.Filter{}) {
+					fmt.Fprintln(s.stderr, "no memories match the filter")
+				} else if len(entries) == 0 && c.Bool("archive") {
 					fmt.Fprintln(s.stderr, "the archive is empty")
 				} else if len(entries) == 0 {
 					fmt.Fprintln(s.stderr, "no memories yet; add one with: memsync add \"what you learned\" -t pattern")

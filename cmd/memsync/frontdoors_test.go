@@ -144,6 +144,10 @@ func TestFrontDoorsAgreeOnMeaning(t *testing.T) {
 	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+filepath.Join(t.TempDir(), "global"))
 	repo := newRepo(t, env)
 	ctx := context.Background()
+	// The Go API's adds name the author testGitEnv names (the entries'
+	// sizes, which the inject budget below counts, do not depend on the machine).
+	t.Setenv("GIT_AUTHOR_NAME", "t")
+	t.Setenv("GIT_AUTHOR_EMAIL", "t@memsync.invalid")
 	m, err := memsync.Open(repo, memsync.Options{Model: model})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +180,7 @@ func TestFrontDoorsAgreeOnMeaning(t *testing.T) {
 		cli[0].ID != want.ID || found.Entries[0].ID != want.ID || goHits[0].ID != want.ID {
 		t.Fatalf("search ram, want %s first: CLI %+v MCP %+v Go %+v %v", want.ID, cli, found.Entries, goHits, err)
 	}
-	if out := memsyncIn(t, env, repo, "inject", "--budget", "70", "ram"); !strings.Contains(out, want.Content) {
+	if out := memsyncIn(t, env, repo, "inject", "--budget", "102", "ram"); !strings.Contains(out, want.Content) {
 		t.Fatalf("inject ram: want %q in\n%s", want.Content, out)
 	}
 	if st := gitRun(t, env, repo, "status", "--porcelain"); strings.TrimSpace(st) != "" {

@@ -95,7 +95,7 @@ func TestMCPServer(t *testing.T) {
 			t.Fatalf("%s has no annotations", tool.Name)
 		}
 		switch {
-		case strings.HasPrefix(tool.Name, "delete_"):
+		case strings.HasPrefix(tool.Name, "delete_"), strings.HasPrefix(tool.Name, "edit_"):
 			if an.ReadOnlyHint || an.DestructiveHint == nil || !*an.DestructiveHint {
 				t.Errorf("%s: want destructive, got %+v", tool.Name, an)
 			}

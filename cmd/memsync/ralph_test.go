@@ -102,6 +102,9 @@ func TestRalphKeepsWhatMemsyncWrites(t *testing.T) {
 	if len(seen) != 4 {
 		t.Fatalf("ralph sees %d entries: %+v", len(seen), seen)
 	}
+	// Each memsync entry also carries its provenance as tags, last.
+	prov := []string{"author:t <t@memsync.invalid>", "branch:" + strings.TrimSpace(gitRun(t, env, repo, "branch", "--show-current")),
+		"worktree:.", "commit:" + strings.TrimSpace(gitRun(t, env, repo, "rev-parse", "HEAD"))}
 	for id, want := range map[string]struct {
 		content string
 		tags    []string
@@ -110,8 +113,8 @@ func TestRalphKeepsWhatMemsyncWrites(t *testing.T) {
 		sol:  {"restart the worker", []string{"type:solution"}},
 		s9:   {"only for session s9", []string{"session:s9"}},
 	} {
-		if m := seen[id]; m.Content != want.content || !slices.Equal(m.Tags, want.tags) {
-			t.Errorf("ralph sees %s as %+v, want %+v", id, m, want)
+		if m := seen[id]; m.Content != want.content || !slices.Equal(m.Tags, append(want.tags, prov...)) {
+			t.Errorf("ralph sees %s as %+v, want %+v and %v", id, m, want, prov)
 		}
 	}
 

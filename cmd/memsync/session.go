@@ -67,6 +67,20 @@ func (s *session) open(global bool) (*memsync.Memory, error) {
 	return m, err
 }
 
+// filterFlags select entries by provenance (list, search).
+func filterFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "author", Usage: "only entries whose author (git user.name <user.email>) contains `TEXT`, any case"},
+		&cli.StringFlag{Name: "branch", Usage: "only entries written on `BRANCH`"},
+		&cli.StringFlag{Name: "agent", Usage: "only entries written by `AGENT` (MEMSYNC_AGENT, RALPH_LOOP_ID, MCP caller_agent_id)"},
+	}
+}
+
+// filterOf is the provenance filter the command line sets.
+func filterOf(c *cli.Context) memsync.Filter {
+	return memsync.Filter{Author: c.String("author"), Branch: c.String("branch"), Agent: c.String("agent")}
+}
+
 func (s *session) warn(msg string) { fmt.Fprintf(s.stderr, "memsync: warning: %s\n", msg) }
 
 // hintSync says, when a read found the memory empty in a clone that never

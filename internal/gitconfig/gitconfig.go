@@ -46,9 +46,12 @@ func Parse(b []byte) *Config {
 // the worktree whose git dir is gitDir: <commonDir>/config, overlaid with
 // <gitDir>/config.worktree when extensions.worktreeConfig is on. Pass
 // commonDir as gitDir for the main worktree's view. Missing or unreadable
-// files count as empty.
+// files count as empty; an empty commonDir reads none (no repository).
 func Repo(commonDir, gitDir string) *Config {
 	c := New()
+	if commonDir == "" {
+		return c
+	}
 	c.ReadFile(filepath.Join(commonDir, "config"))
 	if on, _ := c.Bool("extensions.worktreeConfig"); on {
 		c.ReadFile(filepath.Join(gitDir, "config.worktree"))
