@@ -58,8 +58,12 @@ func ordinaryMemories(t *testing.T) []string {
 		func() string {
 			return fmt.Sprintf("Fixed in %s (merge of #%d), cherry-picked to release-1.4 as %s.", f.s(hexLower, 7), 100+f.r.IntN(900), f.s(hexLower, 7))
 		},
-		func() string { return "Request " + uuid() + " failed with 502 at the gateway: the upstream timed out after 30s." },
-		func() string { return "Tenant id " + uuid() + " is the demo tenant in the seed data; the e2e tests rely on it." },
+		func() string {
+			return "Request " + uuid() + " failed with 502 at the gateway: the upstream timed out after 30s."
+		},
+		func() string {
+			return "Tenant id " + uuid() + " is the demo tenant in the seed data; the e2e tests rely on it."
+		},
 		func() string { return "Release checksums.txt: " + sum() + "  memsync_linux_amd64.tar.gz" },
 		func() string { return "Pin the base image by digest: FROM golang:1.26-alpine@sha256:" + sum() },
 		func() string { return "go.sum: github.com/acme/lib v1.2." + f.s(digits, 1) + " h1:" + b64(30) },
@@ -75,7 +79,9 @@ func ordinaryMemories(t *testing.T) []string {
 		func() string {
 			return "package-lock integrity for left-pad: sha512-" + base64.StdEncoding.EncodeToString([]byte(f.s(alnum, 64)))
 		},
-		func() string { return "The trace id " + f.s(hexLower, 32) + " spans the whole checkout request across 7 services." },
+		func() string {
+			return "The trace id " + f.s(hexLower, 32) + " spans the whole checkout request across 7 services."
+		},
 		func() string {
 			return "schema_migrations records checksum " + sum() + " for 0042_add_index.sql; editing an applied migration breaks it."
 		},
