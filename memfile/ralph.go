@@ -215,6 +215,7 @@ var ralphFields = []struct{ tag, field string }{
 	{"promoted-from", "Promoted-From"},
 	{"source-id", SourceIDField},
 	{"alias", AliasField},
+	{"secret-allowed", SecretAllowedField},
 }
 
 // SourceIDField is the field that keeps the ID an entry had before it was
