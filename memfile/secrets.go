@@ -29,9 +29,10 @@ type SecretFinding struct {
 	Excerpt     string // the match with the secret redacted
 }
 
-// SecretError refuses an entry that holds secrets; it is an ErrSecret.
+// SecretError refuses an entry that holds secrets; it is an ErrSecret. Its
+// message names the rule and the position, never the secret (nor the title,
+// which may hold it).
 type SecretError struct {
-	Entry    string          // the entry's title (or ID)
 	Findings []SecretFinding // at least one
 }
 
@@ -39,12 +40,12 @@ func (e *SecretError) Error() string {
 	f := e.Findings[0]
 	msg := fmt.Sprintf("%s: %s at %s line %d, column %d (%s)", ErrSecret, f.Rule, f.Field, f.Line, f.Column, f.Excerpt)
 	if n := len(e.Findings) - 1; n > 0 {
-		msg += fmt.Sprintf(" and %d more (%s)", n, strings.Join(e.Rules()[1:], ", "))
+		msg += fmt.Sprintf(" and %d more", n)
+		if others := e.Rules()[1:]; len(others) > 0 {
+			msg += " (" + strings.Join(others, ", ") + ")"
+		}
 	}
-	if e.Entry != "" {
-		msg += " in the entry " + fmt.Sprintf("%q", e.Entry)
-	}
-	return msg + "; nothing was written"
+	return msg
 }
 
 // Unwrap makes errors.Is(err, ErrSecret) true.
@@ -101,15 +102,10 @@ func (e *Entry) AllowSecrets() []string {
 // so every write of a new or changed entry is checked; a write path that
 // moves stored entries (restore, the fold of a worktree copy) calls it too.
 func CheckSecrets(e *Entry) error {
-	fs := e.Secrets()
-	if len(fs) == 0 {
-		return nil
+	if fs := e.Secrets(); len(fs) > 0 {
+		return &SecretError{Findings: fs}
 	}
-	name := e.Title
-	if name == "" {
-		name = e.ID
-	}
-	return &SecretError{Entry: name, Findings: fs}
+	return nil
 }
 
 func (e *Entry) allowedSecretRules() []string {
@@ -141,8 +137,8 @@ func (e *Entry) allSecrets() []SecretFinding {
 		parts = append(parts, part{name, b.Len()})
 		b.WriteString(v)
 	}
-	add("title", e.Title)
 	add("content", e.Content)
+	add("title", e.Title)
 	add("tags", strings.Join(e.Tags, ", "))
 	for _, f := range e.Extra {
 		if f.Key != SecretAllowedField {

@@ -92,8 +92,8 @@ func fold(s *memfile.Store, copyPath, backup string, edits bool) (FoldResult, er
 		clean.Entries, res.Withheld = withholdSecrets(f, copied.Entries)
 		for i := range res.Withheld {
 			if s.Warn != nil {
-				s.Warn(fmt.Sprintf("%s: the entry %s (%s) was not folded into the memory: %v; it is kept in %s",
-					copyPath, res.Withheld[i].ID, res.Withheld[i].Title, memfile.CheckSecrets(&res.Withheld[i]), backup))
+				s.Warn(fmt.Sprintf("%s: the entry %s was not folded into the memory: %v; it is kept in %s",
+					copyPath, res.Withheld[i].ID, memfile.CheckSecrets(&res.Withheld[i]), backup))
 			}
 		}
 		edited := 0

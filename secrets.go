@@ -1,0 +1,41 @@
+package memsync
+
+import (
+	"context"
+
+	"github.com/memsync/memsync/memfile"
+)
+
+// ErrSecret is what a write returns (wrapped in a *memfile.SecretError,
+// which names the rule and the position) for an entry that holds what
+// gitleaks' published rules take for a credential: add, import, restore,
+// resolve and the fold of a worktree copy all refuse it.
+var ErrSecret = memfile.ErrSecret
+
+type allowSecretsKey struct{}
+
+// AllowSecrets returns a context under which a Memory's writes (Add,
+// Import, Restore, Resolve) let in what the secret rules find: the override
+// for a false positive. Each entry let in this way records the rules in its
+// "Secret-Allowed" bullet (memfile.SecretAllowedField), so the choice is
+// visible and later writes of the entry pass.
+func AllowSecrets(ctx context.Context) context.Context {
+	return context.WithValue(ctx, allowSecretsKey{}, true)
+}
+
+// secretsAllowed tells whether ctx comes from AllowSecrets.
+func secretsAllowed(ctx context.Context) bool {
+	ok, _ := ctx.Value(allowSecretsKey{}).(bool)
+	return ok
+}
+
+// admitSecrets is the one check of an entry a write is about to store: under
+// AllowSecrets it records the rules that find something in the entry, else
+// it refuses an entry with a secret (memfile.CheckSecrets).
+func admitSecrets(ctx context.Context, e *memfile.Entry) error {
+	if secretsAllowed(ctx) {
+		e.AllowSecrets()
+		return nil
+	}
+	return memfile.CheckSecrets(e)
+}
