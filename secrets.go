@@ -29,13 +29,18 @@ func secretsAllowed(ctx context.Context) bool {
 	return ok
 }
 
-// admitSecrets is the one check of an entry a write is about to store: under
-// AllowSecrets it records the rules that find something in the entry, else
-// it refuses an entry with a secret (memfile.CheckSecrets).
-func admitSecrets(ctx context.Context, e *memfile.Entry) error {
+// allowAsked records in e the rules that find a secret in it when ctx comes
+// from AllowSecrets; the write's memfile.Store.Validate then lets it in (and
+// refuses a secret otherwise).
+func allowAsked(ctx context.Context, e *memfile.Entry) {
 	if secretsAllowed(ctx) {
 		e.AllowSecrets()
-		return nil
 	}
+}
+
+// admitSecrets is the check of a write that moves stored entries without
+// validating them (Restore): allowAsked, then memfile.CheckSecrets.
+func admitSecrets(ctx context.Context, e *memfile.Entry) error {
+	allowAsked(ctx, e)
 	return memfile.CheckSecrets(e)
 }

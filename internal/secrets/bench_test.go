@@ -15,6 +15,7 @@ func forget() {
 	}
 	for _, r := range ruleSet {
 		r.once, r.re, r.err = sync.Once{}, nil, nil
+		r.gateOnce, r.gate = sync.Once{}, nil
 		for _, a := range r.allowlists {
 			reset(a)
 		}

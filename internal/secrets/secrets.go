@@ -15,6 +15,7 @@ package secrets
 //go:generate go run ./gen
 
 import (
+	"cmp"
 	"math"
 	"regexp"
 	"strconv"
@@ -49,6 +50,9 @@ type rule struct {
 	once sync.Once
 	re   *regexp.Regexp
 	err  error // the regex (or an allowlist's) does not compile: the rule is skipped
+
+	gateOnce sync.Once
+	gate     *regexp.Regexp // relax(regex); nil where it saves nothing
 }
 
 // allowlist is a gitleaks allowlist: a finding it matches is no finding.
@@ -73,19 +77,23 @@ func (a *allowlist) compile() error {
 	return a.err
 }
 
+// compile compiles the rule's expression; its allowlists are compiled when
+// a match needs them (allowed), and Uncompilable checks them too.
 func (r *rule) compile() error {
-	r.once.Do(func() {
-		r.re, r.err = regexp.Compile(r.regex)
-		if r.err != nil {
-			return
-		}
-		for _, a := range r.allowlists {
-			if r.err = a.compile(); r.err != nil {
-				return
-			}
+	r.once.Do(func() { r.re, r.err = regexp.Compile(r.regex) })
+	return r.err
+}
+
+// mayMatch tells whether the rule's expression can match text, by its
+// relaxed form where that compiles much faster (see relax): a text the
+// relaxed form does not match costs no compilation of the rule itself.
+func (r *rule) mayMatch(text string) bool {
+	r.gateOnce.Do(func() {
+		if g := relax(r.regex); g != r.regex {
+			r.gate, _ = regexp.Compile(g) // nil (no gate) if it does not compile
 		}
 	})
-	return r.err
+	return r.gate == nil || r.gate.MatchString(text)
 }
 
 // applies tells whether the rule scans text at all: not a rule for file
@@ -127,7 +135,14 @@ func Uncompilable() []string {
 		bad = append(bad, "(global allowlist)")
 	}
 	for _, r := range ruleSet {
-		if r.applies() && r.compile() != nil {
+		if !r.applies() {
+			continue
+		}
+		err := r.compile()
+		for _, a := range r.allowlists {
+			err = cmp.Or(err, a.compile())
+		}
+		if err != nil {
 			bad = append(bad, r.id)
 		}
 	}
@@ -186,7 +201,7 @@ type found struct {
 
 // scanRule is gitleaks' detectRule for text without a path or commit.
 func scanRule(r *rule, text string) []found {
-	if r.compile() != nil || compileGlobal() != nil {
+	if !r.mayMatch(text) || r.compile() != nil {
 		return nil
 	}
 	var out []found
@@ -219,7 +234,10 @@ func scanRule(r *rule, text string) []found {
 			le = end + i
 		}
 		line := text[ls:max(le, end)]
-		if allowed(globalAllowlist, secret, match, line) || allowed(r.allowlists, secret, match, line) {
+		if ok, err := allowed(globalAllowlist, secret, match, line); ok || err != nil {
+			continue // a global allowlist that does not compile would allow nothing else either: skip
+		}
+		if ok, err := allowed(r.allowlists, secret, match, line); ok || err != nil {
 			continue
 		}
 		out = append(out, found{r: r, start: start, end: end, line: strings.Count(text[:start], "\n") + 1, secret: secret})
@@ -227,9 +245,13 @@ func scanRule(r *rule, text string) []found {
 	return out
 }
 
-// allowed is gitleaks' checkFindingAllowed without paths and commits.
-func allowed(lists []*allowlist, secret, match, line string) bool {
+// allowed is gitleaks' checkFindingAllowed without paths and commits; it
+// compiles the allowlists it needs.
+func allowed(lists []*allowlist, secret, match, line string) (bool, error) {
 	for _, a := range lists {
+		if err := a.compile(); err != nil {
+			return false, err
+		}
 		target := secret
 		switch a.target {
 		case "match":
@@ -241,13 +263,13 @@ func allowed(lists []*allowlist, secret, match, line string) bool {
 		stop := a.stopword(secret)
 		if a.and { // every check it has must pass; text has no path or commit to pass one
 			if !a.hasPathsOrCommits && (len(a.regexes) == 0 || regex) && (len(a.stopwords) == 0 || stop) {
-				return true
+				return true, nil
 			}
 		} else if regex || stop {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 func (a *allowlist) stopword(secret string) bool {
@@ -336,4 +358,33 @@ func entropy(s string) float64 {
 		e -= p * math.Log2(p)
 	}
 	return e
+}
+
+// bounded is a bounded repetition {m,n}, lazy or not (Go's regexp compiles
+// it as n copies).
+var bounded = regexp.MustCompile(`\{(\d+),(\d+)\}\??`)
+
+// relax returns expr with every bounded repetition {m,n} of n ≥ 8 turned
+// into {m,}: it matches wherever expr does (and more), and compiles in a
+// fraction of the time, so a text it does not match needs no compilation of
+// expr at all.
+func relax(expr string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range bounded.FindAllStringSubmatchIndex(expr, -1) {
+		if m[0] > 0 && expr[m[0]-1] == '\\' {
+			continue // an escaped brace: a literal, not a repetition
+		}
+		n, _ := strconv.Atoi(expr[m[4]:m[5]])
+		if n < 8 {
+			continue
+		}
+		b.WriteString(expr[last:m[0]])
+		b.WriteString("{" + expr[m[2]:m[3]] + ",}")
+		last = m[1]
+	}
+	if last == 0 {
+		return expr
+	}
+	return b.String() + expr[last:]
 }
