@@ -9,7 +9,7 @@ import (
 	"github.com/memsync/memsync/internal/secrets"
 )
 
-// ErrSecret: an entry holds what looks like a credential (an access key, a
+// ErrSecret refuses an entry holding what looks like a credential (an access key, a
 // token, a private key), found by gitleaks' published rules. Every such
 // error is a *SecretError.
 var ErrSecret = errors.New("entry holds a secret")

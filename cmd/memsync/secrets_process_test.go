@@ -31,6 +31,16 @@ func readFile(tb testing.TB, path string) string {
 	return string(b)
 }
 
+// refused runs memsync, which must refuse with exit 5, and returns stderr.
+func refused(t *testing.T, env []string, dir string, args ...string) string {
+	t.Helper()
+	out, stderr, code := memsyncRun(t, env, dir, args...)
+	if code != exitRefused {
+		t.Errorf("memsync %v: exit %d, want %d\n%s%s", args, code, exitRefused, out, stderr)
+	}
+	return stderr
+}
+
 // checkRefusal: a refusal names the rule and where, gives the override, and
 // never prints the secret.
 func checkRefusal(tb testing.TB, stderr, rule, where, secret string) {
@@ -55,7 +65,7 @@ func TestAddSecret(t *testing.T) {
 	mem := filepath.Join(repo, ".agent", "memories.md")
 	before := readFile(t, mem)
 	key := fakeKey(1, "AKIA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
-	_, stderr := memsyncFails(t, env, repo, 5, "add", "deploy user\naws_access_key_id = "+key)
+	stderr := refused(t, env, repo, "add", "deploy user\naws_access_key_id = "+key)
 	checkRefusal(t, stderr, "aws-access-token", "content line 2", key)
 	if got := readFile(t, mem); got != before {
 		t.Fatalf("a refused add changed the memory:\n%s", got)
@@ -90,7 +100,7 @@ func TestImportSecret(t *testing.T) {
 	}
 	mem := filepath.Join(repo, ".agent", "memories.md")
 	before := readFile(t, mem)
-	_, stderr := memsyncFails(t, env, repo, 5, "import", src)
+	stderr := refused(t, env, repo, "import", src)
 	checkRefusal(t, stderr, "github-pat", "content line 1", token)
 	if !strings.Contains(stderr, "mem-1770245558-99a7") {
 		t.Errorf("the refusal does not name the entry:\n%s", stderr)
@@ -118,7 +128,7 @@ func TestRestoreSecret(t *testing.T) {
 	if err := os.WriteFile(archive, []byte(hand), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr := memsyncFails(t, env, repo, 5, "restore", id)
+	stderr := refused(t, env, repo, "restore", id)
 	checkRefusal(t, stderr, "slack-bot-token", "content line 1", token)
 	if got := readFile(t, archive); got != hand {
 		t.Fatalf("a refused restore changed the archive:\n%s", got)
@@ -197,10 +207,11 @@ func TestMCPSaveSecret(t *testing.T) {
 	if got := readFile(t, mem); got != before {
 		t.Fatalf("a refused save changed the memory:\n%s", got)
 	}
-	var out struct{ Entry struct{ Fields map[string]string } }
+	var out struct {
+		Entry struct{ Fields map[string]string }
+	}
 	mustCall(t, cs, "save_to_memory", map[string]any{"content": "payments test used " + key, "allow_secret": true}, &out)
 	if out.Entry.Fields["Secret-Allowed"] != "stripe-access-token" {
 		t.Errorf("allow_secret: fields %v", out.Entry.Fields)
 	}
 }
-
