@@ -441,8 +441,9 @@ func (e *ArchivedError) Error() string { return "entry " + e.ID + " is in the ar
 // the kept version replaces the memory's entry (or is added when the memory
 // no longer has it; an archived one is an *ArchivedError), the conflict
 // leaves the record, and a repository's memory is snapshotted (before as
-// Delete is, and after), so the next sync carries the result. Owner and
-// admin only.
+// Delete is, and after), so the next sync carries the result. A kept
+// version (theirs, or edited) holding a secret is refused (ErrSecret)
+// unless ctx comes from AllowSecrets. Owner and admin only.
 func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*ResolveResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -482,6 +483,7 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 		keep.ID = rec.ID
 	}
 	if r.Keep != KeepOurs {
+		allowAsked(ctx, &keep)
 		if err := m.store.Validate(&keep); err != nil {
 			return nil, err
 		}

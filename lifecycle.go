@@ -23,7 +23,9 @@ func (m *Memory) Archive(ctx context.Context, refs ...string) ([]Entry, error) {
 
 // Restore moves the archived entries refs name back to the active memory,
 // with the same IDs, and returns them. A number is the entry's place in the
-// archive as List(ctx, View{Archive: true}) numbers it. Owner and admin only.
+// archive as List(ctx, View{Archive: true}) numbers it. An entry holding a
+// secret stays archived (ErrSecret, nothing moves) unless ctx comes from
+// AllowSecrets. Owner and admin only.
 func (m *Memory) Restore(ctx context.Context, refs ...string) ([]Entry, error) {
 	return m.move(ctx, policy.OpRestore, memfile.ToActive, refs)
 }
@@ -47,6 +49,13 @@ func (m *Memory) move(ctx context.Context, op policy.Op, dir memfile.Direction, 
 		idx, err := f.FindAll(refs)
 		if err != nil && dir == memfile.ToActive {
 			return nil, fmt.Errorf("%w in the archive", err)
+		}
+		if dir == memfile.ToActive {
+			for _, i := range idx {
+				if err := admitSecrets(ctx, &f.Entries[i]); err != nil {
+					return nil, fmt.Errorf("the archived entry %s: %w; nothing was restored", f.Entries[i].ID, err)
+				}
+			}
 		}
 		return idx, err
 	})
@@ -260,7 +269,8 @@ func (e *ImportError) Unwrap() error { return e.Err }
 // ones to the archive, skipping any whose ID or content is already stored,
 // so importing twice adds nothing. Every source is read before anything is
 // written. An entry that records no provenance gets the importer's (see
-// Add). Owner and admin only.
+// Add). An entry holding a secret stops the import before anything is
+// written (ErrSecret) unless ctx comes from AllowSecrets. Owner and admin only.
 func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ImportResult{}, err
@@ -279,6 +289,9 @@ func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, err
 	who := m.writer()
 	for _, es := range [][]memfile.Entry{active, archived} {
 		for i := range es {
+			if err := admitSecrets(ctx, &es[i]); err != nil {
+				return ImportResult{}, fmt.Errorf("the entry %s: %w; nothing was imported", es[i].ID, err)
+			}
 			who.Stamp(&es[i])
 		}
 	}

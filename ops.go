@@ -28,7 +28,8 @@ type View struct {
 // entry for Get, see memfile.CheckKey). In a memory in ralph-orchestrator's
 // dialect, the type, title, key, session and fields are kept as tags that
 // ralph keeps and memsync reads back; a tag of the entry's own that would
-// read back as one of them is refused.
+// read back as one of them is refused. An entry holding a secret is refused
+// (ErrSecret) unless ctx comes from AllowSecrets.
 func (m *Memory) Add(ctx context.Context, in Entry) (Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return Entry{}, err
@@ -58,6 +59,7 @@ func (m *Memory) Add(ctx context.Context, in Entry) (Entry, error) {
 	if err := m.store.CheckDialect(&e); err != nil {
 		return Entry{}, err
 	}
+	allowAsked(ctx, &e)
 	if err := m.BeforeWrite(); err != nil {
 		return Entry{}, err
 	}

@@ -20,6 +20,7 @@ type SaveInput struct {
 	Type          string   `json:"type,omitempty" jsonschema:"kind of memory, e.g. pattern, decision, fix, solution"`
 	Tags          []string `json:"tags,omitempty" jsonschema:"words to find the entry by"`
 	CallerAgentID string   `json:"caller_agent_id,omitempty" jsonschema:"the agent that saves (kept as the entry's Source)"`
+	AllowSecret   bool     `json:"allow_secret,omitempty" jsonschema:"save content the secret rules flag anyway (only for a false positive the user confirmed; the entry records the rule as Secret-Allowed)"`
 }
 
 // SaveOutput is what save_to_memory returns.
@@ -89,12 +90,15 @@ var tools = []tool{
 	{base: "save_to_memory", add: func(s *mcp.Server, l *layer) {
 		mcp.AddTool(s, &mcp.Tool{
 			Name:        tool{base: "save_to_memory"}.name(l.global),
-			Description: "Save a memory to " + l.what() + ": a decision and its reason, a fix, a pattern, a preference. Not for task progress or passing errors.",
+			Description: "Save a memory to " + l.what() + ": a decision and its reason, a fix, a pattern, a preference. Not for task progress or passing errors. Content holding a credential (a key, a token, a password) is refused.",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: falseP, OpenWorldHint: falseP, Title: "Save a memory"},
 		}, handler(l, func(ctx context.Context, m *memsync.Memory, in SaveInput) (SaveOutput, error) {
 			// Named after the argument, not after the bullet it becomes.
 			if err := oneLine("caller_agent_id", in.CallerAgentID); err != nil {
 				return SaveOutput{}, err
+			}
+			if in.AllowSecret {
+				ctx = memsync.AllowSecrets(ctx)
 			}
 			e, err := m.Add(ctx, memsync.Entry{Type: in.Type, Title: in.Title, Content: in.Content, Tags: in.Tags,
 				Fields: map[string]string{memfile.KeyField: in.Key, sourceField: in.CallerAgentID}})

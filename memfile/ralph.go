@@ -222,6 +222,7 @@ var ralphFields = []struct{ tag, field string }{
 	{"commit", "Commit"},
 	{"agent", "Agent"},
 	{"edited", "Edited"},
+	{"secret-allowed", SecretAllowedField},
 }
 
 // SourceIDField is the field that keeps the ID an entry had before it was

@@ -208,7 +208,8 @@ func (e *PathError) Fix() string {
 // Fix tells the user how to repair a memory file memsync refused or failed
 // to write (a PathError, another unsafe path, a file made read-only, a file
 // or folder this user may not write, a full disk, an append it could not cut
-// back), or "" for any other error. Every front door gives this advice.
+// back, an entry holding a secret), or "" for any other error. Every front
+// door gives this advice.
 func Fix(err error) string {
 	var pe *PathError
 	var ae *fsutil.AppendError
@@ -226,6 +227,8 @@ func Fix(err error) string {
 		return "memsync never writes through a link that leaves the memory home; remove the link, then run 'memsync worktree link'"
 	case errors.Is(err, ErrReadOnly):
 		return "memsync writes no memory file you made read-only; to let it write again, run chmod u+w on that file"
+	case errors.Is(err, ErrSecret):
+		return SecretHint
 	}
 	return ""
 }
@@ -594,7 +597,8 @@ func (s *Store) createLockFile(lp string) error {
 }
 
 // Validate checks an entry before it is written: text that would break the
-// file or that is binary is refused, and so is an entry over the size limit.
+// file or that is binary is refused, and so is an entry over the size limit
+// or one that holds a secret (CheckSecrets).
 func (s *Store) Validate(e *Entry) error {
 	for name, v := range map[string]string{"title": e.Title, "type": e.Type, "date": e.Date, "tags": strings.Join(e.Tags, ",")} {
 		if strings.ContainsAny(v, "\n\r") {
@@ -622,7 +626,7 @@ func (s *Store) Validate(e *Entry) error {
 	if n := len(RenderEntry(e, Orch)); n > s.maxEntryBytes() {
 		return fmt.Errorf("%w: entry is %d bytes, the limit is %d bytes", ErrTooLarge, n, s.maxEntryBytes())
 	}
-	return nil
+	return CheckSecrets(e)
 }
 
 // NewEntry fills in what a new entry needs: an ID, the date, a title. Tags

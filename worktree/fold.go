@@ -20,6 +20,10 @@ type FoldResult struct {
 	Added  int    // entries of the copy that the memory did not have
 	Edited int    // entries of the memory replaced by the copy's version (edits)
 	Backup string // the copy's bytes are kept here; "" when the memory already had all of it
+	// Withheld are the entries of the copy that hold a secret
+	// (memfile.CheckSecrets): not folded in, kept only in Backup, each
+	// reported through the store's Warn.
+	Withheld []memfile.Entry
 
 	folded []byte // the copy as Fold read it
 }
@@ -42,7 +46,9 @@ var errNoChange = errors.New("no change")
 // one), its bytes are first kept in backup ("" means <copy>.bak-<time> beside
 // it). The copy itself is left in place for the caller to replace. A symlink
 // is refused: Fold never reads or writes through one. Fold records no
-// provenance; the folds of a worktree's copy do (see fold).
+// provenance; the folds of a worktree's copy do (see fold). An entry of the
+// copy that holds a secret is not folded in: it stays in the backup, and the
+// store's Warn names it, the rule and the backup (FoldResult.Withheld).
 func Fold(s *memfile.Store, copyPath, backup string) (FoldResult, error) {
 	return fold(s, copyPath, backup, false, provenance.Info{})
 }
@@ -85,11 +91,19 @@ func fold(s *memfile.Store, copyPath, backup string, edits bool, from provenance
 			}
 			stored = []*memfile.File{f, archive}
 		}
+		clean := *copied
+		clean.Entries, res.Withheld = withholdSecrets(f, copied.Entries)
+		for i := range res.Withheld {
+			if s.Warn != nil {
+				s.Warn(fmt.Sprintf("%s: the entry %s was not folded into the memory: %v; it is kept in %s",
+					copyPath, res.Withheld[i].ID, memfile.CheckSecrets(&res.Withheld[i]), backup))
+			}
+		}
 		edited := 0
 		if edits {
-			edited = replaceEdited(f, copied)
+			edited = replaceEdited(f, &clean)
 		}
-		if res.Added = union(f, copied, stored, from); res.Added+edited == 0 {
+		if res.Added = union(f, &clean, stored, from); res.Added+edited == 0 {
 			return errNoChange
 		}
 		res.Edited = edited
@@ -99,6 +113,25 @@ func fold(s *memfile.Store, copyPath, backup string, edits bool, from provenance
 		return res, err
 	}
 	return res, nil
+}
+
+// withholdSecrets splits entries into those without a secret and those with
+// one that dst does not hold word for word.
+func withholdSecrets(dst *memfile.File, entries []memfile.Entry) (clean, withheld []memfile.Entry) {
+	have := make(map[string]string, len(dst.Entries))
+	for i := range dst.Entries {
+		have[dst.Entries[i].ID] = memfile.RenderEntry(&dst.Entries[i], memfile.Orch)
+	}
+	for _, e := range entries {
+		if memfile.CheckSecrets(&e) != nil {
+			if r, ok := have[e.ID]; !ok || r != memfile.RenderEntry(&e, memfile.Orch) {
+				withheld = append(withheld, e)
+			}
+		} else {
+			clean = append(clean, e)
+		}
+	}
+	return clean, withheld
 }
 
 // replaceEdited replaces each entry of dst by the entry of src with its ID

@@ -136,7 +136,7 @@ func exitCode(err error) int {
 	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
 		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, policy.ErrRefused),
 		errors.Is(err, merge.ErrMassDeletion), errors.Is(err, hooks.ErrInWorktree), errors.Is(err, history.ErrTooBig), errors.Is(err, history.ErrMassRemoval),
-		errors.Is(err, memfile.ErrReadOnly):
+		errors.Is(err, memfile.ErrReadOnly), errors.Is(err, memfile.ErrSecret):
 		return exitRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return exitNoRepo

@@ -20,6 +20,7 @@ func addCommand() command {
 			&cli.StringFlag{Name: "type", Aliases: []string{"t"}, Usage: "entry type, e.g. pattern, decision, fix, solution"},
 			&cli.StringFlag{Name: "tags", Usage: "comma-separated tags"},
 			&cli.StringFlag{Name: "title", Usage: "heading of the entry (default: the content's first line)"},
+			allowSecretFlag,
 		},
 		args: func(c *cli.Context) (err error) {
 			if err = exactly(1, "add takes one CONTENT argument (or '-' for stdin), got %d")(c); err != nil {

@@ -16,7 +16,8 @@ func archiveCommand() command {
 
 func restoreCommand() command {
 	return command{name: "restore", usage: "move archived memories back to memories.md", argsUsage: "ID...",
-		args: atLeastOne("restore needs at least one ID"),
+		args:  atLeastOne("restore needs at least one ID"),
+		flags: []cli.Flag{allowSecretFlag},
 		run: func(s *session, c *cli.Context) error {
 			moved, err := s.m.Restore(c.Context, c.Args().Slice()...)
 			if exitCode(err) == exitNotFound {

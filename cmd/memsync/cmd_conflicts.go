@@ -28,6 +28,7 @@ func resolveCommand() command {
 			&cli.BoolFlag{Name: "ours", Usage: "keep the memory's version"},
 			&cli.BoolFlag{Name: "theirs", Usage: "take the other side's version"},
 			&cli.BoolFlag{Name: "edit", Usage: "edit both versions into one"},
+			allowSecretFlag,
 		},
 		args: func(c *cli.Context) error {
 			if err := exactly(1, "resolve needs one conflict ID (see memsync conflicts)")(c); err != nil {

@@ -11,7 +11,8 @@ import (
 
 func importCommand() command {
 	return command{name: "import", usage: "import memories kept by other tools (seed 001's layout, ralph, orch)", argsUsage: "DIR|FILE...",
-		args: atLeastOne("import needs a DIR or FILE"),
+		args:  atLeastOne("import needs a DIR or FILE"),
+		flags: []cli.Flag{allowSecretFlag},
 		run: func(s *session, c *cli.Context) error {
 			res, err := s.m.Import(c.Context, c.Args().Slice()...)
 			if ie := (*memsync.ImportError)(nil); errors.As(err, &ie) {

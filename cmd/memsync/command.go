@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/memfile"
 )
 
 // command declares one memsync command, as chezmoi declares its commands:
@@ -71,6 +74,9 @@ func (d command) action(c *cli.Context) error {
 			return err
 		}
 	}
+	if c.Bool(allowSecretFlag.Name) {
+		c.Context = memsync.AllowSecrets(c.Context)
+	}
 	s := &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, scope: c.String("session"), c: c}
 	switch {
 	case d.opens == repoOnly && c.Bool("global"):
@@ -87,6 +93,11 @@ func (d command) action(c *cli.Context) error {
 	}
 	return d.run(s, c)
 }
+
+// allowSecretFlag is the override of the secret check, on every command that
+// writes new or changed entries (add, import, restore, resolve).
+var allowSecretFlag = &cli.BoolFlag{Name: "allow-secret",
+	Usage: "store content the secret rules flag anyway (a false positive); the entry records the rule as '- " + memfile.SecretAllowedField + ": RULE'"}
 
 // onUsage marks urfave/cli's complaints about flags as usage errors.
 func onUsage(_ *cli.Context, err error, _ bool) error { return usageError{err} }
