@@ -15,11 +15,11 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/hugepage"
+	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/lock"
 )
 
@@ -641,10 +641,10 @@ func (s *Store) NewEntry(typ, title, content string, tags []string) Entry {
 	return e
 }
 
-// Control tells a control character other than a tab (a terminal escape,
-// a bell, C1): one a one-line field may not hold, and that a terminal would
-// act on when list prints it.
-func Control(r rune) bool { return r != '\t' && unicode.IsControl(r) }
+// Control tells a character other than a tab that a terminal or a viewer
+// would act on (a terminal escape, a bell, C1, a bidi override, a line
+// separator; termsafe.Unsafe): one a one-line field may not hold.
+func Control(r rune) bool { return r != '\t' && termsafe.Unsafe(r) }
 
 // TitleFrom makes a heading from content: its first line, shortened,
 // without control characters (a terminal escape in pasted output).

@@ -48,9 +48,9 @@ func addCommand() command {
 			}
 			switch e.Duplicate {
 			case "active":
-				fmt.Fprintf(s.stderr, "memsync: the same content is already stored as %s; nothing added\n", e.ID)
+				s.eprintf("memsync: the same content is already stored as %s; nothing added\n", e.ID)
 			case "archive":
-				fmt.Fprintf(s.stderr, "memsync: the same content is archived as %s; nothing added\nhint: bring it back with: memsync restore %s\n", e.ID, e.ID)
+				s.eprintf("memsync: the same content is archived as %s; nothing added\nhint: bring it back with: memsync restore %s\n", e.ID, e.ID)
 			}
 			return s.print(e, nil, func() { s.printf("%s\n", e.ID) })
 		},

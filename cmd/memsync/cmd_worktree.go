@@ -52,7 +52,7 @@ func runWorktreeAdd(s *session, c *cli.Context) error {
 		ResetBranch: c.String("B"), Detach: c.Bool("detach"), Force: c.Bool("force"), Quiet: c.Bool("quiet")}
 	res, err := s.m.WorktreeAdd(c.Context, c.Args().Get(0), o)
 	if we := new(memsync.WorktreeExistsError); errors.As(err, &we) {
-		fmt.Fprintf(s.stderr, "hint: %s is a worktree already (an interrupted 'memsync worktree add' leaves it unlinked): memsync worktree link %s\n", we.Path, we.Path)
+		s.eprintf("hint: %s is a worktree already (an interrupted 'memsync worktree add' leaves it unlinked): memsync worktree link %s\n", we.Path, we.Path)
 	}
 	return s.print(res, err, func() { s.printf("%s\n", res.Message) })
 }
