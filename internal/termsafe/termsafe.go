@@ -48,7 +48,7 @@ func clean(s string, keep bool) bool {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 || Unsafe(r) && !(keep && (r == '\n' || r == '\t')) {
+		if r == utf8.RuneError && n == 1 || Unsafe(r) && !kept(r, keep) {
 			return false
 		}
 		i += n
@@ -67,7 +67,7 @@ func escape(s string, keep bool) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case keep && (r == '\n' || r == '\t'):
+		case kept(r, keep):
 			b.WriteRune(r)
 		case r < 0x100 && Unsafe(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
@@ -80,3 +80,6 @@ func escape(s string, keep bool) string {
 	}
 	return b.String()
 }
+
+// kept tells a tab or newline that Text keeps (keep).
+func kept(r rune, keep bool) bool { return keep && (r == '\n' || r == '\t') }

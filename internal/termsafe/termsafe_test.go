@@ -32,7 +32,7 @@ func checkSafe(t *testing.T, in, out string, keep bool) {
 		t.Fatalf("%q -> %q: not valid UTF-8", in, out)
 	}
 	for _, r := range out {
-		if Unsafe(r) && !(keep && (r == '\n' || r == '\t')) {
+		if Unsafe(r) && !kept(r, keep) {
 			t.Fatalf("%q -> %q: holds %U", in, out, r)
 		}
 	}
