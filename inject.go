@@ -3,9 +3,12 @@ package memsync
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/memsync/memsync/config"
 	"github.com/memsync/memsync/inject"
+	"github.com/memsync/memsync/internal/gitconfig"
 )
 
 // InjectOptions override, for one Inject, what the configuration sets
@@ -35,8 +38,9 @@ type InjectResult struct {
 	Mode    string `json:"mode"`    // the mode in effect
 	Enabled bool   `json:"enabled"` // memories are enabled in the configuration
 	Prompt  string `json:"prompt"`  // the prompt as given
-	// Output is the prompt for the agent: with Mode auto, "# Memories", the
-	// chosen entries, "---", "# Task", then the prompt; else the prompt.
+	// Output is the prompt for the agent: with Mode auto, the memory block
+	// ("# Memories", a one-line notice, the chosen entries quoted in a
+	// fence), "---", "# Task", then the prompt; else the prompt.
 	Output string `json:"output"`
 	// Memories is the block of chosen memories (manual mode gives it to the
 	// agent apart from the prompt).
@@ -103,7 +107,7 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 	if err != nil {
 		return out, err
 	}
-	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter, Keep: m.InView, Vectors: sem})
+	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter, Keep: m.InView, Vectors: sem, User: m.gitEmail()})
 	if res.Block == "" && res.Omitted > 0 {
 		m.warn(fmt.Sprintf("a budget of %d tokens leaves no room for any memory; %s", cfg.Budget, inject.Note(res.Omitted, res.Filtered)))
 	}
@@ -118,4 +122,19 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 		out.Output = res.Prompt(prompt)
 	}
 	return out, nil
+}
+
+// gitEmail is the email of the current git user, as git would name them in
+// a commit: GIT_AUTHOR_EMAIL, else user.email of the repository's effective
+// configuration; "" when neither is set, and for the global layer without
+// GIT_AUTHOR_EMAIL (no repository to read).
+func (m *Memory) gitEmail() string {
+	if v := strings.TrimSpace(os.Getenv("GIT_AUTHOR_EMAIL")); v != "" {
+		return v
+	}
+	if m.repo == nil {
+		return ""
+	}
+	v, _ := gitconfig.Effective(m.repo.CommonDir, m.repo.GitDir).Get("user.email")
+	return strings.TrimSpace(v)
 }

@@ -116,7 +116,7 @@ func TestSearchByMeaning(t *testing.T) {
 	if n := e.count(); n != 6 {
 		t.Fatalf("a new Memory embedded %d texts in all, want only its query more", n)
 	}
-	res, err := m.Inject(ctx, "ram", InjectOptions{Budget: new(90)})
+	res, err := m.Inject(ctx, "ram", InjectOptions{Budget: new(130)})
 	if err != nil || len(res.Entries) != 1 || res.Entries[0].ID != added[0].ID {
 		t.Fatalf("inject ram: %+v %v, want %s alone", res, err, added[0].ID)
 	}

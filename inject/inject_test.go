@@ -42,15 +42,11 @@ func TestBudgetOnLargeMemory(t *testing.T) {
 		if n, _ := strconv.Atoi(m[1]); n != res.Omitted {
 			t.Fatalf("budget %d: note says %d, omitted %d", budget, n, res.Omitted)
 		}
-		body := strings.Join(lines[:len(lines)-1], "\n") + "\n"
-		back := memfile.Parse([]byte(body))
-		if len(back.Problems) > 0 || len(back.Entries) != len(res.Chosen) {
-			t.Fatalf("budget %d: block parses to %d entries (%v), chose %d", budget, len(back.Entries), back.Problems, len(res.Chosen))
-		}
-		for k, i := range res.Chosen {
-			want := memfile.RenderEntry(&f.Entries[i], memfile.Orch)
-			if got := memfile.RenderEntry(&back.Entries[k], memfile.Orch); got != want {
-				t.Fatalf("budget %d: entry %d cut or changed:\n%s\nwant\n%s", budget, i, got, want)
+		checkFramed(t, res.Prompt("Do it\n"), "Do it\n")
+		for _, i := range res.Chosen {
+			want := renderEntry(&f.Entries[i], "", time.Now())
+			if !strings.Contains(res.Block, "\n"+want) {
+				t.Fatalf("budget %d: entry %d cut or changed; want\n%s", budget, i, want)
 			}
 		}
 		if budget >= 2000 && len(res.Chosen) == 0 {
@@ -86,8 +82,8 @@ func TestRelevanceBeatsRecency(t *testing.T) {
 		es = append(es, entry("pattern", fmt.Sprintf("Frontend note %d", i), fmt.Sprintf("Button colours follow the design tokens, variant %d", i), fmt.Sprintf("2026-03-%02d", i+1), "ui"))
 	}
 	f := fileOf(es...)
-	size := len(memfile.RenderEntry(&f.Entries[0], memfile.Orch))
-	budget := len(Header) + len(TaskSeparator) + len(Note(len(es), 0)) + 2 + 2*size + 1
+	size := len(renderEntry(&f.Entries[0], "", time.Now()))
+	budget := frameSize(minFence) + len(Note(len(es), 0)) + 2 + 2*size + 1
 	res := Select(f, Options{Budget: budget, Query: "why is the postgres pool limited?"})
 	if len(res.Chosen) == 0 || res.Chosen[0] != 0 {
 		t.Fatalf("chosen %v, want the postgres entry (0) first", res.Chosen)
@@ -106,8 +102,8 @@ func TestCorrectionsGoLast(t *testing.T) {
 		entry("fix", "Flaky login test", "Wait for the session cookie before asserting", "2026-01-01"),
 		entry("pattern", "Naming", "Use verbs for commands and nouns for packages", "2026-02-01"),
 	)
-	size := len(memfile.RenderEntry(&f.Entries[0], memfile.Orch))
-	budget := len(Header) + len(TaskSeparator) + len(Note(2, 0)) + 2 + size
+	size := len(renderEntry(&f.Entries[0], "", time.Now()))
+	budget := frameSize(minFence) + len(Note(2, 0)) + 2 + size
 	res := Select(f, Options{Budget: budget})
 	if len(res.Chosen) != 1 || f.Entries[res.Chosen[0]].Type != "fix" || res.Omitted != 1 {
 		t.Fatalf("chosen %v omitted %d, want the fix alone", res.Chosen, res.Omitted)
@@ -139,25 +135,65 @@ func TestFilterAndDamage(t *testing.T) {
 	}
 }
 
-// TestShape: the layout of seed 004 §8.1.
+// TestShape: the memory block, the notice, the fenced entries, the task
+// section once, after it.
 func TestShape(t *testing.T) {
+	now := time.Date(2026, 1, 29, 15, 0, 0, 0, time.UTC)
 	f := fileOf(entry("pattern", "Error Handling", "Always use try-catch blocks for async operations", "2026-01-26", "pattern", "error-handling"))
-	res := Select(f, Options{})
-	want := "# Memories\n\n## Pattern: Error Handling\n- Tags: pattern, error-handling\n- Date: 2026-01-26\n- ID: " + f.Entries[0].ID +
-		"\n- Content: Always use try-catch blocks for async operations\n\n---\n\n# Task\n\nDo it\n"
+	res := Select(f, Options{Now: now})
+	want := "# Memories\n\n" + Notice + "```memories\n[" + f.Entries[0].ID + "] Pattern: Error Handling\n" +
+		"    2026-01-26 (3 days old); tags: pattern, error-handling\n" +
+		"    Always use try-catch blocks for async operations\n```\n\n---\n\n# Task\n\nDo it\n"
 	if got := res.Prompt("Do it\n"); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestAuthorAndAge: the author field is shown, marked when it is not the
+// git user; the age counts days from the entry's date.
+func TestAuthorAndAge(t *testing.T) {
+	now := time.Date(2026, 3, 10, 23, 59, 0, 0, time.UTC)
+	mine := entry("fix", "Mine", "a", "2026-03-10")
+	mine.SetField(AuthorField, "Ann Lee <Ann@Example.com>")
+	theirs := entry("fix", "Theirs", "b", "2026-03-09")
+	theirs.SetField(AuthorField, "Eve <eve@example.org>")
+	theirs.SetField("Source", "https://example.org/x")
+	unknown := entry("fix", "Unknown", "c", "2026-02-08")
+	f := fileOf(mine, theirs, unknown)
+	block := Select(f, Options{Now: now, User: "ann@example.com"}).Block
+	for _, want := range []string{
+		"    2026-03-10 (today); by Ann Lee <Ann@Example.com>\n",
+		"    2026-03-09 (1 day old); by Eve <eve@example.org> (other author)\n    b\n    Source: https://example.org/x\n",
+		"    2026-02-08 (30 days old)\n    c\n",
+	} {
+		if !strings.Contains(block, want) {
+			t.Errorf("block lacks %q:\n%s", want, block)
+		}
+	}
+	if n := strings.Count(block, "other author)"); n != 1 {
+		t.Errorf("%d entries marked, want 1:\n%s", n, block)
+	}
+	if strings.Contains(Select(f, Options{Now: now}).Block, "(other author)") {
+		t.Error("no git user, yet an entry is marked")
+	}
+	for _, c := range []struct {
+		author, user string
+		other        bool
+	}{{"A <a@x>", "a@x", false}, {"a@x", "A@X", false}, {"A <a@x>", "b@x", true}, {"A <a@x>", "", false}, {"<>", "a@x", true}} {
+		if got := OtherAuthor(c.author, c.user); got != c.other {
+			t.Errorf("OtherAuthor(%q, %q) = %v", c.author, c.user, got)
+		}
 	}
 }
 
 // TestMinSize: the cheap bound never exceeds the rendered size.
 func TestMinSize(t *testing.T) {
 	f := memfile.Parse(memfile.GenerateFile(256<<10, 3))
-	f.Entries = append(f.Entries, entry("", "t", "", ""), entry("fix", "multi", "a\nb\n\nc", "2026-01-01", "x", "y"))
+	f.Entries = append(f.Entries, entry("", "t", "", ""), entry("fix", "multi", "a\nb\n\nc\n\n", "2026-01-01", "x", "y"), entry("", "", "\n", ""))
 	for i := range f.Entries {
 		e := &f.Entries[i]
-		if got, want := minSize(e), len(memfile.RenderEntry(e, memfile.Orch)); got > want {
-			t.Fatalf("entry %d: bound %d > size %d:\n%s", i, got, want, memfile.RenderEntry(e, memfile.Orch))
+		if got, want := minSize(e), len(renderEntry(e, "", time.Now())); got > want || want < minEntryBytes {
+			t.Fatalf("entry %d: bound %d > size %d:\n%s", i, got, want, renderEntry(e, "", time.Now()))
 		}
 	}
 }

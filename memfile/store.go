@@ -15,11 +15,11 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/hugepage"
+	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/lock"
 )
 
@@ -39,6 +39,10 @@ var (
 	ErrTooLarge = errors.New("entry too large")
 	// ErrInvalid: an entry that cannot be written as given.
 	ErrInvalid = errors.New("invalid entry")
+	// ErrControl: a title, type or tag holding a character a terminal or
+	// a viewer would act on (Control); errors that wrap it wrap ErrInvalid
+	// too.
+	ErrControl = errors.New("control character")
 	// ErrReadOnly: the memory file (or the archive) has no owner write bit;
 	// memsync refuses every write to it, whoever runs it (root included).
 	ErrReadOnly = errors.New("memory file is read-only")
@@ -225,6 +229,8 @@ func Fix(err error) string {
 		return pe.Fix()
 	case errors.Is(err, ErrUnsafePath):
 		return "memsync never writes through a link that leaves the memory home; remove the link, then run 'memsync worktree link'"
+	case errors.Is(err, ErrControl):
+		return "a title, type or tag is one line of plain text: leave out the escape or control character (content may hold tabs and newlines)"
 	case errors.Is(err, ErrReadOnly):
 		return "memsync writes no memory file you made read-only; to let it write again, run chmod u+w on that file"
 	case errors.Is(err, ErrSecret):
@@ -620,7 +626,7 @@ func (s *Store) Validate(e *Entry) error {
 	}
 	for name, v := range map[string]string{"title": e.Title, "type": e.Type, "tags": strings.Join(e.Tags, ",")} {
 		if i := strings.IndexFunc(v, Control); i >= 0 {
-			return fmt.Errorf("%w: the %s holds the control character %U (list and search print it)", ErrInvalid, name, []rune(v[i:])[0])
+			return fmt.Errorf("%w: the %s holds the %w %U", ErrInvalid, name, ErrControl, []rune(v[i:])[0])
 		}
 	}
 	if n := len(RenderEntry(e, Orch)); n > s.maxEntryBytes() {
@@ -645,10 +651,10 @@ func (s *Store) NewEntry(typ, title, content string, tags []string) Entry {
 	return e
 }
 
-// Control tells a control character other than a tab (a terminal escape,
-// a bell, C1): one a one-line field may not hold, and that a terminal would
-// act on when list prints it.
-func Control(r rune) bool { return r != '\t' && unicode.IsControl(r) }
+// Control tells a character other than a tab that a terminal or a viewer
+// would act on (a terminal escape, a bell, C1, a bidi override, a line
+// separator; termsafe.Unsafe): one a one-line field may not hold.
+func Control(r rune) bool { return r != '\t' && termsafe.Unsafe(r) }
 
 // TitleFrom makes a heading from content: its first line, shortened,
 // without control characters (a terminal escape in pasted output).

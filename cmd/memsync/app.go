@@ -16,6 +16,7 @@ import (
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
@@ -108,16 +109,16 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return code
 	}
 	if ctx.Err() != nil { // a signal: the command stopped where it was
-		fmt.Fprintf(stderr, "memsync: interrupted: %s\n", msg)
+		fmt.Fprintf(stderr, "memsync: interrupted: %s\n", termsafe.Text(msg))
 		return code
 	}
-	fmt.Fprintf(stderr, "memsync: error: %s\n", msg)
+	fmt.Fprintf(stderr, "memsync: error: %s\n", termsafe.Text(msg))
 	hint := defaultHint(err)
 	if h := (hinted{}); errors.As(err, &h) {
 		hint = h.hint
 	}
 	if hint != "" {
-		fmt.Fprintf(stderr, "hint: %s\n", hint)
+		fmt.Fprintf(stderr, "hint: %s\n", termsafe.Text(hint))
 	}
 	return code
 }

@@ -23,7 +23,7 @@ func addCommand() command {
 			allowSecretFlag,
 		},
 		args: func(c *cli.Context) (err error) {
-			if err = exactly(1, "add takes one CONTENT argument (or '-' for stdin), got %d")(c); err != nil {
+			if err = oneArg("add takes one CONTENT argument (or '-' for stdin), got %d")(c); err != nil {
 				return err
 			}
 			if content = c.Args().First(); content == "-" {
@@ -46,9 +46,9 @@ func addCommand() command {
 			}
 			switch e.Duplicate {
 			case "active":
-				fmt.Fprintf(s.stderr, "memsync: the same content is already stored as %s; nothing added\n", e.ID)
+				s.eprintf("memsync: the same content is already stored as %s; nothing added\n", e.ID)
 			case "archive":
-				fmt.Fprintf(s.stderr, "memsync: the same content is archived as %s; nothing added\nhint: bring it back with: memsync restore %s\n", e.ID, e.ID)
+				s.eprintf("memsync: the same content is archived as %s; nothing added\nhint: bring it back with: memsync restore %s\n", e.ID, e.ID)
 			}
 			return s.print(e, nil, func() { s.printf("%s\n", e.ID) })
 		},

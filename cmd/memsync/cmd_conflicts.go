@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/policy"
@@ -31,7 +32,7 @@ func resolveCommand() command {
 			allowSecretFlag,
 		},
 		args: func(c *cli.Context) error {
-			if err := exactly(1, "resolve needs one conflict ID (see memsync conflicts)")(c); err != nil {
+			if err := oneArg("resolve needs one conflict ID (see memsync conflicts)")(c); err != nil {
 				return err
 			}
 			if len(keeps(c)) != 1 {
@@ -76,13 +77,14 @@ func runConflicts(s *session, c *cli.Context) error {
 			}
 			for l := range strings.Lines(j.Diff) {
 				l = strings.TrimSuffix(l, "\n")
+				code := "0"
 				for _, p := range [][2]string{{"@@", "36"}, {"-", "31"}, {"+", "32"}} {
 					if strings.HasPrefix(l, p[0]) {
-						l = paint(color, p[1], l)
+						code = p[1]
 						break
 					}
 				}
-				s.printf("%s\n", l)
+				s.printf("%s\n", paint(color && code != "0", code, l))
 			}
 		}
 		s.printf("\nsettle each with: memsync resolve ID --ours|--theirs|--edit\n")
@@ -99,11 +101,13 @@ func colorOK(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func paint(on bool, code, s string) string {
+// paint is s escaped (termsafe.Text), in the color of code when on.
+func paint(on bool, code, s string) painted {
+	s = termsafe.Text(s)
 	if !on {
-		return s
+		return painted(s)
 	}
-	return "\x1b[" + code + "m" + s + "\x1b[0m"
+	return painted("\x1b[" + code + "m" + s + "\x1b[0m")
 }
 
 func runResolve(s *session, c *cli.Context) error {

@@ -20,7 +20,7 @@ func editCommand() command {
 			&cli.StringFlag{Name: "tags", Usage: "the new comma-separated tags ('' removes them)"},
 			&cli.StringFlag{Name: "type", Aliases: []string{"t"}, Usage: "the new type ('' removes it)"},
 		},
-		args: exactly(1, "edit needs one ID, got %d"),
+		args: oneArg("edit needs one ID, got %d"),
 		run:  runEdit,
 	}
 }
@@ -77,6 +77,6 @@ func runEdit(s *session, c *cli.Context) error {
 			s.printf("%s unchanged\n", res.Entry.ID)
 			return
 		}
-		s.printf("edited %s\n", visible(res.Entry.ID+"  "+res.Entry.Heading()))
+		s.printf("edited %s\n", res.Entry.ID+"  "+res.Entry.Heading())
 	})
 }

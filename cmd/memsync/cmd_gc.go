@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
@@ -17,7 +15,7 @@ func gcCommand() command {
 			return s.print(res, err, func() {
 				s.printEntries(map[bool]string{false: "archived", true: "would archive"}[res.DryRun], res.Moved)
 				if len(res.Moved) == 0 {
-					fmt.Fprintln(s.stderr, "nothing to archive: every entry is within the limits")
+					s.eprintf("nothing to archive: every entry is within the limits\n")
 				}
 			})
 		},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,7 +19,7 @@ func importCommand() command {
 			}
 			return s.print(res, err, func() {
 				s.printEntries("imported", res.Added)
-				fmt.Fprintf(s.stderr, "imported %d entries (%d archived), skipped %d already stored\n", len(res.Added), res.Archived, res.Skipped)
+				s.eprintf("imported %d entries (%d archived), skipped %d already stored\n", len(res.Added), res.Archived, res.Skipped)
 			})
 		},
 	}

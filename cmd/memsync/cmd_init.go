@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/urfave/cli/v2"
 
@@ -49,7 +48,7 @@ func initCommand() command {
 					}
 				case res.Tracked && !res.MergeDriverSet:
 					s.warn(".agent/memories.md is tracked by git on this branch; memsync keeps memory history on its own ref instead")
-					fmt.Fprintf(s.stderr, "hint: stop tracking it (the file stays on disk): %s\n", untrack)
+					s.eprintf("hint: stop tracking it (the file stays on disk): %s\n", untrack)
 				}
 			})
 		},

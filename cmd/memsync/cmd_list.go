@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
@@ -18,11 +16,11 @@ func listCommand() command {
 			entries = memsync.Filtered(entries, filter)
 			return s.print(entries, err, func() {
 				if len(entries) == 0 && filter != (memsync.Filter{}) {
-					fmt.Fprintln(s.stderr, "no memories match the filter")
+					s.eprintf("no memories match the filter\n")
 				} else if len(entries) == 0 && c.Bool("archive") {
-					fmt.Fprintln(s.stderr, "the archive is empty")
+					s.eprintf("the archive is empty\n")
 				} else if len(entries) == 0 {
-					fmt.Fprintln(s.stderr, "no memories yet; add one with: memsync add \"what you learned\" -t pattern")
+					s.eprintf("no memories yet; add one with: memsync add \"what you learned\" -t pattern\n")
 					s.hintSync(c)
 				}
 				for i := range entries {

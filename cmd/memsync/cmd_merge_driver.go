@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
@@ -45,7 +46,7 @@ func runMergeDriver(_ *session, c *cli.Context) error {
 	}
 	if n := len(r.Conflicts); n > 0 {
 		fmt.Fprintf(c.App.ErrWriter, "memsync: %s: %d entr%s edited differently on both sides, written between conflict markers;\n"+
-			"hint: 'memsync doctor --fix' merges them by entry (ours kept, theirs recorded for 'memsync conflicts')\n", path, n, words.Plural(n, "y", "ies"))
+			"hint: 'memsync doctor --fix' merges them by entry (ours kept, theirs recorded for 'memsync conflicts')\n", termsafe.Line(path), n, words.Plural(n, "y", "ies"))
 		return cli.Exit("", 1)
 	}
 	return nil

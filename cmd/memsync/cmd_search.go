@@ -67,7 +67,7 @@ func runSearch(s *session, c *cli.Context) error {
 			s.printLine(prefix, &hits[i])
 		}
 		if len(hits) == 0 {
-			fmt.Fprintf(s.stderr, "no memory matches %q\n", query)
+			s.eprintf("no memory matches %q\n", query)
 		}
 	})
 }

@@ -43,7 +43,7 @@ func runShow(s *session, c *cli.Context) error {
 		if k > 0 {
 			s.printf("\n")
 		}
-		s.printf("%s", visibleLines(memfile.RenderEntry(&f.Entries[i], memfile.Orch)))
+		s.printf("%s", memfile.RenderEntry(&f.Entries[i], memfile.Orch))
 	}
 	return nil
 }

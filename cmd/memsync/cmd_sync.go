@@ -80,7 +80,7 @@ func (s *session) printChanges(changes []memsync.Change, prefix string) {
 		if e == nil {
 			e = ch.Before
 		}
-		s.printf("%s%s %s\n", prefix, mark[ch.Kind], visible(ch.ID+"  "+e.Heading()))
+		s.printf("%s%s %s\n", prefix, mark[ch.Kind], ch.ID+"  "+e.Heading())
 	}
 }
 

@@ -33,7 +33,7 @@ func worktreeCommand() command {
 			args:  noArgs("worktree doctor"), run: runWorktreeDoctor},
 		{name: "remove", usage: "fold a worktree's own memory entries into the shared memory, then git worktree remove", argsUsage: "PATH",
 			flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "passed to git worktree remove"}},
-			args:  exactly(1, "worktree remove needs one PATH"), run: runWorktreeRemove},
+			args:  oneArg("worktree remove needs one PATH"), run: runWorktreeRemove},
 	}}
 }
 
@@ -52,7 +52,7 @@ func runWorktreeAdd(s *session, c *cli.Context) error {
 		ResetBranch: c.String("B"), Detach: c.Bool("detach"), Force: c.Bool("force"), Quiet: c.Bool("quiet")}
 	res, err := s.m.WorktreeAdd(c.Context, c.Args().Get(0), o)
 	if we := new(memsync.WorktreeExistsError); errors.As(err, &we) {
-		fmt.Fprintf(s.stderr, "hint: %s is a worktree already (an interrupted 'memsync worktree add' leaves it unlinked): memsync worktree link %s\n", we.Path, we.Path)
+		s.eprintf("hint: %s is a worktree already (an interrupted 'memsync worktree add' leaves it unlinked): memsync worktree link %s\n", we.Path, we.Path)
 	}
 	return s.print(res, err, func() { s.printf("%s\n", res.Message) })
 }

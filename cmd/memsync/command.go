@@ -113,9 +113,9 @@ func nargs(lo, hi int, msg string) func(*cli.Context) error {
 	}
 }
 
-func exactly(n int, msg string) func(*cli.Context) error { return nargs(n, n, msg) }
-func atLeastOne(msg string) func(*cli.Context) error     { return nargs(1, -1, msg) }
-func atMost(n int, msg string) func(*cli.Context) error  { return nargs(0, n, msg) }
+func oneArg(msg string) func(*cli.Context) error        { return nargs(1, 1, msg) }
+func atLeastOne(msg string) func(*cli.Context) error    { return nargs(1, -1, msg) }
+func atMost(n int, msg string) func(*cli.Context) error { return nargs(0, n, msg) }
 
 // noArgs is the check of a command that takes no arguments.
 func noArgs(name string) func(*cli.Context) error { return atMost(0, name+" takes no arguments") }

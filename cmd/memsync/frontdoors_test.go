@@ -180,7 +180,7 @@ func TestFrontDoorsAgreeOnMeaning(t *testing.T) {
 		cli[0].ID != want.ID || found.Entries[0].ID != want.ID || goHits[0].ID != want.ID {
 		t.Fatalf("search ram, want %s first: CLI %+v MCP %+v Go %+v %v", want.ID, cli, found.Entries, goHits, err)
 	}
-	if out := memsyncIn(t, env, repo, "inject", "--budget", "102", "ram"); !strings.Contains(out, want.Content) {
+	if out := memsyncIn(t, env, repo, "inject", "--budget", "120", "ram"); !strings.Contains(out, want.Content) {
 		t.Fatalf("inject ram: want %q in\n%s", want.Content, out)
 	}
 	if st := gitRun(t, env, repo, "status", "--porcelain"); strings.TrimSpace(st) != "" {

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
@@ -81,13 +81,13 @@ func filterOf(c *cli.Context) memsync.Filter {
 	return memsync.Filter{Author: c.String("author"), Branch: c.String("branch"), Agent: c.String("agent")}
 }
 
-func (s *session) warn(msg string) { fmt.Fprintf(s.stderr, "memsync: warning: %s\n", msg) }
+func (s *session) warn(msg string) { s.eprintf("memsync: warning: %s\n", msg) }
 
 // hintSync says, when a read found the memory empty in a clone that never
 // synced, that its team's memory may be on the remote.
 func (s *session) hintSync(c *cli.Context) {
 	if name := s.m.NeverSynced(c.Context); name != "" {
-		fmt.Fprintf(s.stderr, "hint: this clone has not fetched its team's memory yet: memsync sync %s\n", name)
+		s.eprintf("hint: this clone has not fetched its team's memory yet: memsync sync %s\n", name)
 	}
 }
 
@@ -105,12 +105,42 @@ func (s *session) print(v any, err error, text func()) error {
 	return enc.Encode(v)
 }
 
-func (s *session) printf(format string, a ...any) { fmt.Fprintf(s.stdout, format, a...) }
+// printf prints to stdout with every argument shown safely (shown).
+func (s *session) printf(format string, a ...any) { fmt.Fprintf(s.stdout, format, shown(a)...) }
+
+// eprintf prints to stderr with every argument shown safely (shown).
+func (s *session) eprintf(format string, a ...any) { fmt.Fprintf(s.stderr, format, shown(a)...) }
+
+// painted is text that printf writes as it is: memsync's own colors, around
+// text already escaped (paint).
+type painted string
+
+// shown is a copy of printf's arguments with their text (strings, errors,
+// Stringers) escaped by termsafe.Text: text from a memory file, a snapshot
+// or a remote never sends a terminal escape. Tabs and newlines stay.
+func shown(a []any) []any {
+	out := make([]any, len(a))
+	for i, v := range a {
+		switch v := v.(type) {
+		case painted:
+			out[i] = string(v)
+		case string:
+			out[i] = termsafe.Text(v)
+		case error:
+			out[i] = termsafe.Text(v.Error())
+		case fmt.Stringer:
+			out[i] = termsafe.Text(v.String())
+		default:
+			out[i] = v
+		}
+	}
+	return out
+}
 
 // printEntries prints one line per entry: verb, ID, heading.
 func (s *session) printEntries(verb string, entries []memsync.Entry) {
 	for _, e := range entries {
-		s.printf("%s %s\n", verb, visible(e.ID+"  "+e.Heading()))
+		s.printf("%s %s\n", verb, e.ID+"  "+e.Heading())
 	}
 }
 
@@ -120,36 +150,5 @@ func (s *session) printLine(prefix string, e *memsync.Entry) {
 	if len(e.Tags) > 0 {
 		tags = "  [" + strings.Join(e.Tags, ", ") + "]"
 	}
-	s.printf("%s%3d  %s\n", prefix, e.Number, visible(e.ID+"  "+e.Date+"  "+e.Heading()+tags))
-}
-
-// visibleLines is visible for text of several lines: line ends stay.
-func visibleLines(text string) string {
-	lines := strings.SplitAfter(text, "\n")
-	for i, l := range lines {
-		body, nl := strings.CutSuffix(l, "\n")
-		lines[i] = visible(body)
-		if nl {
-			lines[i] += "\n"
-		}
-	}
-	return strings.Join(lines, "")
-}
-
-// visible writes the control characters of one line read from a memory
-// file (a terminal escape a cloned repository's file holds) as text:
-// "\x1b", never the raw byte a terminal would act on.
-func visible(line string) string {
-	if !strings.ContainsFunc(line, memfile.Control) {
-		return line
-	}
-	var b strings.Builder
-	for _, r := range line {
-		if memfile.Control(r) { // C0, DEL and C1: all below 0x100
-			fmt.Fprintf(&b, "\\x%02x", r)
-		} else {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	s.printf("%s%3d  %s\n", prefix, e.Number, e.ID+"  "+e.Date+"  "+e.Heading()+tags)
 }
