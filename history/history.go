@@ -259,7 +259,16 @@ func toSnapshot(c *commitInfo) *Snapshot {
 // Files returns the memory files a snapshot holds, and its conflict log. A file larger than
 // Limit allows is not read: the error is a *TooBigError naming the
 // snapshot, the file and both sizes.
-func (h *History) Files(hash string) (Files, error) {
+func (h *History) Files(hash string) (f Files, err error) {
+	err = h.relisted(func() error {
+		f, err = h.files(hash)
+		return err
+	})
+	return f, err
+}
+
+// files is Files, once.
+func (h *History) files(hash string) (Files, error) {
 	var f Files
 	c, err := readCommit(h.st, plumbing.NewHash(hash))
 	if err != nil {

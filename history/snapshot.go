@@ -111,19 +111,12 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	var prevTree plumbing.Hash
 	if !old.IsZero() {
 		var c *commitInfo
-		// A git gc at work moves objects from loose files and old packs into
-		// a new pack: what this storage listed a moment ago may be gone.
-		// Listed again, they are found; missing twice, they are missing.
-		for try := 0; ; try++ {
+		err = h.relisted(func() (err error) {
 			if c, err = readCommit(h.st, old); err == nil {
 				prev, err = h.readLayout(c.tree)
 			}
-			if err == nil || try == 2 || !vanished(err) {
-				break
-			}
-			time.Sleep(time.Duration(try+1) * 20 * time.Millisecond)
-			h.st.Reindex()
-		}
+			return err
+		})
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
 			return nil, &RefDamage{Ref: Ref, Commit: old.String(), Why: err.Error()}
 		}
@@ -145,12 +138,18 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	before := Files{Memory: files.Memory, Archive: files.Archive}
 	var recErr error
 	if !memSame {
-		before.Memory, recErr = h.read(prev.memory, h.Limit(MemoryName), known(memory))
+		recErr = h.relisted(func() (err error) {
+			before.Memory, err = h.read(prev.memory, h.Limit(MemoryName), known(memory))
+			return err
+		})
 	}
 	if guard && !h.AcceptRemoval {
 		var archErr error
 		if !archSame {
-			before.Archive, archErr = h.read(prev.archive, h.Limit(ArchiveName), known(archive))
+			archErr = h.relisted(func() (err error) {
+				before.Archive, err = h.read(prev.archive, h.Limit(ArchiveName), known(archive))
+				return err
+			})
 		}
 		if err := errors.Join(recErr, archErr); vanished(err) {
 			return nil, &RefDamage{Ref: Ref, Commit: old.String(), Why: err.Error()}
@@ -350,4 +349,19 @@ func (h *History) allMine(changes []Change) bool {
 		}
 	}
 	return true
+}
+
+// relisted runs read, and again after listing the object store anew while
+// it fails because an object or pack was not where the store listed it: a
+// git gc at work moves objects from loose files and old packs into a new
+// pack, and deletes the old ones, maybe several times in a row. Objects
+// still missing after a few tries (about 0.3 s) are missing.
+func (h *History) relisted(read func() error) error {
+	err := read()
+	for try := 0; try < 4 && vanished(err); try++ {
+		time.Sleep(time.Duration(20<<try) * time.Millisecond)
+		h.st.Reindex()
+		err = read()
+	}
+	return err
 }
