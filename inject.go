@@ -74,7 +74,7 @@ func (o InjectOptions) settings(cfg config.Config) config.Config {
 }
 
 // Inject chooses the memories for an agent's prompt (orch's
-// memories.inject, seed 004 §8): under the budget, entries in the session's
+// memories.inject): under the budget, entries in the session's
 // view are ranked by relevance to the query blended with recency (fixes and
 // solutions get a bonus); entries are never cut. The chosen entries count
 // as accessed. With mode none no memory is read.

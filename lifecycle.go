@@ -264,7 +264,7 @@ func (e *ImportError) Error() string { return e.Err.Error() }
 // Unwrap returns the reading error.
 func (e *ImportError) Unwrap() error { return e.Err }
 
-// Import adds memories kept by other tools (memfile.ReadForeign: seed 001's
+// Import adds memories kept by other tools (memfile.ReadForeign: a folder of
 // folder of front-matter files, ralph's and orch's memories.md), archived
 // ones to the archive, skipping any whose ID or content is already stored,
 // so importing twice adds nothing. Every source is read before anything is

@@ -52,7 +52,7 @@ type Options struct {
 	// MaxBytes is the size cap of the active file; MEMSYNC_MAX_BYTES; default 10 MB.
 	MaxBytes int64
 	// MaxEntries and TTLDays are gc's limits; MCP_MEMORY_MAX_ENTRIES and
-	// MCP_MEMORY_TTL_DAYS (seed 001's names); default 1000 entries, 90 days.
+	// MCP_MEMORY_TTL_DAYS (the MCP server's names); default 1000 entries, 90 days.
 	// nil is unset; new(0) is no maximum, and a TTL of 0 days (every entry
 	// not accessed since now expires).
 	MaxEntries *int

@@ -31,7 +31,7 @@ import (
 	"github.com/memsync/memsync/policy"
 )
 
-// Mode is how memories reach a prompt (seed 004 §8).
+// Mode is how memories reach a prompt.
 type Mode string
 
 // The injection modes.
@@ -80,7 +80,7 @@ type Config struct {
 	Files []string
 }
 
-// Default is the configuration when no file sets anything (seed 004 §5.2).
+// Default is the configuration when no file sets anything.
 func Default() Config {
 	return Config{Enabled: true, Inject: Auto, Budget: DefaultBudget}
 }

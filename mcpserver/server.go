@@ -1,4 +1,4 @@
-// Package mcpserver is memsync's MCP server: seed 001's memory tools over
+// Package mcpserver is memsync's MCP server: the memory tools over
 // the official MCP Go SDK, for agents that talk MCP rather than run the CLI.
 //
 // It is a thin adapter over *memsync.Memory: project tools work on the

@@ -12,7 +12,7 @@ import (
 	"github.com/memsync/memsync/memfile"
 )
 
-// SaveInput are save_to_memory's arguments (seed 001, plus type and title).
+// SaveInput are save_to_memory's arguments (content, tags, key, session, plus type and title).
 type SaveInput struct {
 	Content       string   `json:"content" jsonschema:"what to remember; any text, several lines are fine"`
 	Key           string   `json:"key,omitempty" jsonschema:"a name to get the entry back by, e.g. api-auth-decision (one line, not a number)"`

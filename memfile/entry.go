@@ -1,5 +1,5 @@
 // Package memfile reads and writes memories.md, the memory file of orch
-// (seed 004) and of ralph-orchestrator, and keeps it safe on disk: appends and
+// (orch's) and of ralph-orchestrator, and keeps it safe on disk: appends and
 // atomic rewrites under the one lock (package lock), damage reports with line
 // numbers, backups before any rewrite of a damaged file, and a size cap.
 package memfile

@@ -15,11 +15,11 @@ import (
 
 // ReadForeign reads memories kept by other tools, for import:
 //
-//   - a file with YAML front matter (seed 001's layout: one markdown file per
+//   - a file with YAML front matter (the multi-agent MCP layout: one markdown file per
 //     entry with key, tags, created_at, updated_at);
 //   - a memories.md file in orch's or ralph's dialect;
 //   - a folder of front-matter files, with its archive/ subfolder; a folder
-//     holding memory/ and SESSION/memory/ (seed 001's .multi-agent-mcp) is
+//     holding memory/ and SESSION/memory/ (.multi-agent-mcp) is
 //     read session by session; a memories.md in a folder (and its
 //     archive/memories.md) is read too.
 //
@@ -153,13 +153,13 @@ func readForeignFile(path, root, session string) ([]Entry, error) {
 	return out, nil
 }
 
-// importID is the stable ID of an entry of seed 001's layout.
+// importID is the stable ID of an entry of the front-matter layout.
 func importID(session, key string) string {
 	sum := sha256.Sum256([]byte("seed001\x00" + session + "\x00" + key))
 	return encodeID(sum[:])
 }
 
-// ParseFrontMatter reads one entry of seed 001's layout: YAML front matter
+// ParseFrontMatter reads one entry of the front-matter layout: YAML front matter
 // (key, tags as a block or flow list, created_at, updated_at; other keys are
 // ignored) and a markdown body whose first heading becomes the title. The
 // entry's first Extra field is its Key (possibly empty), then Updated.

@@ -19,7 +19,7 @@ import (
 type Dialect int
 
 const (
-	// Orch is the format of seed 004: "## Type: Title" and "- Key: value" bullets.
+	// Orch is the orch loop engine's format: "## Type: Title" and "- Key: value" bullets.
 	Orch Dialect = iota
 	// Ralph is ralph-orchestrator's format: "## Patterns|Decisions|Fixes|Context"
 	// sections, "### mem-<unix>-<hex>" entries, "> " content lines and an
@@ -267,7 +267,7 @@ func (f *File) checkDuplicateIDs() {
 	}
 }
 
-// parseOrch reads seed 004's layout.
+// parseOrch reads the orch format.
 func parseOrch(f *File, s string) {
 	start := lineIndex(s, "## ")
 	if start < 0 {

@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-// Limits of automatic cleanup (seed 001): past them, entries move to the
+// Limits of automatic cleanup: past them, entries move to the
 // archive, never away.
 type Limits struct {
 	MaxEntries int           // most active entries; 0 or less: no limit
 	TTL        time.Duration // entries not accessed for this long are archived; negative: no TTL
 }
 
-// DefaultLimits returns seed 001's limits: 1000 entries, 90 days.
+// DefaultLimits returns the default limits: 1000 entries, 90 days.
 func DefaultLimits() Limits { return Limits{MaxEntries: 1000, TTL: 90 * 24 * time.Hour} }
 
 // gcEvery is how often a write runs the TTL rule when no limit forces it.

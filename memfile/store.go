@@ -25,7 +25,7 @@ import (
 
 // Defaults of a Store.
 const (
-	DefaultMaxBytes      = 10 << 20 // seed 004's size cap
+	DefaultMaxBytes      = 10 << 20 // the memory's size cap
 	DefaultMaxEntryBytes = 64 << 10 // one entry, rendered
 )
 

@@ -1,9 +1,9 @@
 // Package memory is memsync's public Go API for programs that embed it (the
 // orch loop engine, a test, another agent framework).
 //
-// It follows seed 002's MemoryAgent: a Recorder turns items of
+// A Recorder turns items of
 // {Input, Output, Source} into memories, a Retriever returns memories for a
-// {Search, Limit} query, and a MemoryAgent orchestrates the two, optionally
+// {Search, Limit} query, and an Agent orchestrates the two, optionally
 // recording every operation it runs (AutoUpdate) and everything published on
 // the topics it subscribes to. FileStore, over a memsync.Memory (a
 // repository's .agent/memories.md, or the global layer), is the default

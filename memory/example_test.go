@@ -18,19 +18,19 @@ import (
 type mapStore struct {
 	mu    sync.Mutex
 	order []string
-	byID  map[string]memory.Memory
+	byID  map[string]memory.Entry
 }
 
-func (s *mapStore) Record(_ context.Context, items []memory.Item) ([]memory.Memory, error) {
+func (s *mapStore) Record(_ context.Context, items []memory.Item) ([]memory.Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.byID == nil {
-		s.byID = map[string]memory.Memory{}
+		s.byID = map[string]memory.Entry{}
 	}
-	var out []memory.Memory
+	var out []memory.Entry
 	for _, it := range items {
 		id := uuid.Must(uuid.NewV7())
-		m := memory.Memory{ID: id.String(), Content: it.Text(), Source: it.Source}
+		m := memory.Entry{ID: id.String(), Content: it.Text(), Source: it.Source}
 		s.byID[m.ID] = m
 		s.order = append(s.order, m.ID)
 		out = append(out, m)
@@ -38,10 +38,10 @@ func (s *mapStore) Record(_ context.Context, items []memory.Item) ([]memory.Memo
 	return out, nil
 }
 
-func (s *mapStore) Retrieve(_ context.Context, q memory.Query) ([]memory.Memory, error) {
+func (s *mapStore) Retrieve(_ context.Context, q memory.Query) ([]memory.Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []memory.Memory
+	var out []memory.Entry
 	for i := len(s.order) - 1; i >= 0 && len(out) < q.Limit; i-- {
 		if m := s.byID[s.order[i]]; strings.Contains(m.Content, q.Search) {
 			out = append(out, m)
@@ -50,11 +50,11 @@ func (s *mapStore) Retrieve(_ context.Context, q memory.Query) ([]memory.Memory,
 	return out, nil
 }
 
-// A MemoryAgent over a custom in-memory Recorder and Retriever.
-func ExampleMemoryAgent() {
+// A Agent over a custom in-memory Recorder and Retriever.
+func ExampleAgent() {
 	ctx := context.Background()
 	store := &mapStore{}
-	agent := &memory.MemoryAgent{Recorder: store, Retriever: store, Source: "example"}
+	agent := &memory.Agent{Recorder: store, Retriever: store, Source: "example"}
 
 	recorded, _ := agent.Record(ctx, memory.Item{Input: "What is the capital of France?", Output: "Paris"})
 	fmt.Println("recorded a uuidv7:", uuid.MustParse(recorded[0].ID).Version() == 7)
@@ -71,10 +71,10 @@ func ExampleMemoryAgent() {
 
 // AutoUpdate records every operation run through Invoke; a subscribed agent
 // records what is published on its topics.
-func ExampleMemoryAgent_Subscribe() {
+func ExampleAgent_Subscribe() {
 	ctx := context.Background()
 	store := &mapStore{}
-	agent := &memory.MemoryAgent{Recorder: store, Retriever: store, AutoUpdate: true, SubscribeTopics: []string{"lessons"}}
+	agent := &memory.Agent{Recorder: store, Retriever: store, AutoUpdate: true, SubscribeTopics: []string{"lessons"}}
 
 	_, _ = agent.Invoke(ctx, "2+2?", func(context.Context, string) (string, error) { return "4", nil })
 
@@ -111,7 +111,7 @@ func ExampleFileStore() {
 		memory.Recorder
 		memory.Retriever
 	} = &memory.FileStore{Memory: m, Tags: []string{"demo"}}
-	agent := &memory.MemoryAgent{Recorder: store, Retriever: store, Source: "loop-1"}
+	agent := &memory.Agent{Recorder: store, Retriever: store, Source: "loop-1"}
 
 	ctx := context.Background()
 	_, _ = agent.Record(ctx,

@@ -41,8 +41,8 @@ const (
 // An item whose content is already stored is not stored twice: its memory
 // is the existing entry (memsync.Memory.Add). It stops at the first error,
 // returning what was recorded before it.
-func (fs *FileStore) Record(ctx context.Context, items []Item) ([]Memory, error) {
-	var out []Memory
+func (fs *FileStore) Record(ctx context.Context, items []Item) ([]Entry, error) {
+	var out []Entry
 	for _, it := range items {
 		text := it.Text()
 		if text == "" {
@@ -67,7 +67,7 @@ func (fs *FileStore) Record(ctx context.Context, items []Item) ([]Memory, error)
 
 // Retrieve ranks the memories for q.Search (as 'memsync search'); an empty
 // search returns the newest first.
-func (fs *FileStore) Retrieve(ctx context.Context, q Query) ([]Memory, error) {
+func (fs *FileStore) Retrieve(ctx context.Context, q Query) ([]Entry, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -84,7 +84,7 @@ func (fs *FileStore) Retrieve(ctx context.Context, q Query) ([]Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Memory, len(found))
+	out := make([]Entry, len(found))
 	for k := range found {
 		out[k] = FromEntry(&found[k])
 	}
@@ -93,8 +93,8 @@ func (fs *FileStore) Retrieve(ctx context.Context, q Query) ([]Memory, error) {
 
 // FromEntry converts an entry. CreatedAt comes from the Created field, else
 // the Date.
-func FromEntry(e *memsync.Entry) Memory {
-	m := Memory{ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content, Source: e.Fields[SourceKey]}
+func FromEntry(e *memsync.Entry) Entry {
+	m := Entry{ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content, Source: e.Fields[SourceKey]}
 	if e.Score != nil {
 		m.Score = *e.Score
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Item is one thing to remember (seed 002's MemoryRecorderInput content):
+// Item is one thing to remember:
 // what went in, what came out, and who produced it.
 type Item struct {
 	Input  string // e.g. the user's prompt
@@ -28,9 +28,9 @@ func (it Item) Text() string {
 	return "Input: " + in + "\nOutput: " + out
 }
 
-// Memory is one remembered thing, as a Recorder returns it and a Retriever
+// Entry is one remembered thing, as a Recorder returns it and a Retriever
 // finds it.
-type Memory struct {
+type Entry struct {
 	ID        string // opaque; FileStore's are memsync's entry IDs
 	Title     string
 	Type      string
@@ -41,35 +41,35 @@ type Memory struct {
 	Score     float64 // relevance to the query that found it (0 without one)
 }
 
-// Query is what a Retriever is asked for (seed 002's MemoryRetrieverInput).
+// Query is what a Retriever is asked for.
 type Query struct {
 	Search string // words to look for; empty: the most recent memories
 	Limit  int    // at most this many; 0 = DefaultLimit
 }
 
-// DefaultLimit is the limit of a Query that sets none (seed 002's default).
+// DefaultLimit is the limit of a Query that sets none.
 const DefaultLimit = 10
 
 // Recorder stores items as memories and returns them with their IDs.
 type Recorder interface {
-	Record(ctx context.Context, items []Item) ([]Memory, error)
+	Record(ctx context.Context, items []Item) ([]Entry, error)
 }
 
 // Retriever finds memories for a query, best first.
 type Retriever interface {
-	Retrieve(ctx context.Context, q Query) ([]Memory, error)
+	Retrieve(ctx context.Context, q Query) ([]Entry, error)
 }
 
-// ErrNoRecorder and ErrNoRetriever: the MemoryAgent lacks that part.
+// ErrNoRecorder and ErrNoRetriever: the Agent lacks that part.
 var (
 	ErrNoRecorder  = errors.New("memory agent has no recorder")
 	ErrNoRetriever = errors.New("memory agent has no retriever")
 )
 
-// MemoryAgent orchestrates a Recorder and a Retriever (seed 002). Either may
+// Agent orchestrates a Recorder and a Retriever. Either may
 // be nil if the agent is used only one way. Its fields are read on each call;
 // set them before the agent is shared between goroutines.
-type MemoryAgent struct { //nolint:revive // seed 002 names it MemoryAgent
+type Agent struct {
 	Recorder  Recorder
 	Retriever Retriever
 	// AutoUpdate records every operation run through Invoke.
@@ -84,7 +84,7 @@ type MemoryAgent struct { //nolint:revive // seed 002 names it MemoryAgent
 }
 
 // Record stores items through the Recorder.
-func (a *MemoryAgent) Record(ctx context.Context, items ...Item) ([]Memory, error) {
+func (a *Agent) Record(ctx context.Context, items ...Item) ([]Entry, error) {
 	if a.Recorder == nil {
 		return nil, ErrNoRecorder
 	}
@@ -97,7 +97,7 @@ func (a *MemoryAgent) Record(ctx context.Context, items ...Item) ([]Memory, erro
 }
 
 // Retrieve asks the Retriever.
-func (a *MemoryAgent) Retrieve(ctx context.Context, q Query) ([]Memory, error) {
+func (a *Agent) Retrieve(ctx context.Context, q Query) ([]Entry, error) {
 	if a.Retriever == nil {
 		return nil, ErrNoRetriever
 	}
@@ -110,7 +110,7 @@ func (a *MemoryAgent) Retrieve(ctx context.Context, q Query) ([]Memory, error) {
 // Invoke runs an operation on input. With AutoUpdate, a successful
 // operation's input and output are recorded; a failed recording goes to
 // OnError and does not fail the operation.
-func (a *MemoryAgent) Invoke(ctx context.Context, input string, op func(ctx context.Context, input string) (string, error)) (string, error) {
+func (a *Agent) Invoke(ctx context.Context, input string, op func(ctx context.Context, input string) (string, error)) (string, error) {
 	out, err := op(ctx, input)
 	if err != nil || !a.AutoUpdate {
 		return out, err
@@ -121,7 +121,7 @@ func (a *MemoryAgent) Invoke(ctx context.Context, input string, op func(ctx cont
 	return out, nil
 }
 
-func (a *MemoryAgent) report(err error) {
+func (a *Agent) report(err error) {
 	if a.OnError != nil {
 		a.OnError(err)
 	}
@@ -133,7 +133,7 @@ type Message struct {
 	Item  Item
 }
 
-// PubSub is the small publish/subscribe interface a MemoryAgent attaches to.
+// PubSub is the small publish/subscribe interface a Agent attaches to.
 // Subscribe calls handler for each message published on topic until the
 // returned function is called.
 type PubSub interface {
@@ -142,7 +142,7 @@ type PubSub interface {
 
 // Subscribe attaches the agent to ps: everything published on its
 // SubscribeTopics is recorded. The returned function detaches it.
-func (a *MemoryAgent) Subscribe(ps PubSub) (unsubscribe func()) {
+func (a *Agent) Subscribe(ps PubSub) (unsubscribe func()) {
 	var offs []func()
 	for _, t := range a.SubscribeTopics {
 		offs = append(offs, ps.Subscribe(t, func(ctx context.Context, m Message) {

@@ -83,7 +83,7 @@ func TestFileStore(t *testing.T) {
 
 type failing struct{ calls int }
 
-func (f *failing) Record(context.Context, []Item) ([]Memory, error) {
+func (f *failing) Record(context.Context, []Item) ([]Entry, error) {
 	f.calls++
 	return nil, errors.New("disk full")
 }
@@ -94,7 +94,7 @@ func TestAgent(t *testing.T) {
 	ctx := context.Background()
 	rec := &failing{}
 	var reported []error
-	a := &MemoryAgent{Recorder: rec, AutoUpdate: true, OnError: func(err error) { reported = append(reported, err) }}
+	a := &Agent{Recorder: rec, AutoUpdate: true, OnError: func(err error) { reported = append(reported, err) }}
 	out, err := a.Invoke(ctx, "in", func(context.Context, string) (string, error) { return "out", nil })
 	if out != "out" || err != nil || rec.calls != 1 || len(reported) != 1 {
 		t.Fatalf("invoke: %q %v calls=%d reported=%v", out, err, rec.calls, reported)
@@ -106,7 +106,7 @@ func TestAgent(t *testing.T) {
 	if _, err := a.Retrieve(ctx, Query{}); !errors.Is(err, ErrNoRetriever) {
 		t.Fatalf("no retriever: %v", err)
 	}
-	if _, err := (&MemoryAgent{}).Record(ctx, Item{Output: "x"}); !errors.Is(err, ErrNoRecorder) {
+	if _, err := (&Agent{}).Record(ctx, Item{Output: "x"}); !errors.Is(err, ErrNoRecorder) {
 		t.Fatalf("no recorder: %v", err)
 	}
 }

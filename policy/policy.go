@@ -1,4 +1,4 @@
-// Package policy holds the roles of seed 001 and what each may do. Roles are
+// Package policy holds the roles (owner, admin, worker, …) and what each may do. Roles are
 // guardrails for agents, not security: they keep a worker loop from deleting
 // or restoring what an owner decided, and a refused operation changes nothing.
 package policy

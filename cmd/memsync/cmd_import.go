@@ -9,13 +9,13 @@ import (
 )
 
 func importCommand() command {
-	return command{name: "import", usage: "import memories kept by other tools (seed 001's layout, ralph, orch)", argsUsage: "DIR|FILE...",
+	return command{name: "import", usage: "import memories kept by other tools (folders of front-matter files, ralph, orch)", argsUsage: "DIR|FILE...",
 		args:  atLeastOne("import needs a DIR or FILE"),
 		flags: []cli.Flag{allowSecretFlag},
 		run: func(s *session, c *cli.Context) error {
 			res, err := s.m.Import(c.Context, c.Args().Slice()...)
 			if ie := (*memsync.ImportError)(nil); errors.As(err, &ie) {
-				return withHint(err, "import reads folders of front-matter files (seed 001) and memories.md files (ralph, orch); fix or leave out "+ie.Path)
+				return withHint(err, "import reads folders of front-matter files and memories.md files (ralph, orch); fix or leave out "+ie.Path)
 			}
 			return s.print(res, err, func() {
 				s.printEntries("imported", res.Added)

@@ -26,7 +26,7 @@ const (
 	CommitField   = "Commit"   // the commit HEAD was at (full hash)
 	AgentField    = "Agent"    // the agent or loop that wrote it
 	EditedField   = "Edited"   // the last edit: "<RFC 3339 UTC time> <author>"
-	SourceField   = "Source"   // the agent an MCP client or seed 002's recorder named; read as the agent when no Agent bullet is there
+	SourceField   = "Source"   // the agent an MCP client or the Go agent API's recorder named; read as the agent when no Agent bullet is there
 )
 
 // where are the bullets that say where an entry was written; an entry
