@@ -190,7 +190,7 @@ func TestWorktreeDoctorFix(t *testing.T) {
 		t.Fatalf("WorktreeDoctor(fix) = %+v, %v", fixed, err)
 	}
 	w := fixed[0]
-	if w.Fixed == nil || !*w.Fixed || w.Added != 1 || !strings.Contains(w.Diff, "+ - Content: only in the loop") {
+	if w.Fixed == nil || !*w.Fixed || w.Added != 1 || !strings.Contains(w.Diff, "\n+- Content: only in the loop") {
 		t.Fatalf("WorktreeDoctor(fix) = %+v", w)
 	}
 	if found, err := m.WorktreeDoctor(ctx, false); err != nil || len(found) != 0 {

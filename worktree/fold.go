@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 	"time"
-
-	"github.com/sergi/go-diff/diffmatchpatch"
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/provenance"
+	"github.com/memsync/memsync/internal/textdiff"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -248,8 +246,8 @@ func readArchive(s *memfile.Store) (*memfile.File, error) {
 }
 
 // Diff shows how the regular-file copy at copyPath differs from the memory
-// home's file, line by line ("-" only in the memory, "+" only in the copy),
-// computed with go-diff. It is "" when they are equal.
+// home's file, line by line ("-" only in the memory, "+" only in the copy,
+// with a few lines of context: textdiff.Lines). It is "" when they are equal.
 func Diff(s *memfile.Store, copyPath string) (string, error) {
 	home, err := readHomeFile(s)
 	if err != nil {
@@ -259,23 +257,5 @@ func Diff(s *memfile.Store, copyPath string) (string, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("worktree: %w", err)
 	}
-	dmp := diffmatchpatch.New()
-	a, b, lines := dmp.DiffLinesToChars(string(home), string(mine))
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(a, b, false), lines)
-	var out strings.Builder
-	for _, d := range diffs {
-		prefix := ""
-		switch d.Type {
-		case diffmatchpatch.DiffInsert:
-			prefix = "+ "
-		case diffmatchpatch.DiffDelete:
-			prefix = "- "
-		default:
-			continue
-		}
-		for l := range strings.Lines(d.Text) {
-			out.WriteString(prefix + strings.TrimSuffix(l, "\n") + "\n")
-		}
-	}
-	return out.String(), nil
+	return textdiff.Lines(string(home), string(mine)), nil
 }

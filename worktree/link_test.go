@@ -124,7 +124,7 @@ func TestLinkRepairs(t *testing.T) {
 	_ = os.Remove(mem)
 	writeFile(t, mem, string(data)+"\n## Only in the copy\n- Content: learned in wt1\n")
 	diff, err := Diff(memfile.Open(r.Home), mem)
-	if err != nil || !strings.Contains(diff, "+ ## Only in the copy") || strings.HasPrefix(diff, "- ") || strings.Contains(diff, "\n- ") {
+	if err != nil || !strings.Contains(diff, "\n+## Only in the copy") || strings.HasPrefix(diff, "-") || strings.Contains(diff, "\n-") {
 		t.Errorf("Diff = %q, %v", diff, err)
 	}
 	res := linkMust(t, r, wt)
