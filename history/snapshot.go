@@ -143,15 +143,14 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	}
 	// The parent's files, read where they changed (the record and the guard).
 	before := Files{Memory: files.Memory, Archive: files.Archive}
-	var recErr error
+	var recErr, archErr error
 	if !memSame {
 		before.Memory, recErr = h.read(prev.memory, h.Limit(MemoryName), known(memory))
 	}
+	if !archSame {
+		before.Archive, archErr = h.read(prev.archive, h.Limit(ArchiveName), known(archive))
+	}
 	if guard && !h.AcceptRemoval {
-		var archErr error
-		if !archSame {
-			before.Archive, archErr = h.read(prev.archive, h.Limit(ArchiveName), known(archive))
-		}
 		if err := errors.Join(recErr, archErr); vanished(err) {
 			return nil, &RefDamage{Ref: Ref, Commit: old.String(), Why: err.Error()}
 		} else if err != nil {
@@ -169,6 +168,9 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 		return res, nil
 	}
 	rec, ok := recordOf(before.Memory, files.Memory, recErr == nil)
+	if err := scanTaken(files, before, rec, ok, !archSame, archErr == nil); err != nil {
+		return nil, err // a secret written into the file outside memsync
+	}
 	if ok && Count(rec.changes).Removed > 0 {
 		rec.deliberate = h.AcceptRemoval || h.allMine(rec.changes)
 	}

@@ -155,6 +155,13 @@ func defaultHint(err error) string {
 		return "another process holds the memory's lock; retry, or wait longer with --lock-timeout (MEMSYNC_LOCK_TIMEOUT)"
 	case errors.Is(err, worktree.ErrNotRepo):
 		return "run memsync inside a git repository (or pass -C DIR and run 'memsync init' there), or use --global for the global memory"
+	case errors.As(err, new(*history.SecretError)):
+		se := new(history.SecretError)
+		errors.As(err, &se)
+		if se.Snapshot != "" {
+			return fmt.Sprintf("nothing was merged or pushed; 'memsync purge %s' drops the entry here and, at the next sync, from %s's history (whoever wrote it must rotate the key)", se.ID, se.Source)
+		}
+		return memsync.SecretSnapshotHint(se.ID)
 	case memfile.Fix(err) != "":
 		return memfile.Fix(err)
 	case errors.Is(err, policy.ErrRefused):
