@@ -138,7 +138,7 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	}
 	memory, archive := chunkLive(files.Memory), chunkLive(files.Archive)
 	memSame, archSame := h.unchanged(files.Memory, memory, prev.memory), h.unchanged(files.Archive, archive, prev.archive)
-	if memSame && archSame && h.same(files.Conflicts, prev.conflicts.blob) {
+	if memSame && archSame && h.same(files.Conflicts, prev.conflicts.blob) && h.same(files.Purged, prev.purged.blob) {
 		return res, nil // the same memory as the newest snapshot
 	}
 	// The parent's files, read where they changed (the record and the guard).
@@ -163,7 +163,7 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	// Only a changed memory is checked, to report damage once.
 	res.Problems = memfile.Damage(files.Memory)
 	b := &batch{}
-	tree := addLayout(b, memory, archive, files.Conflicts, haveOf(prev))
+	tree := addLayout(b, memory, archive, files.Conflicts, files.Purged, haveOf(prev))
 	if tree == prevTree {
 		return res, nil
 	}
@@ -276,7 +276,7 @@ func (h *History) guardLocked(files, before Files, old plumbing.Hash) error {
 // addFiles adds to b a snapshot tree holding files and returns its hash;
 // objects among have (the repository has them) are not added again.
 func addFiles(b *batch, files Files, have map[plumbing.Hash]bool) plumbing.Hash {
-	return addLayout(b, chunkLive(files.Memory), chunkLive(files.Archive), files.Conflicts, have)
+	return addLayout(b, chunkLive(files.Memory), chunkLive(files.Archive), files.Conflicts, files.Purged, have)
 }
 
 // size is the size of object x in the object store, which is listed again
