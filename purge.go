@@ -3,6 +3,8 @@ package memsync
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -108,8 +110,12 @@ func prune(ctx context.Context, h *history.History) error {
 			return err
 		}
 	}
-	if _, err := git("reflog", "expire", "--expire=now", "--expire-unreachable=now", history.Ref); err != nil {
-		return err
+	// memsync writes no reflog for the ref; git (update-ref with
+	// core.logAllRefUpdates=always) may have.
+	if _, err := os.Stat(filepath.Join(h.Repo.CommonDir, "logs", filepath.FromSlash(history.Ref))); err == nil {
+		if _, err := git("reflog", "expire", "--expire=now", "--expire-unreachable=now", history.Ref); err != nil {
+			return err
+		}
 	}
 	_, err = git("gc", "--prune=now", "--quiet")
 	return err

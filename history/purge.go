@@ -14,6 +14,7 @@ import (
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/secrets"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/worktree"
@@ -319,7 +320,7 @@ func (rw *rewriter) select_(live Files, commits []plumbing.Hash, opts PurgeOptio
 	var perCommit []map[string]bool
 	look := func(data []byte, ids map[string]bool) {
 		for _, e := range memfile.Parse(data).Entries {
-			titles[e.ID] = e.Title
+			titles[e.ID] = safeTitle(e.Title)
 			ids[e.ID] = true
 			if opts.Rule == "" || matched[e.ID] {
 				continue
@@ -341,7 +342,7 @@ func (rw *rewriter) select_(live Files, commits []plumbing.Hash, opts PurgeOptio
 		for _, r := range rs {
 			ids[r.ID] = true
 			if _, ok := titles[r.ID]; !ok {
-				titles[r.ID] = r.Title
+				titles[r.ID] = safeTitle(r.Title)
 			}
 			base, ours, theirs := r.Versions()
 			vs := []memfile.Entry{ours, theirs}
@@ -782,4 +783,12 @@ func (h *History) Reconcile(ctx context.Context, theirs, tracking string, p Prov
 		return nil
 	})
 	return merged, purged, err
+}
+
+// safeTitle is a title to show, withheld when it holds a secret.
+func safeTitle(t string) string {
+	if len(secrets.Scan(t)) > 0 {
+		return "(title withheld: it holds a secret)"
+	}
+	return t
 }

@@ -88,7 +88,7 @@ type Result struct {
 	// Purged are the entries purged here because the remote's tombstones
 	// name them (another clone ran memsync purge).
 	Purged []string `json:"purged,omitempty"`
-	Backup         string           `json:"backup,omitempty"`
+	Backup string   `json:"backup,omitempty"`
 	// Refused is, for a dry run, why the sync would stop without Force.
 	Refused string `json:"refused,omitempty"`
 }

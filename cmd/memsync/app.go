@@ -130,7 +130,7 @@ func exitCode(err error) int {
 	case errors.As(err, new(usageError)), errors.As(err, new(*config.Error)), errors.As(err, new(*memsync.ConfigError)):
 		return exitUsage
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
-		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot):
+		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot), errors.Is(err, history.ErrNothingToPurge):
 		return exitNotFound
 	case errors.Is(err, lock.ErrTimeout):
 		return exitLocked
