@@ -130,7 +130,7 @@ func (h *History) Purge(ctx context.Context, opts PurgeOptions) (*PurgeResult, e
 		if err != nil {
 			return err
 		}
-		drop, titles, holding, err := rw.select_(live, commits, opts)
+		drop, titles, holding, err := rw.choose(live, commits, opts)
 		if err != nil {
 			return err
 		}
@@ -311,9 +311,9 @@ func (rw *rewriter) file(s stored, name string) (filtered, error) {
 	return f, nil
 }
 
-// select_ finds what opts names in the live files and the history: the
+// choose finds what opts names in the live files and the history: the
 // IDs to drop, a title for each, and how many snapshots hold one.
-func (rw *rewriter) select_(live Files, commits []plumbing.Hash, opts PurgeOptions) (map[string]bool, map[string]string, int, error) {
+func (rw *rewriter) choose(live Files, commits []plumbing.Hash, opts PurgeOptions) (map[string]bool, map[string]string, int, error) {
 	titles := map[string]string{} // every ID seen → its title
 	matched := map[string]bool{}  // IDs the rule finds
 	scanned := map[plumbing.Hash]bool{}
