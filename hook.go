@@ -99,6 +99,9 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 	if errors.Is(err, history.ErrMassRemoval) {
 		return warning("snapshot skipped: " + err.Error() + "; see 'memsync diff', then put them back (memsync rollback '~0') or keep the removal ('memsync snapshot --accept-removal')")
 	}
+	if se := new(history.SecretError); errors.As(err, &se) {
+		return warning("snapshot skipped: " + err.Error() + "; " + SecretSnapshotHint(se.ID))
+	}
 	if err != nil {
 		return warning("snapshot skipped: " + err.Error())
 	}

@@ -339,6 +339,12 @@ func (m *Memory) undoable(ctx context.Context, what string) *memfile.Store {
 	}
 	st.Locked = func() error {
 		_, err := h.TakeLocked(ctx, "memsync snapshot before "+what, h.CurrentProvenance(""))
+		if errors.Is(err, memfile.ErrSecret) {
+			// A secret written into the file by hand is never snapshotted;
+			// the write goes on (it may be the one that takes it out).
+			m.warn("no snapshot before " + what + ": " + err.Error())
+			return nil
+		}
 		return err
 	}
 	return st

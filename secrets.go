@@ -44,3 +44,10 @@ func admitSecrets(ctx context.Context, e *memfile.Entry) error {
 	allowAsked(ctx, e)
 	return memfile.CheckSecrets(e)
 }
+
+// SecretSnapshotHint is the advice that goes with a snapshot or a merge
+// refused for a secret in the entry id (a *history.SecretError).
+func SecretSnapshotHint(id string) string {
+	return "nothing was snapshotted or pushed; take the secret out ('memsync edit " + id + "') or the entry ('memsync delete " + id +
+		"'), and rotate the key if it is a real one; if it is no secret, add the line '- " + memfile.SecretAllowedField + ": RULE' to the entry"
+}

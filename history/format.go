@@ -18,9 +18,11 @@ import (
 // the file byte for byte, and a small blob naming the format:
 //
 //	archive/memories.md/000000   the archive's first chunk
+//	conflicts.json               the conflict log (when there are conflicts)
 //	format                       "memsync snapshot format 2"
 //	memories.md/000000           the active file's first chunk
 //	memories.md/000001           …
+//	purged                       the tombstones, one entry ID per line (purge.go)
 //
 // Chunk boundaries are content-defined (see chunk): they fall before a
 // heading line chosen by a hash of the line itself, so an append or an edit
@@ -110,6 +112,7 @@ type layout struct {
 	version         int
 	memory, archive stored
 	conflicts       stored        // the conflict log, a blob (format 2)
+	purged          stored        // the tombstones, a blob (purge.go)
 	format          plumbing.Hash // the format blob (format 2)
 }
 
@@ -148,6 +151,11 @@ func (h *History) readLayout(tree plumbing.Hash) (layout, error) {
 				return l, fmt.Errorf("%w: %s is a folder", ErrNotSnapshot, conflictsName)
 			}
 			l.conflicts = stored{blob: e.hash}
+		case purgedName:
+			if e.mode == "40000" {
+				return l, fmt.Errorf("%w: %s is a folder", ErrNotSnapshot, purgedName)
+			}
+			l.purged = stored{blob: e.hash}
 		case "archive":
 			if e.mode != "40000" {
 				return l, fmt.Errorf("%w: archive is no folder", ErrNotSnapshot)
@@ -296,10 +304,11 @@ func addFile(b *batch, c chunked, have map[plumbing.Hash]bool) plumbing.Hash {
 func formatBlob() []byte { return []byte(formatPrefix + strconv.Itoa(formatVersion) + "\n") }
 
 // addLayout adds to b a format 2 snapshot tree holding memory and archive
-// (nil: absent) and the conflict log (nil: none) and returns its hash;
-// have are objects the repository has, which are not added again.
-func addLayout(b *batch, memory, archive *chunked, conflicts []byte, have map[plumbing.Hash]bool) plumbing.Hash {
-	var root []treeEntry // in git's order: "archive/" < "conflicts.json" < "format" < "memories.md/"
+// (nil: absent), the conflict log and the tombstones (nil: none) and
+// returns its hash; have are objects the repository has, which are not
+// added again.
+func addLayout(b *batch, memory, archive *chunked, conflicts, purged []byte, have map[plumbing.Hash]bool) plumbing.Hash {
+	var root []treeEntry // in git's order: "archive/" < "conflicts.json" < "format" < "memories.md/" < "purged"
 	if archive != nil {
 		sub := b.add(newObject(plumbing.TreeObject, encodeTree([]treeEntry{{"40000", MemoryName, addFile(b, *archive, have)}})))
 		root = append(root, treeEntry{"40000", "archive", sub})
@@ -319,6 +328,13 @@ func addLayout(b *batch, memory, archive *chunked, conflicts []byte, have map[pl
 	if memory != nil {
 		root = append(root, treeEntry{"40000", MemoryName, addFile(b, *memory, have)})
 	}
+	if purged != nil {
+		t := newObject(plumbing.BlobObject, purged)
+		if !have[t.hash] {
+			b.add(t)
+		}
+		root = append(root, treeEntry{"100644", purgedName, t.hash})
+	}
 	return b.add(newObject(plumbing.TreeObject, encodeTree(root)))
 }
 
@@ -327,7 +343,7 @@ func addLayout(b *batch, memory, archive *chunked, conflicts []byte, have map[pl
 func haveOf(ls ...layout) map[plumbing.Hash]bool {
 	have := map[plumbing.Hash]bool{}
 	for _, l := range ls {
-		for _, x := range []plumbing.Hash{l.format, l.conflicts.blob} {
+		for _, x := range []plumbing.Hash{l.format, l.conflicts.blob, l.purged.blob} {
 			if !x.IsZero() {
 				have[x] = true
 			}

@@ -79,6 +79,9 @@ type Files struct {
 	// Conflicts is the conflict log (merge.LogPath, conflicts.json): the
 	// conflicts no one settled yet, which travel with the memory.
 	Conflicts []byte
+	// Purged is the tombstones (PurgedPath, purged): the entries purged
+	// from the history, which no merge brings back (purge.go).
+	Purged []byte
 }
 
 // Snapshot is one commit on Ref.
@@ -282,7 +285,7 @@ func (h *History) files(hash string) (Files, error) {
 		name string
 		s    stored
 		dst  *[]byte
-	}{{MemoryName, l.memory, &f.Memory}, {ArchiveName, l.archive, &f.Archive}, {conflictsName, l.conflicts, &f.Conflicts}} {
+	}{{MemoryName, l.memory, &f.Memory}, {ArchiveName, l.archive, &f.Archive}, {conflictsName, l.conflicts, &f.Conflicts}, {purgedName, l.purged, &f.Purged}} {
 		*x.dst, err = h.read(x.s, h.Limit(x.name), nil)
 		if tb := new(TooBigError); errors.As(err, &tb) {
 			tb.Commit, tb.Path = hash, x.name
@@ -357,6 +360,13 @@ func (h *History) readLiveLocked() (Files, error) {
 	}
 	if len(conflicts) > 0 {
 		f.Conflicts = conflicts
+	}
+	purged, err := os.ReadFile(PurgedPath(h.Repo))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return f, err
+	}
+	if len(purged) > 0 {
+		f.Purged = purged
 	}
 	return f, nil
 }

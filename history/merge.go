@@ -203,8 +203,12 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 	// snapshot holds the log, so they travel with it.
 	log = merge.Add(log, "conflict markers in "+h.Store.Path(), unmarked)
 	next.Conflicts = merge.EncodeLog(log)
+	next = withTombstones(next, live, theirFiles) // purged entries never come back
 	res.Changes = Compare(activeFile, memfile.Parse(next.Memory))
 	res.ArchiveChanges = Compare(archiveFile, memfile.Parse(next.Archive))
+	if err := scanMerged(res, opts.Source); err != nil {
+		return err // a secret from the other side is neither merged nor pushed on
+	}
 	if !opts.Force {
 		if err := result.Guard(ours); err != nil {
 			since := res.Base
@@ -246,6 +250,9 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 		}
 	}
 	if err := merge.SaveLog(ConflictLog(h.Repo), log); err != nil {
+		return err
+	}
+	if err := h.savePurged(live.Purged, next.Purged); err != nil {
 		return err
 	}
 	if err := h.writeLocked(h.Store.ArchivePath(), live.Archive, next.Archive); err != nil {

@@ -131,26 +131,25 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	}
 	memory, archive := chunkLive(files.Memory), chunkLive(files.Archive)
 	memSame, archSame := h.unchanged(files.Memory, memory, prev.memory), h.unchanged(files.Archive, archive, prev.archive)
-	if memSame && archSame && h.same(files.Conflicts, prev.conflicts.blob) {
+	if memSame && archSame && h.same(files.Conflicts, prev.conflicts.blob) && h.same(files.Purged, prev.purged.blob) {
 		return res, nil // the same memory as the newest snapshot
 	}
 	// The parent's files, read where they changed (the record and the guard).
 	before := Files{Memory: files.Memory, Archive: files.Archive}
-	var recErr error
+	var recErr, archErr error
 	if !memSame {
 		recErr = h.relisted(func() (err error) {
 			before.Memory, err = h.read(prev.memory, h.Limit(MemoryName), known(memory))
 			return err
 		})
 	}
+	if !archSame {
+		archErr = h.relisted(func() (err error) {
+			before.Archive, err = h.read(prev.archive, h.Limit(ArchiveName), known(archive))
+			return err
+		})
+	}
 	if guard && !h.AcceptRemoval {
-		var archErr error
-		if !archSame {
-			archErr = h.relisted(func() (err error) {
-				before.Archive, err = h.read(prev.archive, h.Limit(ArchiveName), known(archive))
-				return err
-			})
-		}
 		if err := errors.Join(recErr, archErr); vanished(err) {
 			return nil, &RefDamage{Ref: Ref, Commit: old.String(), Why: err.Error()}
 		} else if err != nil {
@@ -163,11 +162,14 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	// Only a changed memory is checked, to report damage once.
 	res.Problems = memfile.Damage(files.Memory)
 	b := &batch{}
-	tree := addLayout(b, memory, archive, files.Conflicts, haveOf(prev))
+	tree := addLayout(b, memory, archive, files.Conflicts, files.Purged, haveOf(prev))
 	if tree == prevTree {
 		return res, nil
 	}
 	rec, ok := recordOf(before.Memory, files.Memory, recErr == nil)
+	if err := scanTaken(files, before, rec, ok, !archSame, archErr == nil); err != nil {
+		return nil, err // a secret written into the file outside memsync
+	}
 	if ok && Count(rec.changes).Removed > 0 {
 		rec.deliberate = h.AcceptRemoval || h.allMine(rec.changes)
 	}
@@ -273,7 +275,7 @@ func (h *History) guardLocked(files, before Files, old plumbing.Hash) error {
 // addFiles adds to b a snapshot tree holding files and returns its hash;
 // objects among have (the repository has them) are not added again.
 func addFiles(b *batch, files Files, have map[plumbing.Hash]bool) plumbing.Hash {
-	return addLayout(b, chunkLive(files.Memory), chunkLive(files.Archive), files.Conflicts, have)
+	return addLayout(b, chunkLive(files.Memory), chunkLive(files.Archive), files.Conflicts, files.Purged, have)
 }
 
 // size is the size of object x in the object store, which is listed again

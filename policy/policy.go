@@ -54,6 +54,7 @@ const (
 	OpResolve                 // resolve sync conflicts
 	OpSyncForce               // sync past a refusal (sync --force)
 	OpEdit                    // change an entry's content, title, tags or type
+	OpPurge                   // rewrite the history without entries
 )
 
 // ops names each operation as messages show it; privileged marks those
@@ -78,6 +79,7 @@ var ops = [...]struct {
 	OpResolve:   {"resolve", true},
 	OpSyncForce: {"sync --force", true},
 	OpEdit:      {"edit", true},
+	OpPurge:     {"purge", true},
 }
 
 // Ops returns every operation, in the order of their constants.

@@ -21,6 +21,7 @@ import (
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/lock"
+	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/merge"
 )
 
@@ -84,7 +85,10 @@ type Result struct {
 	ArchiveChanges []history.Change `json:"-"`
 	Conflicts      []merge.Conflict `json:"-"`
 	Notes          []string         `json:"notes,omitempty"` // what the merges did a person should know
-	Backup         string           `json:"backup,omitempty"`
+	// Purged are the entries purged here because the remote's tombstones
+	// name them (another clone ran memsync purge).
+	Purged []string `json:"purged,omitempty"`
+	Backup string   `json:"backup,omitempty"`
 	// Refused is, for a dry run, why the sync would stop without Force.
 	Refused string `json:"refused,omitempty"`
 }
@@ -188,8 +192,23 @@ func try(ctx context.Context, h *history.History, remote string, opts Options, r
 		return false, err
 	}
 	res.Fetched = theirs
+	// Purged entries stay purged: theirs' tombstones are purged here, and
+	// a history of theirs that still holds ours' is merged rewritten (the
+	// push replaces it, under the lease on what was fetched).
+	merging := theirs
+	if !opts.DryRun {
+		var purged []string
+		if merging, purged, err = h.Reconcile(ctx, theirs, TrackingRef(remote), opts.Provenance); err != nil {
+			return false, err
+		}
+		res.Purged = append(res.Purged, purged...)
+	}
 	mopts := history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Detached: true, Source: remote, Provenance: opts.Provenance}
-	m, err := h.MergeFrom(ctx, theirs, mopts)
+	m, err := h.MergeFrom(ctx, merging, mopts)
+	if errors.Is(err, memfile.ErrSecret) {
+		untrack(h, remote, tracked) // nothing of it is kept or pushed on
+		return false, err
+	}
 	if errors.Is(err, history.ErrTooBig) {
 		// Refused unread: the tracking ref goes back to what it was, so git
 		// gc can drop what the fetch brought.

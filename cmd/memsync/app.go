@@ -82,7 +82,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		editCommand(), deleteCommand(), archiveCommand(), restoreCommand(), gcCommand(), summaryCommand(), promoteCommand(),
 		importCommand(), hooksCommand(), hookCommand(), snapshotCommand(), logCommand(), diffCommand(),
 		rollbackCommand(), worktreeCommand(), syncCommand(), conflictsCommand(), resolveCommand(),
-		doctorCommand(), mergeDriverCommand(), injectCommand(), mcpCommand()} {
+		doctorCommand(), mergeDriverCommand(), injectCommand(), mcpCommand(), purgeCommand()} {
 		app.Commands = append(app.Commands, d.cli(""))
 	}
 	return app
@@ -130,7 +130,7 @@ func exitCode(err error) int {
 	case errors.As(err, new(usageError)), errors.As(err, new(*config.Error)), errors.As(err, new(*memsync.ConfigError)):
 		return exitUsage
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
-		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot):
+		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot), errors.Is(err, history.ErrNothingToPurge):
 		return exitNotFound
 	case errors.Is(err, lock.ErrTimeout):
 		return exitLocked
@@ -155,6 +155,13 @@ func defaultHint(err error) string {
 		return "another process holds the memory's lock; retry, or wait longer with --lock-timeout (MEMSYNC_LOCK_TIMEOUT)"
 	case errors.Is(err, worktree.ErrNotRepo):
 		return "run memsync inside a git repository (or pass -C DIR and run 'memsync init' there), or use --global for the global memory"
+	case errors.As(err, new(*history.SecretError)):
+		se := new(history.SecretError)
+		errors.As(err, &se)
+		if se.Snapshot != "" {
+			return fmt.Sprintf("nothing was merged or pushed; 'memsync purge %s' drops the entry here and, at the next sync, from %s's history (whoever wrote it must rotate the key)", se.ID, se.Source)
+		}
+		return memsync.SecretSnapshotHint(se.ID)
 	case memfile.Fix(err) != "":
 		return memfile.Fix(err)
 	case errors.Is(err, policy.ErrRefused):

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -41,6 +42,9 @@ func runSync(s *session, c *cli.Context) error {
 			s.printf("%s from %s (%s): %s\n", map[bool]string{true: "would change", false: "changed"}[dry], name, res.Kind, countChanges(res.Changes, res.ArchiveChanges))
 			s.printChanges(res.Changes, "  ")
 			s.printChanges(res.ArchiveChanges, "  archive ")
+		}
+		if n := len(res.Purged); n > 0 {
+			s.printf("purged %d entr%s %s's tombstones name (memsync purge ran there): %s\n", n, words.Plural(n, "y", "ies"), name, strings.Join(res.Purged, ", "))
 		}
 		for _, n := range res.Notes {
 			s.printf("  note: %s\n", n)

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// awsKey is a made-up AWS access key ID that gitleaks' aws-access-token
+// rule finds.
+func awsKey(seed uint64) string { return fakeKey(seed, "AKIA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16) }
+
+// appendByHand appends text to the memory file as an editor would.
+func appendByHand(t *testing.T, repo, text string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(repo, ".agent", "memories.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSnapshotRefusesHandWrittenSecret: a secret written into the memory
+// file by hand is not snapshotted: the post-commit hook warns in one line
+// naming the entry and rule (never the key) and the commit stands; memsync
+// snapshot refuses with exit 5; sync pushes nothing of it; once the entry
+// carries Secret-Allowed for the rule, it is snapshotted.
+func TestSnapshotRefusesHandWrittenSecret(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	repo := filepath.Join(root, "a")
+	gitRun(t, env, root, "clone", "-q", remote, repo)
+	memsyncIn(t, env, repo, "hooks", "install")
+	memsyncIn(t, env, repo, "add", "the build needs go 1.24")
+	gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "one")
+	before := strings.TrimSpace(gitRun(t, env, repo, "rev-parse", "refs/memsync/snapshots"))
+
+	key := awsKey(11)
+	appendByHand(t, repo, "\n## Deploy\n- ID: handkey00001\n- Content: aws_access_key_id = "+key+"\n")
+	cmd := exec.Command("git", "commit", "--allow-empty", "-m", "two")
+	cmd.Dir, cmd.Env = repo, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git commit failed (a hook must never break it): %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(gitRun(t, env, repo, "log", "-1", "--format=%s")); got != "two" {
+		t.Errorf("the commit did not stand: HEAD is %q", got)
+	}
+	var warnings []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "memsync") {
+			warnings = append(warnings, l)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "handkey00001") || !strings.Contains(warnings[0], "aws-access-token") {
+		t.Errorf("want one warning line naming the entry and the rule, got:\n%s", out)
+	}
+	if strings.Contains(string(out), key) {
+		t.Errorf("the hook printed the key:\n%s", out)
+	}
+	if got := strings.TrimSpace(gitRun(t, env, repo, "rev-parse", "refs/memsync/snapshots")); got != before {
+		t.Errorf("the hook snapshotted the secret: %s -> %s", before, got)
+	}
+
+	stderr := refused(t, env, repo, "snapshot")
+	for _, want := range []string{"handkey00001", "aws-access-token", "line 1, column 21"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("snapshot's refusal does not say %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, key) {
+		t.Errorf("the refusal prints the key:\n%s", stderr)
+	}
+	refused(t, env, repo, "sync")
+	if out := gitRun(t, env, root, "--git-dir="+remote, "log", "-p", "--all"); strings.Contains(out, key) {
+		t.Fatalf("sync pushed the key")
+	}
+
+	// The override, written by hand too.
+	appendByHand(t, repo, "- Secret-Allowed: aws-access-token\n")
+	memsyncIn(t, env, repo, "snapshot")
+	if got := gitRun(t, env, repo, "log", "-p", "refs/memsync/snapshots"); !strings.Contains(got, "handkey00001") {
+		t.Errorf("the allowed entry was not snapshotted")
+	}
+}
+
+// holds tells whether any object refs reach in the repository gitDir
+// (commits, trees, blobs) holds s: git rev-list --objects, then the
+// content of each with git cat-file --batch.
+func holds(t *testing.T, env []string, gitDir, s string, refs ...string) bool {
+	t.Helper()
+	list := gitRun(t, env, filepath.Dir(gitDir), append([]string{"--git-dir=" + gitDir, "rev-list", "--objects"}, refs...)...)
+	var ids []string
+	for _, l := range strings.Split(strings.TrimSpace(list), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			ids = append(ids, f[0])
+		}
+	}
+	if len(ids) == 0 {
+		t.Fatalf("%s: no objects reachable from %v", gitDir, refs)
+	}
+	cmd := exec.Command("git", "--git-dir="+gitDir, "cat-file", "--batch")
+	cmd.Env, cmd.Stdin = env, strings.NewReader(strings.Join(ids, "\n")+"\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(string(out), s)
+}
+
+// TestPurgeTwoClones: purge takes an entry out of every snapshot here and
+// on the remote; the other clone's sync drops it from its memory and
+// history and never brings it back; an old history pushed again by a stale
+// clone is cleaned by the next sync; --prune leaves no object holding it.
+func TestPurgeTwoClones(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, c := range []string{a, b} {
+		gitRun(t, env, root, "clone", "-q", remote, c)
+	}
+	key := awsKey(12)
+	memsyncIn(t, env, a, "add", "first: retry the upstream with backoff")
+	memsyncIn(t, env, a, "snapshot")
+	memsyncIn(t, env, a, "add", "--allow-secret", "deploy user\naws_access_key_id = "+key)
+	var id string
+	for _, l := range strings.Split(memsyncIn(t, env, a, "list"), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && strings.Contains(l, "deploy user") {
+			id = f[1]
+		}
+	}
+	memsyncIn(t, env, a, "snapshot")
+	memsyncIn(t, env, a, "add", "third: the cache key is the path")
+	memsyncIn(t, env, a, "sync")
+	memsyncIn(t, env, b, "sync")
+	if !strings.Contains(memsyncIn(t, env, b, "list"), "deploy user") {
+		t.Fatal("clone b did not get the entry")
+	}
+	memsyncIn(t, env, b, "add", "b learned this")
+	memsyncIn(t, env, b, "snapshot")
+	stale := strings.TrimSpace(gitRun(t, env, b, "rev-parse", "refs/memsync/snapshots"))
+
+	if dry, stderr, code := memsyncRun(t, env, a, "purge", "--dry-run", "--secret", "aws-access-token"); code != exitNotFound {
+		t.Errorf("--secret finds an entry whose Secret-Allowed names the rule (exit %d):\n%s%s", code, dry, stderr)
+	}
+	dry := memsyncIn(t, env, a, "purge", "--dry-run", id)
+	if !strings.Contains(dry, id) || !strings.Contains(dry, "would purge 1 entry") {
+		t.Errorf("purge --dry-run:\n%s", dry)
+	}
+	if !holds(t, env, filepath.Join(a, ".git"), key, "refs/memsync/snapshots") {
+		t.Fatal("a dry run changed the history")
+	}
+	out := memsyncIn(t, env, a, "purge", "--prune", id)
+	if !strings.Contains(out, "pushed the new history to origin") {
+		t.Errorf("purge did not push:\n%s", out)
+	}
+	if strings.Contains(out, key) {
+		t.Errorf("purge printed the key:\n%s", out)
+	}
+	for _, c := range []struct{ gitDir, ref string }{{filepath.Join(a, ".git"), "refs/memsync/snapshots"}, {remote, "refs/memsync/snapshots"}} {
+		if holds(t, env, c.gitDir, key, c.ref) {
+			t.Errorf("%s: %s still reaches the key", c.gitDir, c.ref)
+		}
+		if log := gitRun(t, env, root, "--git-dir="+c.gitDir, "log", "-p", c.ref); strings.Contains(log, key) || strings.Contains(log, "deploy user") {
+			t.Errorf("%s: git log -p shows the entry", c.gitDir)
+		}
+	}
+	// --prune: no object of clone a holds it any more.
+	cmd := exec.Command("git", "--git-dir="+filepath.Join(a, ".git"), "cat-file", "--batch-all-objects", "--batch")
+	cmd.Env = env
+	if all, err := cmd.Output(); err != nil || strings.Contains(string(all), key) {
+		t.Errorf("after --prune an object of clone a holds the key (err %v)", err)
+	}
+	if strings.Contains(memsyncIn(t, env, a, "list"), "deploy user") {
+		t.Error("the entry is still in a's memory")
+	}
+
+	// The other clone's sync drops it, and it never comes back.
+	out = memsyncIn(t, env, b, "sync")
+	if !strings.Contains(out, "purged 1 entry") {
+		t.Errorf("b's sync does not say it purged the entry:\n%s", out)
+	}
+	for range 2 {
+		memsyncIn(t, env, a, "sync")
+		memsyncIn(t, env, b, "sync")
+	}
+	for _, c := range []string{a, b} {
+		list := memsyncIn(t, env, c, "list")
+		if strings.Contains(list, "deploy user") || !strings.Contains(list, "b learned this") || !strings.Contains(list, "first: retry") {
+			t.Errorf("%s after syncs:\n%s", c, list)
+		}
+		if holds(t, env, filepath.Join(c, ".git"), key, "refs/memsync/snapshots") {
+			t.Errorf("%s: the history reaches the key after sync", c)
+		}
+	}
+	if holds(t, env, remote, key, "refs/memsync/snapshots") {
+		t.Error("the remote reaches the key after the syncs")
+	}
+
+	// A stale clone pushes the old history over the new one (plain git):
+	// the next sync cleans it.
+	gitRun(t, env, b, "push", "-q", "--force", "origin", stale+":refs/memsync/snapshots")
+	if !holds(t, env, remote, key, "refs/memsync/snapshots") {
+		t.Fatal("the stale push did not bring the old history back (test broken)")
+	}
+	memsyncIn(t, env, a, "sync")
+	if holds(t, env, remote, key, "refs/memsync/snapshots") {
+		t.Error("a sync did not clean the old history off the remote")
+	}
+	if list := memsyncIn(t, env, a, "list"); strings.Contains(list, "deploy user") || !strings.Contains(list, "b learned this") {
+		t.Errorf("a after the stale push and a sync:\n%s", list)
+	}
+}
