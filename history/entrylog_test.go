@@ -245,7 +245,10 @@ func TestLogChangesRecordedEqualsCompared(t *testing.T) {
 			ch.Diff = nil
 			compared = append(compared, ch)
 		}
-		if !reflect.DeepEqual(stat[i].Changes, compared) && !(len(stat[i].Changes) == 0 && len(compared) == 0) {
+		if compared == nil {
+			compared = []EntryChange{}
+		}
+		if !reflect.DeepEqual(stat[i].Changes, compared) {
 			t.Fatalf("snapshot %d (%s):\nrecords: %+v\ncompared: %+v", i, stat[i].Subject, stat[i].Changes, compared)
 		}
 		if stat[i].Changes == nil {

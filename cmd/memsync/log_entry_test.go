@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,8 +38,8 @@ type touch struct {
 // names every snapshot's entries; an unknown ID exits 3 with a hint.
 func TestLogEntryProcess(t *testing.T) {
 	env, root, remote := bareRemote(t)
-	ann := append(env[:len(env):len(env)], "GIT_AUTHOR_NAME=Ann", "GIT_AUTHOR_EMAIL=ann@example.invalid")
-	bob := append(env[:len(env):len(env)], "GIT_AUTHOR_NAME=Bob", "GIT_AUTHOR_EMAIL=bob@example.invalid")
+	ann := slices.Concat(env, []string{"GIT_AUTHOR_NAME=Ann", "GIT_AUTHOR_EMAIL=ann@example.invalid"})
+	bob := slices.Concat(env, []string{"GIT_AUTHOR_NAME=Bob", "GIT_AUTHOR_EMAIL=bob@example.invalid"})
 	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
 	for _, d := range []string{a, b} {
 		gitRun(t, env, root, "clone", "-q", remote, d)
