@@ -146,7 +146,7 @@ func (h *History) EntryLog(ref EntryRef, limit int, patch bool) ([]LogEntry, err
 	if err != nil || head.IsZero() {
 		return nil, err
 	}
-	w := &entryWalk{h: h, ref: ref, records: ref.inRecords(), holds: map[plumbing.Hash]bool{}, files: newParsedFiles(h), matched: map[string]bool{}}
+	w := &entryWalk{h: h, ref: ref, records: ref.inRecords(), holds: map[plumbing.Hash]bool{}, files: newParsedFiles(h), matched: map[string]bool{}, roots: map[plumbing.Hash]map[string]plumbing.Hash{}, commits: map[plumbing.Hash]*commitInfo{}}
 	first, err := w.commit(head)
 	if err != nil {
 		return nil, err
@@ -175,6 +175,7 @@ func (h *History) EntryLog(ref EntryRef, limit int, patch bool) ([]LogEntry, err
 			queue = append(queue, pc)
 		}
 		e, ok, err := w.visit(c, patch)
+		delete(w.commits, c.hash) // its children are visited
 		if err != nil {
 			return out, err
 		}
@@ -200,12 +201,17 @@ type entryWalk struct {
 	records bool                   // records name the entry as it is
 	holds   map[plumbing.Hash]bool // chunk or blob: its bytes hold one of the entry's IDs
 	files   *parsedFiles
-	matched map[string]bool // the IDs found (a prefix may match several)
+	matched map[string]bool                            // the IDs found (a prefix may match several)
+	roots   map[plumbing.Hash]map[string]plumbing.Hash // root trees by commit, the last few
+	commits map[plumbing.Hash]*commitInfo              // commits read and not visited yet
 }
 
 // commit reads a snapshot commit, listing the packs again once when it is
 // not found (a repack at work, as Log does).
 func (w *entryWalk) commit(hash plumbing.Hash) (*commitInfo, error) {
+	if c, ok := w.commits[hash]; ok {
+		return c, nil
+	}
 	c, err := readCommit(w.h.st, hash)
 	if err != nil {
 		w.h.st.Reindex()
@@ -214,6 +220,7 @@ func (w *entryWalk) commit(hash plumbing.Hash) (*commitInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot: %w", err)
 	}
+	w.commits[hash] = c
 	return c, nil
 }
 
@@ -226,6 +233,21 @@ func (w *entryWalk) visit(c *commitInfo, patch bool) (LogEntry, bool, error) {
 	entries, counts, recordOK := recorded(c.message)
 	named, complete := recordedChanges(c.message)
 	skipActive := w.records && complete && !slices.ContainsFunc(named, func(x EntryChange) bool { return w.ref.match(x.ID) })
+	// The root trees say which files differ at all: most snapshots are
+	// passed over from them and the commit alone.
+	rootS, err := w.root(c.hash)
+	if err != nil {
+		return LogEntry{}, false, err
+	}
+	var rootP map[string]plumbing.Hash
+	if !parent.IsZero() {
+		if rootP, err = w.root(parent); err != nil {
+			return LogEntry{}, false, err
+		}
+	}
+	if (skipActive || rootS[MemoryName] == rootP[MemoryName]) && rootS["archive"] == rootP["archive"] {
+		return LogEntry{}, false, nil
+	}
 	ls, err := w.h.layoutAt(c.hash)
 	if err != nil {
 		return LogEntry{}, false, err
@@ -294,6 +316,31 @@ func (w *entryWalk) visit(c *commitInfo, patch bool) (LogEntry, bool, error) {
 		entries, counts = len(f[1].Entries), Count(Compare(f[0], f[1]))
 	}
 	return LogEntry{Snapshot: *toSnapshot(c), Entries: entries, Counts: counts, Changes: []EntryChange{ch}}, true, nil
+}
+
+// root is the root tree of snapshot commit hash: its entries' hashes by
+// name (the last few are kept).
+func (w *entryWalk) root(hash plumbing.Hash) (map[string]plumbing.Hash, error) {
+	if r, ok := w.roots[hash]; ok {
+		return r, nil
+	}
+	c, err := w.commit(hash)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := readTree(w.h.st, c.tree)
+	if err != nil {
+		return nil, err
+	}
+	r := make(map[string]plumbing.Hash, len(entries))
+	for _, e := range entries {
+		r[e.name] = e.hash
+	}
+	if len(w.roots) >= 64 {
+		clear(w.roots)
+	}
+	w.roots[hash] = r
+	return r, nil
 }
 
 // touched tells whether the entry differs between two versions of a file.
