@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/internal/gitconfig"
@@ -87,6 +89,26 @@ func (m *Memory) snapshot(ctx context.Context, msg, hook string, accept bool) (*
 // changed in the active file since the snapshot before it; at most n of
 // them (n <= 0: all).
 func (m *Memory) Log(ctx context.Context, n int) ([]history.LogEntry, error) {
+	return m.LogWith(ctx, LogOptions{N: n})
+}
+
+// LogOptions tune LogWith.
+type LogOptions struct {
+	N     int  // at most N snapshots (0: all)
+	Stat  bool // name the entries each snapshot added, removed and changed (LogEntry.Changes)
+	Patch bool // Stat, and each change as a line diff of the entry
+	// Entry lists only the snapshots that touched one entry: an ID, a
+	// unique prefix, a number, key or alias as Get resolves them in the
+	// active memory, then in the archive; an entry no longer in either by
+	// its ID or a unique prefix of it.
+	Entry string
+}
+
+// LogWith lists the snapshots newest first as Log does; o names the
+// entries they changed, or follows one entry (history.History.EntryLog:
+// every snapshot, merges' second parents too, compared with its first
+// parent). An Entry that no snapshot touched is memfile.ErrNotFound.
+func (m *Memory) LogWith(ctx context.Context, o LogOptions) ([]history.LogEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -94,11 +116,60 @@ func (m *Memory) Log(ctx context.Context, n int) ([]history.LogEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := h.Log(n)
+	var entries []history.LogEntry
+	switch {
+	case o.Entry != "":
+		ref, rerr := m.entryRef(ctx, o.Entry)
+		if rerr != nil {
+			return nil, rerr
+		}
+		entries, err = h.EntryLog(ref, o.N, o.Patch)
+		if err == nil && len(entries) == 0 && ref.Prefix != "" {
+			return nil, fmt.Errorf("%w: %q (not in the memory, its archive or any snapshot)", memfile.ErrNotFound, o.Entry)
+		}
+	case o.Stat || o.Patch:
+		entries, err = h.LogChanges(o.N, o.Patch)
+	default:
+		entries, err = h.Log(o.N)
+	}
 	if entries == nil {
 		entries = []history.LogEntry{}
 	}
 	return entries, err
+}
+
+// entryRef resolves the entry LogOptions.Entry names: in the active
+// memory, then (unless it is a number, a place in the list) in the
+// archive, else as an ID or prefix of one that only history holds.
+func (m *Memory) entryRef(ctx context.Context, ref string) (history.EntryRef, error) {
+	ref = strings.TrimSpace(ref)
+	for _, v := range []View{{}, {Archive: true}} {
+		f, err := m.Load(ctx, v)
+		if err != nil {
+			return history.EntryRef{}, err
+		}
+		i, err := f.Find(ref)
+		if err == nil {
+			e := &f.Entries[i]
+			r := history.EntryRef{IDs: []string{e.ID}, Derived: e.DerivedID()}
+			for _, fl := range e.Extra {
+				if v := strings.TrimSpace(fl.Value); (fl.Key == memfile.AliasField || fl.Key == memfile.SourceIDField) && v != "" {
+					r.IDs = append(r.IDs, v)
+				}
+			}
+			return r, nil
+		}
+		if !errors.Is(err, memfile.ErrNotFound) {
+			return history.EntryRef{}, err
+		}
+		if _, nerr := strconv.Atoi(ref); nerr == nil {
+			return history.EntryRef{}, err
+		}
+	}
+	if len(ref) < memfile.MinPrefix || strings.ContainsFunc(ref, unicode.IsSpace) {
+		return history.EntryRef{}, fmt.Errorf("%w: %q (an entry no longer in the memory is named by its ID or a prefix of at least %d characters)", memfile.ErrNotFound, ref, memfile.MinPrefix)
+	}
+	return history.EntryRef{Prefix: ref}, nil
 }
 
 // Change is one entry that differs between two states of the memory,

@@ -91,6 +91,7 @@ type Snapshot struct {
 	Tree    string `json:"tree"`    // the tree's hash
 	Time    string `json:"time"`    // RFC 3339, the committer time
 	Subject string `json:"subject"` // first line of the message
+	Author  string `json:"author"`  // who took it: the commit's author, "Name <email>"
 	Provenance
 	Rollback string `json:"rollback,omitempty"` // for a rollback: the snapshot it went back to
 }
@@ -233,7 +234,7 @@ func (h *History) Read(hash string) (*Snapshot, error) {
 }
 
 func toSnapshot(c *commitInfo) *Snapshot {
-	s := &Snapshot{Commit: c.hash.String(), Tree: c.tree.String(), Time: c.when().Format(time.RFC3339)}
+	s := &Snapshot{Commit: c.hash.String(), Tree: c.tree.String(), Time: c.when().Format(time.RFC3339), Author: c.author}
 	if len(c.parents) > 0 {
 		s.Parent = c.parents[0].String()
 	}

@@ -85,6 +85,9 @@ type LogEntry struct {
 	Snapshot
 	Entries int `json:"entries"` // entries in the snapshot's active file
 	Counts
+	// Changes are the entries it changed (LogChanges, EntryLog); nil
+	// from Log.
+	Changes []EntryChange `json:"changes,omitzero"`
 }
 
 // Log lists the snapshots newest first, following first parents, at most

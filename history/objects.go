@@ -45,6 +45,7 @@ type commitInfo struct {
 	tree      plumbing.Hash
 	parents   []plumbing.Hash
 	committer string // the raw "committer" line's value
+	author    string // the author's "Name <email>", without the time
 	message   string
 }
 
@@ -159,6 +160,11 @@ func parseCommit(h plumbing.Hash, data []byte) *commitInfo {
 			c.parents = append(c.parents, plumbing.NewHash(v))
 		case "committer":
 			c.committer = v
+		case "author":
+			if i := strings.LastIndexByte(v, '>'); i >= 0 {
+				v = v[:i+1]
+			}
+			c.author = v
 		}
 	}
 	return c

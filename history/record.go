@@ -82,9 +82,10 @@ func (r record) trailers() string {
 		case Changed:
 			key = trailerChanged
 		}
-		line := oneLine(ch.ID, maxID)
-		if t := oneLine(e.Title, maxTitle); t != "" {
-			line += " " + t
+		t := titled(ch.Kind, ch.ID, e)
+		line := t.ID
+		if t.Title != "" {
+			line += " " + t.Title
 		}
 		b.WriteString(key + ": " + line + "\n")
 	}
@@ -128,6 +129,55 @@ func recorded(msg string) (entries int, c Counts, ok bool) {
 		}
 	}
 	return entries, c, haveEntries && haveChanges
+}
+
+// recordedChanges reads the titled lines of a snapshot's record: the
+// entries it names as added, removed and changed (ID and title as the
+// trailers hold them, in Compare's order). complete is true when they are
+// all the record counts: no Memsync-More, and as many lines of each kind as
+// Memsync-Changes says.
+func recordedChanges(msg string) (changes []EntryChange, complete bool) {
+	_, want, ok := recorded(msg)
+	if !ok {
+		return nil, false
+	}
+	_, body, _ := strings.Cut(msg, "\n")
+	var got Counts
+	more := false
+	for _, l := range strings.Split(body, "\n") {
+		k, v, found := strings.Cut(l, ": ")
+		if !found {
+			continue
+		}
+		var kind string
+		switch k {
+		case trailerAdded:
+			kind, got.Added = Added, got.Added+1
+		case trailerRemoved:
+			kind, got.Removed = Removed, got.Removed+1
+		case trailerChanged:
+			kind, got.Changed = Changed, got.Changed+1
+		case trailerMore:
+			more = true
+			continue
+		default:
+			continue
+		}
+		id, title, _ := strings.Cut(v, " ")
+		changes = append(changes, EntryChange{Kind: kind, ID: id, Title: title})
+	}
+	return changes, !more && got == want
+}
+
+// titled is the change of entry e as a record names it: ID and title on
+// one line and bounded, as the trailers hold them.
+func titled(kind, id string, e *memfile.Entry) EntryChange {
+	return EntryChange{Kind: kind, ID: oneLine(id, maxID), Title: oneLine(e.Title, maxTitle)}
+}
+
+// trailerSafe tells whether id reads back from a record as itself.
+func trailerSafe(id string) bool {
+	return id != "" && oneLine(id, maxID) == id && !strings.Contains(id, " ")
 }
 
 // parseCounts reads "+A -R ~C" into c.

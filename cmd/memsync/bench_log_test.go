@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/memsync/memsync/memfile"
 )
 
 // History reads and history size (issue 25). Run with the binary of
@@ -104,3 +107,24 @@ func median(ts []time.Duration) float64 {
 
 func BenchmarkGitDir300(b *testing.B)  { benchGitDir(b, 300) }
 func BenchmarkGitDir2000(b *testing.B) { benchGitDir(b, 2000) }
+
+// BenchmarkLogEntries300: over 300 snapshots of a 330 KB memory, each
+// after one appended entry, `memsync log` beside log --stat (read from the
+// snapshots' records), log --stat -n 20, log -p -n 20 (every snapshot's
+// file compared with its parent's) and log ID of an entry the first
+// snapshot added (every snapshot passed over from its record).
+func BenchmarkLogEntries300(b *testing.B) {
+	bin := memsyncBinary(b)
+	env := testGitEnv(b)
+	repo := snapshotHistory(b, env, bin, 300, 330<<10)
+	data, err := os.ReadFile(filepath.Join(repo, ".agent", "memories.md"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := memfile.Parse(data).Entries[0].ID
+	var runs []func(int) time.Duration
+	for _, args := range [][]string{{"log"}, {"log", "--stat"}, {"log", "--stat", "-n", "20"}, {"log", "-p", "-n", "20"}, {"log", id}} {
+		runs = append(runs, func(int) time.Duration { return runProcess(b, env, repo, bin, args...) })
+	}
+	sideBySide(b, []string{"log", "log-stat", "log-stat-n20", "log-p-n20", "log-ID"}, runs)
+}

@@ -3,16 +3,25 @@ package main
 import (
 	"strings"
 
-	"github.com/memsync/memsync/internal/words"
 	"github.com/urfave/cli/v2"
+
+	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/words"
 )
 
 func logCommand() command {
-	return command{name: "log", usage: "list the memory's snapshots, newest first",
-		flags: []cli.Flag{&cli.IntFlag{Name: "n", Usage: "show at most `N` snapshots (0: all)"}},
+	return command{name: "log", usage: "list the memory's snapshots, newest first; with ID, those that touched one entry", argsUsage: "[ID]",
+		flags: []cli.Flag{
+			&cli.IntFlag{Name: "n", Usage: "show at most `N` snapshots (0: all)"},
+			&cli.BoolFlag{Name: "stat", Usage: "name the entries each snapshot added (+), removed (-) and changed (~)"},
+			&cli.BoolFlag{Name: "p", Aliases: []string{"patch"}, Usage: "--stat, and each change as a line diff of the entry"},
+		},
+		args:  atMost(1, "log takes at most one entry ID"),
 		opens: repoOnly,
 		run: func(s *session, c *cli.Context) error {
-			entries, err := s.m.Log(c.Context, c.Int("n"))
+			o := memsync.LogOptions{N: c.Int("n"), Stat: c.Bool("stat"), Patch: c.Bool("p"), Entry: c.Args().First()}
+			entries, err := s.m.LogWith(c.Context, o)
 			return s.print(entries, err, func() {
 				if len(entries) == 0 {
 					s.printf("no snapshots yet (the hooks take them: memsync hooks install; or memsync snapshot)\n")
@@ -20,7 +29,7 @@ func logCommand() command {
 				for _, e := range entries {
 					s.printf("%s  %s  %4d entries  +%d -%d ~%d  %s\n", words.Short(e.Commit), e.Time, e.Entries, e.Added, e.Removed, e.Changed, e.Subject)
 					var prov []string
-					for _, kv := range [][2]string{{"hook", e.Hook}, {"branch", e.Branch}, {"commit", words.Short(e.SourceCommit)}, {"worktree", e.Worktree}, {"rollback to", words.Short(e.Rollback)}} {
+					for _, kv := range [][2]string{{"by", e.Author}, {"hook", e.Hook}, {"branch", e.Branch}, {"commit", words.Short(e.SourceCommit)}, {"worktree", e.Worktree}, {"rollback to", words.Short(e.Rollback)}} {
 						if kv[1] != "" {
 							prov = append(prov, kv[0]+" "+kv[1])
 						}
@@ -28,8 +37,34 @@ func logCommand() command {
 					if len(prov) > 0 {
 						s.printf("              %s\n", strings.Join(prov, " · "))
 					}
+					s.printEntryChanges(e.Changes)
 				}
 			})
 		},
+	}
+}
+
+// printEntryChanges prints one line per changed entry under a snapshot of
+// the log (mark, ID, title), each followed by its diff when there is one.
+func (s *session) printEntryChanges(changes []history.EntryChange) {
+	mark := map[string]string{history.Added: "+", history.Removed: "-", history.Changed: "~", history.Archived: ">", history.Restored: "<"}
+	for _, ch := range changes {
+		where := ""
+		if ch.Kind == history.Archived || ch.Kind == history.Restored || ch.Archive {
+			where = "  (" + ch.Kind
+			if ch.Archive && ch.Kind != history.Archived {
+				where += " in the archive"
+			}
+			where += ")"
+		}
+		s.printf("              %s %s  %s%s\n", mark[ch.Kind], ch.ID, ch.Title, where)
+		if ch.Diff == nil {
+			continue
+		}
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(*ch.Diff, "\n"), "\n") {
+			if l != "" {
+				s.printf("                %s\n", strings.TrimSuffix(l, "\n"))
+			}
+		}
 	}
 }
