@@ -259,3 +259,39 @@ func TestNewerFormatRefused(t *testing.T) {
 		t.Fatal("the ref moved")
 	}
 }
+
+// The record of a change parsed from the part that differs is the record
+// of the whole files, for random edits of a plain orch file: appends,
+// insertions, deletions and edits anywhere, headings included.
+func TestRecordSinceIsRecordOf(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	base := memfile.GenerateFile(64<<10, 5)
+	for i := 0; i < 300; i++ {
+		after := bytes.Clone(base)
+		for range 1 + r.Intn(3) {
+			at := r.Intn(len(after) + 1)
+			switch r.Intn(4) {
+			case 0:
+				after = append(after, fmt.Sprintf("\n## Fix: new %d\n- Content: c %d\n", i, i)...)
+			case 1:
+				after = append(after[:at:at], append([]byte(fmt.Sprintf("## Note: ins %d\n- Content: x\n", i)), after[at:]...)...)
+			case 2:
+				end := min(len(after), at+r.Intn(400))
+				after = append(after[:at:at], after[end:]...)
+			default:
+				if at < len(after) {
+					after[at] = "#x\n -"[r.Intn(5)]
+				}
+			}
+		}
+		if !memfile.PlainOrch(after) {
+			continue
+		}
+		whole, _ := recordOf(base, after, true)
+		parentMsg := "s\n\n" + record{entries: len(memfile.Parse(base).Entries)}.trailers()
+		part, ok := recordSince(parentMsg, base, after, true)
+		if !ok || part.entries != whole.entries || part.trailers() != whole.trailers() {
+			t.Fatalf("edit %d: from the part %d entries\n%s\nfrom the whole %d\n%s", i, part.entries, part.trailers(), whole.entries, whole.trailers())
+		}
+	}
+}

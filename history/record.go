@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -60,6 +61,67 @@ func recordOf(before, memory []byte, ok bool) (r record, _ bool) {
 	}
 	after := memfile.Parse(memory)
 	return record{entries: len(after.Entries), changes: Compare(memfile.Parse(before), after)}, true
+}
+
+// recordSince is recordOf for a snapshot whose first parent recorded its
+// entry count (parentEntries, from parentMsg's trailers): when both files
+// are in orch's dialect alone, only the part that differs is parsed (from
+// the "## " line before the first differing byte to the one after the
+// last), so a snapshot of one added entry in a 10 MB memory parses that
+// entry, not 20 MB. Otherwise it is recordOf.
+func recordSince(parentMsg string, before, memory []byte, ok bool) (record, bool) {
+	parentEntries, _, recorded := recorded(parentMsg)
+	if !ok || !recorded || before == nil || !memfile.PlainOrch(before) || !memfile.PlainOrch(memory) {
+		return recordOf(before, memory, ok)
+	}
+	start, endBefore, endAfter := changedRegion(before, memory)
+	was, is := memfile.Parse(before[start:endBefore]), memfile.Parse(memory[start:endAfter])
+	return record{entries: parentEntries - len(was.Entries) + len(is.Entries), changes: Compare(was, is)}, true
+}
+
+// changedRegion finds the part of two texts that differs, widened to entry
+// headings: before[start:endBefore] and after[start:endAfter] start at a
+// "## " line (or the start) and end before one (or at the end), and outside
+// them the texts are the same bytes.
+func changedRegion(before, after []byte) (start, endBefore, endAfter int) {
+	n := min(len(before), len(after))
+	prefix := 0
+	for prefix < n && before[prefix] == after[prefix] {
+		if k := min(prefix+4096, n); bytes.Equal(before[prefix:k], after[prefix:k]) {
+			prefix = k
+			continue
+		}
+		prefix++
+	}
+	suffix := 0
+	for suffix < n-prefix && before[len(before)-1-suffix] == after[len(after)-1-suffix] {
+		if k := min(suffix+4096, n-prefix); bytes.Equal(before[len(before)-k:len(before)-suffix], after[len(after)-k:len(after)-suffix]) {
+			suffix = k
+			continue
+		}
+		suffix++
+	}
+	start = headingAtOrBefore(after, prefix)
+	endAfter = headingAtOrAfter(after, len(after)-suffix)
+	return start, endAfter - (len(after) - len(before)), endAfter
+}
+
+// headingAtOrBefore is the start of the last "## " line of s whose line
+// end comes before i (a heading at i itself may be passed over: an earlier
+// start is as good), or 0.
+func headingAtOrBefore(s []byte, i int) int {
+	return bytes.LastIndex(s[:i], []byte("\n## ")) + 1 // 0 when there is none
+}
+
+// headingAtOrAfter is the start of the first "## " line of s whose line
+// break before it is at or after i (so both texts, the same from i on, have
+// a heading there), or len(s).
+func headingAtOrAfter(s []byte, i int) int {
+	j := bytes.Index(s[i:], []byte("\n## "))
+	if j < 0 {
+		return len(s)
+	}
+	return i + j + 1
 }
 
 // trailers are r's lines of a snapshot's message.

@@ -109,6 +109,7 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	res := &Result{}
 	var prev layout
 	var prevTree plumbing.Hash
+	var parentMsg string // the parent's message, whose record counts its entries
 	if !old.IsZero() {
 		var c *commitInfo
 		err = h.relisted(func() (err error) {
@@ -123,7 +124,7 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Ref, err)
 		}
-		prevTree = c.tree
+		prevTree, parentMsg = c.tree, c.message
 		res.Snapshot = toSnapshot(c)
 	}
 	if old.IsZero() && cur.IsZero() && files.Memory == nil && files.Archive == nil {
@@ -166,7 +167,7 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	if tree == prevTree {
 		return res, nil
 	}
-	rec, ok := recordOf(before.Memory, files.Memory, recErr == nil)
+	rec, ok := recordSince(parentMsg, before.Memory, files.Memory, recErr == nil)
 	if err := scanTaken(files, before, rec, ok, !archSame, archErr == nil); err != nil {
 		return nil, err // a secret written into the file outside memsync
 	}

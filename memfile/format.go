@@ -329,6 +329,29 @@ func parseOrch(f *File, s string) {
 // parallelMin is the number of entries below which parsing stays on one core.
 const parallelMin = 2000
 
+// PlainOrch tells whether data is a file in orch's dialect alone (no
+// ralph entry, no "\r"): one whose entries each start at a "## " line and
+// parse the same whatever surrounds them, so a part of it that starts and
+// ends at such lines parses into the same entries as the whole (what a
+// snapshot's record of a change relies on to parse only what changed).
+func PlainOrch(data []byte) bool {
+	s := view(data)
+	if strings.Contains(s, "\r") {
+		return false
+	}
+	for i := 0; ; {
+		j := strings.Index(s[i:], "### mem-") // '#' is rarer than '\n': faster than lineIndex
+		if j < 0 {
+			break
+		}
+		if i+j == 0 || s[i+j-1] == '\n' {
+			return false
+		}
+		i += j + 1
+	}
+	return !isRalph(s)
+}
+
 // lineIndex is the index of the first line of s that starts with prefix, or -1.
 func lineIndex(s, prefix string) int {
 	if strings.HasPrefix(s, prefix) {
