@@ -107,12 +107,12 @@ func (e *Error) Error() string {
 func Load(root, home string) (Config, error) {
 	c := Default()
 	if root != "" {
-		if err := c.readFile(filepath.Join(root, "orch.yml"), true); err != nil {
+		if err := c.readFile(filepath.Join(root, "orch.yml"), root, true); err != nil {
 			return c, err
 		}
 	}
 	if home != "" {
-		if err := c.readFile(filepath.Join(home, "memsync.yml"), false); err != nil {
+		if err := c.readFile(filepath.Join(home, "memsync.yml"), home, false); err != nil {
 			return c, err
 		}
 	}
@@ -121,12 +121,16 @@ func Load(root, home string) (Config, error) {
 
 // readFile applies one file. In orch.yml only the "memories" block is
 // memsync's; other top-level keys belong to orch. In memsync.yml the keys may
-// be at the top level or under "memories".
-func (c *Config) readFile(path string, orch bool) error {
-	data, err := fsutil.ReadFile(path, maxFileSize)
+// be at the top level or under "memories". The file comes with a cloned
+// repository: a link that leads outside within (the repository, the memory
+// home) is refused, naming where it leads, and nothing is read past 1 MiB.
+func (c *Config) readFile(path, within string, orch bool) error {
+	data, err := fsutil.ReadWithin(path, within, maxFileSize)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil
+	case errors.As(err, new(*fsutil.OutsideError)):
+		return &Error{File: path, Key: "(link)", Msg: err.Error()}
 	case errors.As(err, new(*fsutil.TooLargeError)):
 		return &Error{File: path, Key: "(size)", Msg: "larger than 1 MiB: not a configuration file"}
 	case err != nil:

@@ -79,3 +79,31 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("env error: %v", err)
 	}
 }
+
+// A configuration file that is a link leading outside the repository (a
+// cloned repository's orch.yml pointing at a private file) is refused,
+// naming where it leads, and nothing of the target is read; a link to
+// /dev/zero inside is refused as no regular file.
+func TestLinkOutsideRefused(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "private.yml")
+	if err := os.WriteFile(secret, []byte("memories:\n  budget: 77\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.Symlink(secret, filepath.Join(root, "orch.yml")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(root, "")
+	var ce *Error
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "leads outside") || !strings.Contains(err.Error(), "private.yml") || c.Budget == 77 {
+		t.Fatalf("Load = %+v, %v", c, err)
+	}
+	home := t.TempDir()
+	if err := os.Symlink("/dev/zero", filepath.Join(home, "memsync.yml")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load("", home); err == nil {
+		t.Fatal("a memsync.yml linking to /dev/zero was read")
+	}
+}

@@ -105,7 +105,7 @@ func TestReadFileSizeChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := Default()
-	if err := c.readFile(filepath.Join(dir, "memsync.yml"), false); err == nil || !strings.Contains(err.Error(), "(syntax)") {
+	if err := c.readFile(filepath.Join(dir, "memsync.yml"), dir, false); err == nil || !strings.Contains(err.Error(), "(syntax)") {
 		t.Fatalf("1 MiB of zero bytes: %v", err) // read, and refused by the parser
 	}
 }
