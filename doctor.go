@@ -7,11 +7,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/internal/history"
+	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/worktree"
 )
 

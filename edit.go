@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/provenance"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/policy"
 )
 
 // EditOptions say what Edit changes; what is left nil stays as it is.

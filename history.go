@@ -11,12 +11,12 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/internal/gitconfig"
+	"github.com/memsync/memsync/internal/history"
+	"github.com/memsync/memsync/internal/merge"
+	"github.com/memsync/memsync/internal/policy"
+	"github.com/memsync/memsync/internal/remote"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
-	"github.com/memsync/memsync/policy"
-	"github.com/memsync/memsync/remote"
 )
 
 // ErrNoHistory is what the history operations (Snapshot, Log, Diff,

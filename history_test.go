@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/history"
+	"github.com/memsync/memsync/internal/merge"
+	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
-	"github.com/memsync/memsync/policy"
 )
 
 // openRepo opens the memory of a new repository (and its first commit).

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/internal/history"
 )
 
 // HookOptions bound a hook run.

@@ -6,9 +6,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/memsync/memsync/config"
-	"github.com/memsync/memsync/inject"
+	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/internal/gitconfig"
+	"github.com/memsync/memsync/internal/inject"
 )
 
 // InjectOptions override, for one Inject, what the configuration sets

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/internal/testgit"
 )
 

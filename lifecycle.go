@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/policy"
 )
 
 // Archive moves the entries refs name (as Get resolves them in the active

@@ -5,8 +5,8 @@ import (
 	"sync"
 
 	"github.com/memsync/memsync/internal/hugepage"
+	"github.com/memsync/memsync/internal/recall"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/recall"
 )
 
 // cache keeps the files a Memory read last (active, archive) and their

@@ -21,14 +21,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/memsync/memsync/config"
 	"github.com/memsync/memsync/embed"
-	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/history"
+	"github.com/memsync/memsync/internal/merge"
+	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
-	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
 

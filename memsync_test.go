@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/lock"
-	"github.com/memsync/memsync/policy"
 )
 
 func TestGlobalDir(t *testing.T) {

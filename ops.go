@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync/internal/hugepage"
+	"github.com/memsync/memsync/internal/policy"
+	"github.com/memsync/memsync/internal/recall"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/policy"
-	"github.com/memsync/memsync/recall"
 )
 
 // ErrEmpty is what Add returns (wrapped) for an entry with no content.

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/policy"
 )
 
 // provenanceRepo is a repository on branch main with one commit, its git

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
-	"github.com/memsync/memsync/policy"
-	"github.com/memsync/memsync/remote"
+	"github.com/memsync/memsync/internal/history"
+	"github.com/memsync/memsync/internal/policy"
+	"github.com/memsync/memsync/internal/remote"
 )
 
 // PurgeOptions tune Purge.

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/memsync/memsync/config"
 	"github.com/memsync/memsync/embed"
+	"github.com/memsync/memsync/internal/config"
+	"github.com/memsync/memsync/internal/recall"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/recall"
 )
 
 // newEmbedder returns how a Memory gets its Embedder: Options.Embedder, else

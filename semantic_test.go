@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/memsync/memsync/embed"
-	"github.com/memsync/memsync/embed/embedtest"
+	"github.com/memsync/memsync/internal/embedtest"
 	"github.com/memsync/memsync/internal/testgit"
 )
 

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/history"
+	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
 )
 
 // Every operation that removes or replaces entries snapshots the memory

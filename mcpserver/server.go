@@ -24,9 +24,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
 

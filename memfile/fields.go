@@ -1,6 +1,6 @@
 package memfile
 
-import "github.com/memsync/memsync/recall"
+import "github.com/memsync/memsync/internal/recall"
 
 // Field returns the value of the entry's bullet "- key: value" that memsync
 // does not interpret itself (Extra), or "" if there is none.

@@ -12,15 +12,15 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/config"
-	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/history"
+	"github.com/memsync/memsync/internal/merge"
+	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
-	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/embed"
-	"github.com/memsync/memsync/embed/embedtest"
+	"github.com/memsync/memsync/internal/embedtest"
 )
 
 // BenchmarkSearch1000Process: whole `memsync search` and `memsync inject

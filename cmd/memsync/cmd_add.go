@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/memfile"
 )
 

@@ -12,10 +12,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/policy"
 )
 
 func conflictsCommand() command {

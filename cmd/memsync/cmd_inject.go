@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/internal/config"
 )
 
 func injectCommand() command {

@@ -9,10 +9,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
 )
 
 func mergeDriverCommand() command {

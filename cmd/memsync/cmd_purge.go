@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/words"
 )
 

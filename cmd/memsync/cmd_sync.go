@@ -8,10 +8,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/history"
+	"github.com/memsync/memsync/internal/merge"
+	"github.com/memsync/memsync/internal/remote"
 	"github.com/memsync/memsync/internal/words"
-	"github.com/memsync/memsync/merge"
-	"github.com/memsync/memsync/remote"
 )
 
 func syncCommand() command {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/embed/embedtest"
+	"github.com/memsync/memsync/internal/embedtest"
 )
 
 // TestFrontDoorsAgree drives one repository through the three front doors —

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/history"
 )
 
 // logJSON is 'memsync log --json' with args.

@@ -10,8 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/termsafe"
-	"github.com/memsync/memsync/policy"
 	"github.com/memsync/memsync/worktree"
 )
 

@@ -12,10 +12,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/worktree"
 )
 

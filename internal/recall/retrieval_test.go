@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/memsync/memsync/embed"
+	"github.com/memsync/memsync/internal/recall"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/recall"
 )
 
 // The retrieval evaluation: testdata/retrieval holds the memories of one

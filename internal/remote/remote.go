@@ -17,12 +17,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memsync/memsync/history"
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/history"
+	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
 )
 
 // Errors a caller can test for with errors.Is. None of them loses a local

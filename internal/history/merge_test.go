@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
 )
 
 func memText(entries ...string) string {

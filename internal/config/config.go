@@ -28,7 +28,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/memsync/memsync/internal/fsutil"
-	"github.com/memsync/memsync/policy"
+	"github.com/memsync/memsync/internal/policy"
 )
 
 // Mode is how memories reach a prompt.

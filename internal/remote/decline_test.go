@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/testgit"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/memfile"
 )
 

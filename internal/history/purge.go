@@ -14,9 +14,9 @@ import (
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/secrets"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/merge"
 	"github.com/memsync/memsync/worktree"
 )
 

@@ -42,12 +42,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memsync/memsync/config"
+	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/internal/provenance"
+	"github.com/memsync/memsync/internal/recall"
 	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/recall"
 )
 
 // Weights of the score of an entry.

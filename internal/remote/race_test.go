@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memsync/memsync/history"
+	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/testgit"
 )
 

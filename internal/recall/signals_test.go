@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memsync/memsync/recall"
+	"github.com/memsync/memsync/internal/recall"
 )
 
 // TestRetrievalSignals measures, on the evaluation set, the signals beyond
