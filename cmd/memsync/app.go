@@ -12,16 +12,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/hooks"
-	"github.com/memsync/memsync/internal/config"
-	"github.com/memsync/memsync/internal/gitcmd"
-	"github.com/memsync/memsync/internal/history"
-	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/worktree"
 )
 
 // Exit codes, documented in README.md.
@@ -126,63 +120,31 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // exitCode maps an error to memsync's documented exit codes, in one place.
 func exitCode(err error) int {
 	var ec cli.ExitCoder
-	switch {
-	case errors.As(err, new(usageError)), errors.As(err, new(*config.Error)), errors.As(err, new(*memsync.ConfigError)):
+	if errors.As(err, new(usageError)) {
 		return exitUsage
-	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
-		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot), errors.Is(err, history.ErrNothingToPurge):
+	}
+	switch kind, _ := memsync.Classify(err); kind {
+	case memsync.KindUsage:
+		return exitUsage
+	case memsync.KindNotFound:
 		return exitNotFound
-	case errors.Is(err, lock.ErrTimeout):
+	case memsync.KindLocked:
 		return exitLocked
-	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
-		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, policy.ErrRefused),
-		errors.Is(err, merge.ErrMassDeletion), errors.Is(err, hooks.ErrInWorktree), errors.Is(err, history.ErrTooBig), errors.Is(err, history.ErrMassRemoval),
-		errors.Is(err, memfile.ErrReadOnly), errors.Is(err, memfile.ErrSecret):
+	case memsync.KindRefused:
 		return exitRefused
-	case errors.Is(err, worktree.ErrNotRepo):
+	case memsync.KindNoRepo:
 		return exitNoRepo
-	case errors.As(err, new(*gitcmd.Error)), errors.As(err, new(*exec.ExitError)):
-		return exitError // git's (or another child's) exit status is not memsync's
-	case errors.As(err, &ec):
+	}
+	if errors.As(err, &ec) && !errors.As(err, new(*exec.ExitError)) {
 		return ec.ExitCode()
 	}
 	return exitError
 }
 
 func defaultHint(err error) string {
-	switch {
-	case errors.As(err, new(*lock.TimeoutError)):
-		return "another process holds the memory's lock; retry, or wait longer with --lock-timeout (MEMSYNC_LOCK_TIMEOUT)"
-	case errors.Is(err, worktree.ErrNotRepo):
-		return "run memsync inside a git repository (or pass -C DIR and run 'memsync init' there), or use --global for the global memory"
-	case errors.As(err, new(*history.SecretError)):
-		se := new(history.SecretError)
-		errors.As(err, &se)
-		if se.Snapshot != "" {
-			return fmt.Sprintf("nothing was merged or pushed; 'memsync purge %s' drops the entry here and, at the next sync, from %s's history (whoever wrote it must rotate the key)", se.ID, se.Source)
-		}
-		return memsync.SecretSnapshotHint(se.ID)
-	case memfile.Fix(err) != "":
-		return memfile.Fix(err)
-	case errors.Is(err, policy.ErrRefused):
-		return "workers may add, search, list, show and summarize (also the archive); ask an owner or admin (--role, MEMSYNC_ROLE) to do this"
-	case errors.Is(err, memfile.ErrTooLarge):
-		return "split the content into several smaller entries"
-	case errors.Is(err, history.ErrNoSnapshot):
-		return "the hooks take snapshots after every commit (memsync hooks install), or take one now: memsync snapshot"
-	case errors.Is(err, history.ErrMassRemoval):
-		return "nothing was snapshotted; see what went: 'memsync diff'; put it back: memsync rollback '~0'; if the removal is meant: 'memsync snapshot --accept-removal'"
-	case errors.Is(err, history.ErrTooBig):
-		return "memsync reads a snapshot's memory file up to twice the memory's cap (--max-bytes, MEMSYNC_MAX_BYTES; or twice the live file); a larger one is left unread"
-	case errors.Is(err, history.ErrNotSnapshot):
-		return "'memsync log' lists the snapshots; '~1' is the one before the newest, 'live' the memory as it is now"
-	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
-		return "'memsync list' prints each entry's number and ID; an entry is named by its ID, its number, its key, or a unique ID prefix"
-	case errors.As(err, new(usageError)):
+	if errors.As(err, new(usageError)) {
 		return "see 'memsync --help' or 'memsync COMMAND --help'"
 	}
-	if ge := new(gitcmd.Error); errors.As(err, &ge) {
-		return fmt.Sprintf("git's message says why 'git %s' failed; fix what it names (run the command yourself to see more), then run memsync again", ge.Command())
-	}
-	return ""
+	_, hint := memsync.Classify(err)
+	return hint
 }

@@ -706,7 +706,11 @@ func (h *History) Reconcile(ctx context.Context, theirs, tracking string, p Prov
 	}
 	var data []byte
 	if l.purged.present() {
-		if data, err = readObject(h.st, plumbing.BlobObject, l.purged.blob, h.Limit(MemoryName)); err != nil {
+		err = h.relisted(func() (err error) {
+			data, err = readObject(h.st, plumbing.BlobObject, l.purged.blob, h.Limit(MemoryName))
+			return err
+		})
+		if err != nil {
 			return "", nil, err
 		}
 	}

@@ -270,11 +270,15 @@ func (h *History) memoryAt(commit plumbing.Hash) ([]byte, error) {
 	return h.read(l.memory, h.Limit(MemoryName), nil)
 }
 
-// layoutAt reads the layout of snapshot commit.
-func (h *History) layoutAt(commit plumbing.Hash) (layout, error) {
-	c, err := readCommit(h.st, commit)
-	if err != nil {
-		return layout{}, err
-	}
-	return h.readLayout(c.tree)
+// layoutAt reads the layout of snapshot commit (again, while a repack
+// moves its objects: relisted).
+func (h *History) layoutAt(commit plumbing.Hash) (l layout, err error) {
+	err = h.relisted(func() error {
+		c, err := readCommit(h.st, commit)
+		if err == nil {
+			l, err = h.readLayout(c.tree)
+		}
+		return err
+	})
+	return l, err
 }
