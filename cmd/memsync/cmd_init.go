@@ -18,6 +18,7 @@ func initCommand() command {
 			&cli.BoolFlag{Name: "merge-driver", Usage: "set up 'memsync merge-driver' for a memories.md tracked in branches"},
 			&cli.StringFlag{Name: "layout", Usage: "where the memory lives: agent (.agent/memories.md) or ralph (.ralph/agent/memories.md); saved in git config memsync.layout"},
 			&cli.BoolFlag{Name: "ralph", Usage: "short for --layout ralph"},
+			&cli.BoolFlag{Name: "sync", Usage: "in a clone that never synced, fetch the team's memory from the remote (memsync sync) right away"},
 		},
 		opens: noMemory, // the layout is chosen before the memory opens
 		run: func(s *session, c *cli.Context) error {
@@ -31,7 +32,22 @@ func initCommand() command {
 				return err
 			}
 			res, err := s.m.Init(c.Context, memsync.InitOptions{MergeDriver: c.Bool("merge-driver")})
+			remote := ""
+			if err == nil {
+				remote = s.m.NeverSynced(c.Context)
+			}
+			if err == nil && remote != "" && c.Bool("sync") {
+				if !s.json { // with --json, sync's result is the output
+					s.printf("%s %s\n", map[bool]string{false: "using", true: "created"}[res.Created], res.File)
+				}
+				return runSync(s, c)
+			}
 			return s.print(res, err, func() {
+				defer func() {
+					if remote != "" {
+						s.eprintf("hint: this clone has not fetched its team's memory yet: memsync sync %s (or memsync init --sync)\n", remote)
+					}
+				}()
 				s.printf("%s %s\n", map[bool]string{false: "using", true: "created"}[res.Created], res.File)
 				if len(res.Excluded) > 0 {
 					s.printf("added %d pattern(s) to %s/info/exclude\n", len(res.Excluded), s.repo.CommonDir)

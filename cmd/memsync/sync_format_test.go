@@ -38,3 +38,33 @@ func TestSyncReadsFormat1Snapshots(t *testing.T) {
 	// The format 1 snapshot stays in the history.
 	gitRun(t, env, dir, "merge-base", "--is-ancestor", commit, "refs/memsync/snapshots")
 }
+
+// TestInitOffersTheTeamsMemory: memsync init in a fresh clone of a
+// repository whose remote holds the team's memory says how to fetch it,
+// and init --sync fetches it.
+func TestInitOffersTheTeamsMemory(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	a := filepath.Join(root, "a")
+	gitRun(t, env, root, "clone", "-q", remote, a)
+	memsyncIn(t, env, a, "init")
+	id := strings.TrimSpace(memsyncIn(t, env, a, "add", "the team's first lesson"))
+	memsyncIn(t, env, a, "sync")
+
+	b := filepath.Join(root, "b")
+	gitRun(t, env, root, "clone", "-q", remote, b)
+	_, stderr, code := memsyncRun(t, env, b, "init")
+	if code != 0 || !strings.Contains(stderr, "memsync sync origin (or memsync init --sync)") {
+		t.Fatalf("init in a fresh clone: exit %d, stderr %q", code, stderr)
+	}
+	c := filepath.Join(root, "c")
+	gitRun(t, env, root, "clone", "-q", remote, c)
+	if out := memsyncIn(t, env, c, "init", "--sync"); !strings.Contains(out, "changed from origin") {
+		t.Fatalf("init --sync: %s", out)
+	}
+	if !memoryIDs(t, c)[id] {
+		t.Fatalf("init --sync did not fetch %s", id)
+	}
+	if _, stderr, _ := memsyncRun(t, env, c, "init"); strings.Contains(stderr, "hint:") {
+		t.Fatalf("init after a sync still hints: %s", stderr)
+	}
+}
