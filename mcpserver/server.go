@@ -198,8 +198,9 @@ func toolError(err error, l *layer) error {
 		return fmt.Errorf("%w; another process is writing the memory, retry in a moment", err)
 	case errors.Is(err, policy.ErrRefused):
 		return fmt.Errorf("%w; ask an owner or admin (the server's --role or MEMSYNC_ROLE)", err)
-	case memfile.Fix(err) != "":
-		return fmt.Errorf("%w; %s", err, memfile.Fix(err))
+	}
+	if _, hint := memsync.Classify(err); hint != "" {
+		return fmt.Errorf("%w; %s", err, hint)
 	}
 	return err
 }
