@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/memsync/memsync/internal/secrets"
 )
@@ -151,7 +152,7 @@ func (e *Entry) allSecrets() []SecretFinding {
 	}
 	text := b.String()
 	var out []SecretFinding
-	for _, f := range secrets.Scan(text) {
+	for _, f := range scanned(text) {
 		p := parts[0]
 		for _, q := range parts {
 			if q.start <= f.Offset {
@@ -164,4 +165,35 @@ func (e *Entry) allSecrets() []SecretFinding {
 		})
 	}
 	return out
+}
+
+// clean remembers texts a scan found nothing in, in this process: a sync
+// scans the entries a merge brings in, and again when it adopts the merge
+// once pushed. Bounded; a text with findings is scanned each time.
+var clean = struct {
+	sync.Mutex
+	texts map[string]bool
+}{texts: map[string]bool{}}
+
+// maxClean bounds clean (about a memory's worth of entries).
+const maxClean = 4096
+
+// scanned is secrets.Scan of text, remembering a clean text.
+func scanned(text string) []secrets.Finding {
+	clean.Lock()
+	known := clean.texts[text]
+	clean.Unlock()
+	if known {
+		return nil
+	}
+	found := secrets.Scan(text)
+	if len(found) == 0 {
+		clean.Lock()
+		if len(clean.texts) >= maxClean {
+			clear(clean.texts)
+		}
+		clean.texts[text] = true
+		clean.Unlock()
+	}
+	return found
 }

@@ -100,19 +100,53 @@ func (r *rule) mayMatch(text string) bool {
 // paths (a private key file name, a Terraform password field).
 func (r *rule) applies() bool { return r.path == "" && r.regex != "" }
 
-// index maps each keyword to the rules it enables.
-var index = sync.OnceValue(func() map[string][]*rule {
+// keyword is one keyword of the rule set and the rules it enables.
+type keyword struct {
+	word  string
+	rules []*rule
+}
+
+// index is every keyword with the rules it enables, in a fixed order.
+var index = sync.OnceValue(func() []keyword {
 	m := map[string][]*rule{}
+	var words []string
 	for _, r := range ruleSet {
 		if !r.applies() {
 			continue
 		}
 		for _, k := range r.keywords {
+			if _, ok := m[k]; !ok {
+				words = append(words, k)
+			}
 			m[k] = append(m[k], r)
 		}
 	}
-	return m
+	out := make([]keyword, len(words))
+	for i, w := range words {
+		out[i] = keyword{w, m[w]}
+	}
+	return out
 })
+
+// pairs is the set of the two-byte sequences of a text, as a bitmap: a
+// keyword whose first two bytes are not among them is not in the text, and
+// most keywords are ruled out so, without a search each.
+type pairs [1 << 16 / 64]uint64
+
+func (p *pairs) of(text string) {
+	for i := 0; i+1 < len(text); i++ {
+		b := uint16(text[i])<<8 | uint16(text[i+1])
+		p[b>>6] |= 1 << (b & 63)
+	}
+}
+
+func (p *pairs) mayHold(word string) bool {
+	if len(word) < 2 {
+		return true
+	}
+	b := uint16(word[0])<<8 | uint16(word[1])
+	return p[b>>6]&(1<<(b&63)) != 0
+}
 
 // Rules is how many rules scan text; SkippedPathRules how many of the rule
 // set are bound to file paths and so never apply to a memory.
@@ -168,11 +202,13 @@ func Scan(text string) []Finding {
 	lower := strings.ToLower(text)
 	var hit []*rule
 	seen := map[*rule]bool{}
-	for k, rs := range index() {
-		if !strings.Contains(lower, k) {
+	var present pairs
+	present.of(lower)
+	for _, k := range index() {
+		if !present.mayHold(k.word) || !strings.Contains(lower, k.word) {
 			continue
 		}
-		for _, r := range rs {
+		for _, r := range k.rules {
 			if !seen[r] {
 				seen[r] = true
 				hit = append(hit, r)
