@@ -100,34 +100,6 @@ func (r *rule) mayMatch(text string) bool {
 // paths (a private key file name, a Terraform password field).
 func (r *rule) applies() bool { return r.path == "" && r.regex != "" }
 
-// keyword is one keyword of the rule set and the rules it enables.
-type keyword struct {
-	word  string
-	rules []*rule
-}
-
-// index is every keyword with the rules it enables, in a fixed order.
-var index = sync.OnceValue(func() []keyword {
-	m := map[string][]*rule{}
-	var words []string
-	for _, r := range ruleSet {
-		if !r.applies() {
-			continue
-		}
-		for _, k := range r.keywords {
-			if _, ok := m[k]; !ok {
-				words = append(words, k)
-			}
-			m[k] = append(m[k], r)
-		}
-	}
-	out := make([]keyword, len(words))
-	for i, w := range words {
-		out[i] = keyword{w, m[w]}
-	}
-	return out
-})
-
 // pairs is the set of the two-byte sequences of a text, as a bitmap: a
 // keyword whose first two bytes are not among them is not in the text, and
 // most keywords are ruled out so, without a search each.
@@ -193,38 +165,37 @@ func compileGlobal() error {
 }
 
 // Scan returns the secrets in text, in the order of the rule set and then
-// of the text. Text with none of the rules' keywords costs one lower-casing
-// and a substring search per keyword.
+// of the text. Text with none of the rules' keywords costs one lower-casing,
+// one pass to list its two-byte sequences, and a substring search for each
+// keyword whose first two bytes are among them; nothing is built or
+// compiled before a keyword is found (an add scans once per process).
 func Scan(text string) []Finding {
 	if text == "" {
 		return nil
 	}
 	lower := strings.ToLower(text)
-	var hit []*rule
-	seen := map[*rule]bool{}
 	var present pairs
 	present.of(lower)
-	for _, k := range index() {
-		if !present.mayHold(k.word) || !strings.Contains(lower, k.word) {
-			continue
-		}
-		for _, r := range k.rules {
-			if !seen[r] {
-				seen[r] = true
-				hit = append(hit, r)
-			}
-		}
-	}
-	if len(hit) == 0 {
-		return nil
-	}
 	var raw []found
 	for _, r := range ruleSet { // the rule set's order, as gitleaks reports
-		if seen[r] {
+		if r.applies() && hasKeyword(r, lower, &present) {
 			raw = append(raw, scanRule(r, text)...)
 		}
 	}
+	if len(raw) == 0 {
+		return nil
+	}
 	return report(raw, text)
+}
+
+// hasKeyword tells whether lower holds one of r's keywords.
+func hasKeyword(r *rule, lower string, present *pairs) bool {
+	for _, k := range r.keywords {
+		if present.mayHold(k) && strings.Contains(lower, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // found is a finding before it is redacted.
