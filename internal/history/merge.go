@@ -39,6 +39,11 @@ type MergeOptions struct {
 	// either Adopts it or Drops it, so a merge commit is only ever made for
 	// what was published. Other kinds are made as without Detached.
 	Detached bool
+
+	// childOf is set by Adopt: theirs is a merge snapshot made on this
+	// commit, so while Ref is still there theirs is a fast-forward, and
+	// git need not be asked.
+	childOf string
 }
 
 // MergeResult is what MergeFrom did, or with DryRun would do.
@@ -110,7 +115,9 @@ func (h *History) MergeFrom(ctx context.Context, theirs string, opts MergeOption
 			return nil
 		}
 		if res.Ours != "" {
-			if behind, err := h.isAncestor(ctx, theirs, res.Ours); err != nil || behind {
+			if res.Ours == opts.childOf {
+				// theirs is made on ours: not behind it
+			} else if behind, err := h.isAncestor(ctx, theirs, res.Ours); err != nil || behind {
 				res.Kind = UpToDate
 				return err
 			}
@@ -134,7 +141,10 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 	}
 	ff := res.Ours == ""
 	if !ff {
-		if ff, err = h.isAncestor(ctx, res.Ours, res.Theirs); err != nil {
+		if ff = res.Ours == opts.childOf; !ff {
+			ff, err = h.isAncestor(ctx, res.Ours, res.Theirs)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -314,12 +324,10 @@ func (h *History) Adopt(ctx context.Context, res *MergeResult, opts MergeOptions
 	if res.pack != nil {
 		defer res.pack.release()
 	}
-	opts.Detached, opts.DryRun = false, false
-	m, err := h.MergeFrom(ctx, res.Snapshot, opts)
-	if err != nil {
-		return m, err
-	}
-	return m, merge.Log(ConflictLog(h.Repo), opts.Source, res.Conflicts)
+	opts.Detached, opts.DryRun, opts.childOf = false, false, res.Ours
+	// The merge snapshot holds the conflict log with this merge's
+	// conflicts: the fast-forward writes it.
+	return h.MergeFrom(ctx, res.Snapshot, opts)
 }
 
 // Drop removes a Detached merge's objects (res, from MergeFrom) that were
