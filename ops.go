@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -38,7 +39,7 @@ func (m *Memory) Add(ctx context.Context, in Entry) (Entry, error) {
 		return Entry{}, fmt.Errorf("%w: %w", memfile.ErrInvalid, ErrEmpty)
 	}
 	e := m.store.NewEntry(in.Type, in.Title, in.Content, in.Tags)
-	for _, k := range sortedKeys(in.Fields) {
+	for _, k := range slices.Sorted(maps.Keys(in.Fields)) {
 		v := strings.TrimSpace(in.Fields[k])
 		if v == "" {
 			continue
@@ -80,15 +81,6 @@ func oneLine(name, v string) error {
 		}
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // InView tells whether an entry is in the session's view: without a

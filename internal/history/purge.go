@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -137,7 +138,7 @@ func (h *History) Purge(ctx context.Context, opts PurgeOptions) (*PurgeResult, e
 		if !old.IsZero() {
 			res.Old, res.Snapshot = old.String(), old.String()
 		}
-		for _, id := range sortedKeys(drop) {
+		for _, id := range slices.Sorted(maps.Keys(drop)) {
 			res.IDs = append(res.IDs, id)
 			res.Titles = append(res.Titles, oneLine(titles[id], maxTitle))
 		}
@@ -210,7 +211,7 @@ func (h *History) purgeLocked(ctx context.Context, rw *rewriter, old plumbing.Ha
 	}
 	tree := addFiles(rw.b, next, haveOf(sides...))
 	msg := message(fmt.Sprintf("memsync purge of %d entr%s", len(drop), map[bool]string{true: "y", false: "ies"}[len(drop) == 1]), p, "", rec, true)
-	for _, id := range sortedKeys(drop) {
+	for _, id := range slices.Sorted(maps.Keys(drop)) {
 		msg += trailerPurged + ": " + oneLine(id, maxID) + "\n"
 	}
 	commit := rw.b.add(newObject(plumbing.CommitObject, encodeCommit(tree, []plumbing.Hash{tip}, time.Now(), msg, h.identity())))
@@ -317,7 +318,7 @@ func (h *History) Reconcile(ctx context.Context, theirs, tracking string, p Prov
 			if err := h.purgeLocked(ctx, rw, old, commits, live, news, p, res); err != nil {
 				return err
 			}
-			purged = sortedKeys(news)
+			purged = slices.Sorted(maps.Keys(news))
 			if old, err = h.head(); err != nil {
 				return err
 			}

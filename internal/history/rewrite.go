@@ -389,15 +389,6 @@ func dropConflicts(data []byte, drop map[string]bool) []byte {
 	return merge.EncodeLog(kept)
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // withTombstones is a merge's result next with the tombstones of both
 // sides (live's and theirs'), and without the entries they name.
 func withTombstones(next Files, live, theirs Files) Files {
