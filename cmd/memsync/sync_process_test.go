@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/memsync/memsync"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -104,7 +105,10 @@ func TestSyncConvergence(t *testing.T) {
 		}
 		// Every sync succeeded: what each clone holds now, the remote must
 		// hold too (deleted entries aside).
-		remoteIDs := snapshotIDs(t, env, remote)
+		remoteIDs := map[string]bool{} // in any clone's snapshots there
+		for _, ref := range strings.Fields(gitRun(t, env, remote, "for-each-ref", "--format=%(refname)", "refs/memsync/")) {
+			maps.Copy(remoteIDs, snapshotIDs(t, env, remote, ref))
+		}
 		for _, c := range order {
 			for id := range memoryIDs(t, dirs[c][0]) {
 				if !remoteIDs[id] && !deleted[id] {
@@ -211,13 +215,15 @@ func memoryIDs(tb testing.TB, dir string) map[string]bool {
 	return have
 }
 
-// snapshotIDs is the IDs in the newest snapshot of a (bare) repository,
-// active file and archive.
-func snapshotIDs(tb testing.TB, env []string, gitDir string) map[string]bool {
+// snapshotIDs is the IDs in the newest snapshot of a (bare) repository
+// (on ref, the shared refs/memsync/snapshots when none is given), active
+// file and archive.
+func snapshotIDs(tb testing.TB, env []string, gitDir string, ref ...string) map[string]bool {
 	tb.Helper()
+	at := append(ref, "refs/memsync/snapshots")[0]
 	have := map[string]bool{}
 	for _, p := range []string{"memories.md", "archive/memories.md"} {
-		out, err := testgit.ShowErr(gitDir, env, "refs/memsync/snapshots:"+p)
+		out, err := testgit.ShowErr(gitDir, env, at+":"+p)
 		if err != nil {
 			continue // no snapshot yet, or no archive in it
 		}

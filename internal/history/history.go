@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -395,4 +396,50 @@ func (h *History) RefHash(name string) (string, error) {
 func (h *History) BranchRemote(branch string) string {
 	v, _ := gitconfig.Repo(h.Repo.CommonDir, h.Repo.GitDir).Get("branch." + branch + ".remote")
 	return v
+}
+
+// Author is who the repository's snapshots are authored by, "Name <email>"
+// (git's user.name and user.email; memsync's placeholder where git has
+// none).
+func (h *History) Author() string { return h.identity().author }
+
+// RefsUnder lists the refs whose names start with prefix (a folder of
+// refs, ending in "/") and the commits they point at, read from the files
+// as git writes them: packed-refs, then the loose refs, which win; a ref
+// being written (its ".lock") is not one yet. No git is spawned.
+func (h *History) RefsUnder(prefix string) (map[string]string, error) {
+	refs := map[string]string{}
+	packed, err := os.ReadFile(filepath.Join(h.Repo.CommonDir, "packed-refs"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, line := range strings.Split(string(packed), "\n") {
+		if hash, name, ok := strings.Cut(line, " "); ok && strings.HasPrefix(name, prefix) && plumbing.IsHash(hash) {
+			refs[name] = hash
+		}
+	}
+	root := filepath.Join(h.Repo.CommonDir, filepath.FromSlash(prefix))
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil // no such folder, or a ref deleted meanwhile
+		case err != nil:
+			return err
+		case d.IsDir() || strings.HasSuffix(path, ".lock"):
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if hash := strings.TrimSpace(string(data)); err == nil && plumbing.IsHash(hash) {
+			refs[prefix+filepath.ToSlash(rel)] = hash
+		}
+		return err
+	})
+	return refs, err
 }
