@@ -32,6 +32,10 @@ type MergeOptions struct {
 	DryRun     bool   // compute and report what would change; write nothing
 	Source     string // names the other side in messages and the conflict log ("sync origin")
 	Provenance Provenance
+	// Independent says that no snapshot MergeAll is given is an ancestor
+	// of another or of ours (git merge-base --independent said so), so git
+	// need not be asked again.
+	Independent bool
 }
 
 // MergeResult is what MergeFrom did, or with DryRun would do.
@@ -121,7 +125,7 @@ func (h *History) MergeAll(ctx context.Context, theirs []string, opts MergeOptio
 			if t == res.Ours {
 				continue
 			}
-			if res.Ours != "" {
+			if res.Ours != "" && !opts.Independent {
 				if behind, err := h.isAncestor(ctx, t, res.Ours); err != nil || behind {
 					if err != nil {
 						return err

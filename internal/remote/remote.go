@@ -216,7 +216,7 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 		heads = append(heads, merging)
 		refOf[merging] = ref
 	}
-	m, err := h.MergeAll(ctx, heads, history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance})
+	m, err := h.MergeAll(ctx, heads, history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance, Independent: true})
 	if errors.Is(err, memfile.ErrSecret) || errors.Is(err, history.ErrTooBig) {
 		// Refused unread (too big) or unmerged (a secret): the tracking
 		// refs go back to what they were, so nothing of them is pushed on
@@ -332,9 +332,10 @@ type update struct {
 	own         bool // this clone's ref: it must get through
 }
 
-// pushAll pushes our snapshot (res.Snapshot) to this clone's ref, to the
-// shared ref, and over the remote refs whose snapshots were rewritten for a
-// purge, each where it is not already, under a lease on what was fetched.
+// pushAll pushes our snapshot (res.Snapshot) to this clone's ref and to the
+// shared ref, unless the remote has it already; after a purge rewrote a
+// fetched snapshot, over every ref fetched too (so none reaches a purged
+// entry); each under a lease on what was fetched.
 // Another clone that moved the shared ref or a rewritten ref first keeps
 // its push. Another repository that pushed to this clone's own ref has the
 // same clone ID (a copied repository): a new ID is drawn and the push made
@@ -342,13 +343,14 @@ type update struct {
 func pushAll(ctx context.Context, h *history.History, remote string, opts Options, res *Result, fetched map[string]string, rewritten []string) error {
 	prefix := trackingPrefix(remote)
 	ups := []update{{ClonesPrefix + res.Clone, fetched[prefix+"clones/"+res.Clone], true}, {history.Ref, fetched[TrackingRef(remote)], false}}
-	for _, ref := range rewritten {
-		ups = append(ups, update{cloneRefOf(remote, ref), fetched[ref], false})
-	}
-	if slices.Contains(slices.Collect(maps.Values(fetched)), res.Snapshot) {
-		// The remote has our snapshot (a fast-forward, or nothing new):
-		// only refs rewritten for a purge need it.
-		ups = ups[2:]
+	if len(rewritten) > 0 {
+		// A purge: every ref there may reach a purged entry (directly, or
+		// as an ancestor of a rewritten one); ours holds what each held.
+		for _, ref := range slices.Sorted(maps.Keys(fetched)) {
+			ups = append(ups, update{cloneRefOf(remote, ref), fetched[ref], false})
+		}
+	} else if slices.Contains(slices.Collect(maps.Values(fetched)), res.Snapshot) {
+		return nil // the remote has our snapshot (a fast-forward, or nothing new)
 	}
 	ups = slices.DeleteFunc(ups, func(u update) bool { return u.expect == res.Snapshot || u.ref == "" })
 	seen := map[string]bool{}
