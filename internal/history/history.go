@@ -60,7 +60,15 @@ type History struct {
 	// AcceptRemoval lets snapshots through the removal guard (see Take).
 	AcceptRemoval bool
 	st            *filesystem.Storage
+	// chunks are the chunk blobs Files read, by hash: the snapshots a merge
+	// reads (ours, theirs, their base) share most of their chunks, each
+	// decompressed once (at most maxChunkCache bytes).
+	chunks     map[plumbing.Hash][]byte
+	chunkBytes int
 }
+
+// maxChunkCache bounds the bytes History.chunks holds.
+const maxChunkCache = 64 << 20
 
 // Open returns the history of the repository r, whose memory is store.
 // Nothing is read until it is needed.
@@ -288,7 +296,7 @@ func (h *History) files(hash string) (Files, error) {
 		s    stored
 		dst  *[]byte
 	}{{MemoryName, l.memory, &f.Memory}, {ArchiveName, l.archive, &f.Archive}, {conflictsName, l.conflicts, &f.Conflicts}, {purgedName, l.purged, &f.Purged}} {
-		*x.dst, err = h.read(x.s, h.Limit(x.name), nil)
+		*x.dst, err = h.readCached(x.s, h.Limit(x.name))
 		if tb := new(TooBigError); errors.As(err, &tb) {
 			tb.Commit, tb.Path = hash, x.name
 		}
@@ -297,6 +305,21 @@ func (h *History) files(hash string) (Files, error) {
 		}
 	}
 	return f, nil
+}
+
+// readCached reads the file s holds as read does, with the chunks read
+// before (h.chunks) known, and keeps there those it reads, up to
+// maxChunkCache bytes.
+func (h *History) readCached(s stored, limit int64) ([]byte, error) {
+	if h.chunkBytes > maxChunkCache {
+		return h.read(s, limit, nil)
+	}
+	if h.chunks == nil {
+		h.chunks = map[plumbing.Hash][]byte{}
+	}
+	data, err := h.read(s, limit, h.chunks)
+	h.chunkBytes += len(data)
+	return data, err
 }
 
 // Limit is the largest memory file (MemoryName or ArchiveName) memsync

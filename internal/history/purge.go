@@ -276,7 +276,7 @@ func (h *History) Reconcile(ctx context.Context, theirs, tracking string, p Prov
 	if theirs == "" {
 		return theirs, nil, nil
 	}
-	h.st = openStorage(h.Repo.CommonDir) // see objects a fetch just brought
+	h.reopen() // see objects a fetch just brought
 	l, err := h.layoutAt(plumbing.NewHash(theirs))
 	if err != nil {
 		return "", nil, err
