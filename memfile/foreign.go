@@ -248,7 +248,10 @@ func datePart(ts string) string {
 }
 
 // Import adds foreign entries to the active file and the archive, skipping
-// any whose ID or content (see ContentHash) either file already holds, so a
+// any whose ID either file already holds (as an ID or as a Source-ID) and
+// any that an entry of either file, or one imported before it, says already
+// (Dups, the rule Add follows: the same content in the entry's session
+// view; an entry without a session matches every session's entry), so a
 // second import of the same source adds nothing. It returns what it added.
 // Into a ralph file, entries get ralph's IDs and keep their own as their
 // Source-ID (see Entry.ToRalph).
@@ -267,30 +270,31 @@ func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, er
 		if err := s.CheckWritable(s.Path(), s.ArchivePath()); err != nil {
 			return err // both files must be writable before either changes
 		}
-		seen := map[string]bool{}
+		ids := map[string]bool{}
+		var dups Dups
 		for _, p := range []string{s.Path(), s.ArchivePath()} {
 			f, err := s.load(p, false)
 			if err != nil {
 				return err
 			}
 			for i := range f.Entries {
-				seen[f.Entries[i].ID] = true
-				seen["#"+ContentHash(f.Entries[i].Content)] = true
+				ids[f.Entries[i].ID] = true
+				dups.Add(&f.Entries[i])
 				if id := f.Entries[i].Field(SourceIDField); id != "" {
-					seen[id] = true
+					ids[id] = true
 				}
 			}
 		}
 		fresh := func(in []Entry) []Entry {
 			var out []Entry
-			for _, e := range in {
-				h := "#" + ContentHash(e.Content)
-				if seen[e.ID] || seen[h] {
+			for i := range in {
+				if ids[in[i].ID] || dups.Find(&in[i]) != nil {
 					skipped++
 					continue
 				}
-				seen[e.ID], seen[h] = true, true
-				out = append(out, e)
+				ids[in[i].ID] = true
+				dups.Add(&in[i])
+				out = append(out, in[i])
 			}
 			return out
 		}
