@@ -1,8 +1,11 @@
 package memfile
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
-// SplitConflictSides splits a file that holds git conflict markers (someone
+// splitConflictSides splits a file that holds git conflict markers (someone
 // tracked memories.md in a branch and merged) into its two sides: the
 // common text with each conflict's "ours" part, and the common text with
 // each "theirs" part. A diff3 base part ("|||||||" to "=======") belongs to
@@ -11,7 +14,7 @@ import "strings"
 // separator, as git writes it. ok
 // is false when data holds no well-formed conflict (no markers, or markers
 // out of order); then ours and theirs are nil.
-func SplitConflictSides(data []byte) (ours, theirs []byte, ok bool) {
+func splitConflictSides(data []byte) (ours, theirs []byte, ok bool) {
 	s := string(data)
 	if !strings.Contains(s, "<<<<<<<") {
 		return nil, nil, false
@@ -76,17 +79,92 @@ func conflictMarked(ps []Problem) bool {
 	return false
 }
 
-// ParseFile parses the bytes of the memory file at path, just read, as every
-// rewrite does: a file with git conflict markers goes through the Unmark
-// hook, when the store has one; unmarked reports that the hook merged the
-// markers. The entries share data's memory, so data must not change
-// afterwards.
-func (s *Store) ParseFile(path string, data []byte) (f *File, unmarked bool) {
-	f = parseOwned(data)
-	if s.Unmark != nil && conflictMarked(f.Problems) {
-		if u, ok := s.Unmark(path, data); ok {
-			return u, true
+// Unmark merges a memory file that holds git conflict markers by entry:
+// of its two sides (the common text with each conflict's "ours" part, and
+// with its "theirs" part; a diff3 base part belongs to neither), every entry
+// is kept, in ours' order and then theirs'; an entry both sides hold with the
+// same text is one entry; for an ID whose text differs, the file keeps ours
+// and ours[i], theirs[i] are the two versions (for a conflict log). The file
+// keeps ours' preamble (theirs' when ours has none and the dialects agree)
+// and ours' dialect. ok is false when data holds no well-formed conflict.
+func Unmark(data []byte) (f *File, ours, theirs []Entry, ok bool) {
+	o, t, ok := splitConflictSides(data)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	f, other := Parse(o), Parse(t)
+	last := func(list []Entry) map[string]*Entry { // an ID twice in a side: its last entry
+		m := make(map[string]*Entry, len(list))
+		for i := range list {
+			m[list[i].ID] = &list[i]
+		}
+		return m
+	}
+	mine, yours := last(f.Entries), last(other.Entries)
+	merged := make([]Entry, 0, len(mine)+len(yours))
+	done := make(map[string]bool, len(mine)+len(yours))
+	for _, e := range f.Entries {
+		if done[e.ID] {
+			continue
+		}
+		done[e.ID] = true
+		m := mine[e.ID]
+		if y := yours[e.ID]; y != nil && !sameText(m, y) {
+			ours, theirs = append(ours, *m), append(theirs, *y)
+		}
+		merged = append(merged, *m)
+	}
+	for _, e := range other.Entries {
+		if !done[e.ID] {
+			done[e.ID] = true
+			merged = append(merged, *yours[e.ID])
 		}
 	}
-	return f, false
+	f.Entries, f.Problems = merged, nil
+	if strings.TrimSpace(f.Preamble) == "" && f.Dialect == other.Dialect {
+		f.Preamble = other.Preamble
+	}
+	return f, ours, theirs, true
+}
+
+// sameText tells whether two versions of an entry say the same thing (all
+// but the ID and the place in the file).
+func sameText(a, b *Entry) bool {
+	return a.Type == b.Type && a.Title == b.Title && a.Date == b.Date && a.Content == b.Content &&
+		slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Extra, b.Extra)
+}
+
+// ConflictLog records the entries the two sides of a memory file's git
+// conflict markers hold differently (Store.Conflicts): ours[i] stays in the
+// file at path, theirs[i] is the other side's version of the same ID.
+type ConflictLog interface {
+	Record(path string, ours, theirs []Entry) error
+}
+
+// ParseFile parses the bytes of the memory file at path, just read, as every
+// rewrite does: a file with git conflict markers is merged by entry
+// (Unmark) when the store has a conflict log (Conflicts), which records
+// what the two sides hold differently; unmarked reports that it was. When
+// the log cannot be written, the file is parsed as it is (with a warning).
+// The entries share data's memory, so data must not change afterwards.
+func (s *Store) ParseFile(path string, data []byte) (f *File, unmarked bool) {
+	f = parseOwned(data)
+	if s.Conflicts == nil || !conflictMarked(f.Problems) {
+		return f, false
+	}
+	u, ours, theirs, ok := Unmark(data)
+	if !ok {
+		return f, false
+	}
+	if err := s.Conflicts.Record(path, ours, theirs); err != nil {
+		s.warn("%s holds conflict markers, left as they are: %v", path, err)
+		return f, false
+	}
+	switch n := len(theirs); {
+	case n == 1:
+		s.warn("%s: 1 entry differs between the two sides of the conflict; ours kept, theirs recorded (memsync conflicts)", path)
+	case n > 1:
+		s.warn("%s: %d entries differ between the two sides of the conflict; ours kept, theirs recorded (memsync conflicts)", path, n)
+	}
+	return u, true
 }

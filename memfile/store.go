@@ -69,13 +69,12 @@ type Store struct {
 	// Limits, when set (and with a StateDir), make Add run GC once a write
 	// passes them.
 	Limits *Limits
-	// Unmark, when set, merges a memory file that holds git conflict
-	// markers before any rewrite of it (path is the file, data its bytes):
-	// it returns the file to write instead, or false to keep the damaged one
-	// as it parses. The damaged bytes are backed up first either way. It is
-	// a hook because the entry-level merge lives in package merge, which
-	// imports this package (the CLI sets it to merge.Unmark).
-	Unmark func(path string, data []byte) (*File, bool)
+	// Conflicts, when set, lets a rewrite of a memory file that holds git
+	// conflict markers merge its two sides by entry first (Unmark): the
+	// entries the sides hold differently keep ours in the file and are
+	// recorded there. Without it the file is rewritten as it parses. The
+	// damaged bytes are backed up first either way.
+	Conflicts ConflictLog
 	// Locked, when set, runs each time the store has taken the writers'
 	// lock (WithLock and every write), before the write's own work; its
 	// error stops the write. The root package sets it on the store of an
