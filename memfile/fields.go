@@ -1,7 +1,5 @@
 package memfile
 
-import "github.com/memsync/memsync/internal/recall"
-
 // Field returns the value of the entry's bullet "- key: value" that memsync
 // does not interpret itself (Extra), or "" if there is none.
 func (e *Entry) Field(key string) string {
@@ -45,9 +43,4 @@ func (e *Entry) TagList() []string {
 		return []string{}
 	}
 	return e.Tags
-}
-
-// Doc is the entry as recall ranks it.
-func (e *Entry) Doc() recall.Doc {
-	return recall.Doc{Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content}
 }
