@@ -133,38 +133,3 @@ func sameText(a, b *Entry) bool {
 	return a.Type == b.Type && a.Title == b.Title && a.Date == b.Date && a.Content == b.Content &&
 		slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Extra, b.Extra)
 }
-
-// ConflictLog records the entries the two sides of a memory file's git
-// conflict markers hold differently (Store.Conflicts): ours[i] stays in the
-// file at path, theirs[i] is the other side's version of the same ID.
-type ConflictLog interface {
-	Record(path string, ours, theirs []Entry) error
-}
-
-// ParseFile parses the bytes of the memory file at path, just read, as every
-// rewrite does: a file with git conflict markers is merged by entry
-// (Unmark) when the store has a conflict log (Conflicts), which records
-// what the two sides hold differently; unmarked reports that it was. When
-// the log cannot be written, the file is parsed as it is (with a warning).
-// The entries share data's memory, so data must not change afterwards.
-func (s *Store) ParseFile(path string, data []byte) (f *File, unmarked bool) {
-	f = parseOwned(data)
-	if s.Conflicts == nil || !conflictMarked(f.Problems) {
-		return f, false
-	}
-	u, ours, theirs, ok := Unmark(data)
-	if !ok {
-		return f, false
-	}
-	if err := s.Conflicts.Record(path, ours, theirs); err != nil {
-		s.warn("%s holds conflict markers, left as they are: %v", path, err)
-		return f, false
-	}
-	switch n := len(theirs); {
-	case n == 1:
-		s.warn("%s: 1 entry differs between the two sides of the conflict; ours kept, theirs recorded (memsync conflicts)", path)
-	case n > 1:
-		s.warn("%s: %d entries differ between the two sides of the conflict; ours kept, theirs recorded (memsync conflicts)", path, n)
-	}
-	return u, true
-}

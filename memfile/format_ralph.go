@@ -5,11 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -620,36 +616,3 @@ func (e *DialectError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *DialectError) Unwrap() error { return ErrInvalid }
-
-// CheckDialect refuses, before a write, an entry the active file's dialect
-// cannot keep (an ErrInvalid; see ralphRefuses). Append checks again under
-// the lock.
-func (s *Store) CheckDialect(e *Entry) error {
-	d, err := s.Dialect()
-	if err != nil || d != Ralph {
-		return err
-	}
-	return ralphRefuses(e)
-}
-
-// Dialect is the dialect of the active file as Append sees it, from the
-// file's head; Orch for a file not yet written.
-func (s *Store) Dialect() (Dialect, error) {
-	target, err := s.Resolve(s.Path())
-	if err != nil {
-		return Orch, err
-	}
-	f, err := os.Open(target)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Orch, nil
-	} else if err != nil {
-		return Orch, err
-	}
-	defer func() { _ = f.Close() }()
-	head := make([]byte, sniffBytes)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return Orch, err
-	}
-	return SniffDialect(head[:n]), nil
-}
