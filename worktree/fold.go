@@ -153,7 +153,7 @@ func replaceEdited(dst, src *memfile.File) int {
 // writer is the provenance of the entries a fold finds only in the copy
 // of the worktree whose top is top: this machine's git user (who wrote
 // them there), the worktree's branch and commit; the agent is not known.
-func (r *Repo) writer(top string) provenance.Info {
+func writer(r *Repo, top string) provenance.Info {
 	info := provenance.Current(provenance.Where{CommonDir: r.CommonDir, GitDir: provenance.GitDir(top), Primary: r.Primary, WorkTree: top}, os.Getenv)
 	info.Agent = ""
 	return info

@@ -14,34 +14,10 @@ import (
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 )
-
-// ExcludePatterns returns the patterns that keep the memory files out of git
-// status in every worktree (a fresh slice each call). They go into the
-// common info/exclude (see EnsureExclude), anchored at each worktree's top.
-func ExcludePatterns() []string {
-	return []string{
-		"/.agent/memories.md",
-		"/.agent/memories.md.*",
-		"/.agent/.memories.md.tmp-*",
-		"/.agent/archive/",
-	}
-}
-
-// Excludes are the patterns of the repository's layout (ExcludePatterns
-// for .agent/; the same files under .ralph/agent/ for ralph's layout). A
-// pattern never hides a file git tracks, so a ralph memories.md the
-// repository commits stays tracked; one it does not is kept out of git
-// status (git add -f starts tracking it).
-func (r *Repo) Excludes() []string {
-	if r.Layout != LayoutRalph {
-		return ExcludePatterns()
-	}
-	d := "/" + r.MemDir()
-	return []string{d + "/memories.md", d + "/memories.md.*", d + "/.memories.md.tmp-*", d + "/archive/"}
-}
 
 // State is how a worktree's .agent/memories.md relates to the memory home.
 type State string
@@ -109,7 +85,7 @@ type LinkResult struct {
 // home, inside the git dir (see Heal). s is the memory's store (the memory
 // home's file is created, and a copy folded, through it).
 func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
-	top, err := worktreeTop(r, wt)
+	top, err := gitrepo.WorktreeTop(r, wt)
 	if err != nil {
 		return LinkResult{}, err
 	}
@@ -155,7 +131,7 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 		// Fold until the copy stays as folded: a tool may still write to it.
 		edits := !st.Tracked && newer(st.Path, s.Path())
 		for range 3 {
-			fr, err := fold(s, st.Path, "", edits, r.writer(top))
+			fr, err := fold(s, st.Path, "", edits, writer(r, top))
 			if err != nil {
 				return res, err
 			}
@@ -174,7 +150,7 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 		// are in the memory now; the file stays as the branch has it.
 		res.State, res.Changed = st.State, res.Added > 0
 		res.Message = fmt.Sprintf("%s is tracked by the branch: folded %d entr%s from it into the memory; left as the branch has it (%s)",
-			st.Path, res.Added, words.Plural(res.Added, "y", "ies"), r.trackedDetail())
+			st.Path, res.Added, words.Plural(res.Added, "y", "ies"), trackedDetail(r))
 		return res, nil
 	}
 	if err := place(r, s, st.Path, copyMode, &res); err != nil {
@@ -192,32 +168,6 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 		res.Message += fmt.Sprintf(" (folded %d entr%s from the copy into the memory; the copy is kept as %s)", res.Added, words.Plural(res.Added, "y", "ies"), res.Backup)
 	}
 	return res, nil
-}
-
-// worktreeTop returns the top of the worktree that contains wt, which must
-// be a worktree of r's repository. It reads files only, and ignores GIT_DIR
-// and the like (a hook's variables describe another worktree).
-func worktreeTop(r *Repo, wt string) (string, error) {
-	real, err := filepath.EvalSymlinks(wt)
-	if err != nil {
-		return "", fmt.Errorf("worktree: %w", err)
-	}
-	found, top, inGitDir, err := walkUp(real, "")
-	if err != nil {
-		return "", err
-	}
-	if found.path == "" || inGitDir || top == "" {
-		return "", fmt.Errorf("worktree: %s is not inside a worktree of %s", wt, r.CommonDir)
-	}
-	d := &discovery{known: []string{real}}
-	common := d.resolve(found.path)
-	if found.commondir != "" {
-		common = d.resolve(rawJoin(common, found.commondir))
-	}
-	if common != r.CommonDir {
-		return "", fmt.Errorf("worktree: %s belongs to another repository (%s, not %s)", wt, common, r.CommonDir)
-	}
-	return d.resolve(top), nil
 }
 
 // place puts the link (or, failing that, a copy) at path, replacing what is
@@ -307,9 +257,9 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 			st.Link, _ = os.Readlink(st.Path)
 			st.State, st.Detail = StateUnsafe, homeErr.Error()
 		}
-		if _, err := os.Lstat(st.Path); err == nil && isTracked(r, real) {
+		if _, err := os.Lstat(st.Path); err == nil && gitrepo.Tracked(r, real) {
 			st.Tracked = true
-			st.Detail += "; " + r.trackedDetail()
+			st.Detail += "; " + trackedDetail(r)
 		}
 		return st, nil
 	}
@@ -317,7 +267,7 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 		st.State, st.Detail = StateUnsafe, homeErr.Error()
 		return st, nil
 	}
-	if agent, err := filepath.EvalSymlinks(filepath.Dir(st.Path)); err == nil && !pathWithin(agent, real) {
+	if agent, err := filepath.EvalSymlinks(filepath.Dir(st.Path)); err == nil && !gitrepo.PathWithin(agent, real) {
 		st.State, st.Detail = StateUnsafe, fmt.Sprintf("%s leads outside the worktree, to %s", filepath.Dir(st.Path), agent)
 		return st, nil
 	}
@@ -372,25 +322,19 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 	default:
 		st.State, st.Detail = StateWrongTarget, st.Path+" is not a file or symlink"
 	}
-	st.Tracked = isTracked(r, real)
+	st.Tracked = gitrepo.Tracked(r, real)
 	if st.Tracked {
-		st.Detail += "; " + r.trackedDetail()
+		st.Detail += "; " + trackedDetail(r)
 	}
 	return st, nil
 }
 
 // trackedDetail says what to do about a tracked memory file.
-func (r *Repo) trackedDetail() string {
+func trackedDetail(r *Repo) string {
 	if r.Layout == LayoutRalph {
 		return "tracked by git (ralph's default; memsync links it with skip-worktree and folds a checked-out copy by entry)"
 	}
 	return "tracked by git (memsync folds its entries into the memory and leaves it to git; to stop tracking it: git rm --cached .agent/memories.md, then commit)"
-}
-
-// isTracked asks git whether the worktree's index tracks the memory file.
-func isTracked(r *Repo, wt string) bool {
-	_, err := gitcmd.Output(wt, "ls-files", "--error-unmatch", "--", r.RelFile())
-	return err == nil
 }
 
 // indexFlags asks git how the worktree's index holds the memory file:

@@ -1,5 +1,8 @@
-// Package worktree finds the repository and its memory home, and manages the worktrees that share it.
-package worktree
+// Package gitrepo finds a git repository without running git (Discover)
+// and where its memory lives (Repo: the memory home, the layout); it sits
+// at the bottom of the module's graph, so that every package that only
+// needs a repository imports it rather than the worktree operations.
+package gitrepo
 
 import (
 	"bytes"
@@ -11,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
 )
 
@@ -24,7 +28,7 @@ type Repo struct {
 	WorkTree  string // top of the current worktree ("" when run inside a bare repository or inside the git dir)
 	Primary   string // the primary (main) worktree's top; "" for a bare repository
 	Bare      bool   // the repository is bare (no primary worktree)
-	Home      string // memory home: <CommonDir>/memsync, where git's own commands never reach (see Heal); <Primary>/<MemDir> when InWorktree
+	Home      string // memory home: <CommonDir>/memsync, where git's own commands never reach (see worktree.Heal); <Primary>/<MemDir> when InWorktree
 	// InWorktree: the memory is a file in the primary worktree that its
 	// branches track (memsync.home=worktree: memsync init --merge-driver,
 	// or a tracked file found before memsync first wrote). git then keeps it;
@@ -37,7 +41,7 @@ type Repo struct {
 	// modes git gives its own.
 	Shared fsutil.Shared
 
-	pinned bool // memsync.layout and memsync.home are both set (see Pin)
+	pinned bool // memsync.layout and memsync.home are both set (Pinned)
 }
 
 // Layout is where a worktree keeps the memory file.
@@ -146,7 +150,7 @@ func (r *Repo) chooseHome(cfg *gitconfig.Config) error {
 			return nil
 		}
 		path := r.WorktreeFile(r.Primary)
-		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && !fileExists(filepath.Join(r.Home, "memories.md")) && isTracked(r, r.Primary) {
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && !fileExists(filepath.Join(r.Home, "memories.md")) && Tracked(r, r.Primary) {
 			r.InWorktree = true
 		}
 	default:
@@ -309,7 +313,7 @@ func Discover(dir string) (*Repo, error) {
 			return nil, err
 		}
 		r.WorkTree = d.resolve(p)
-	case inGitDir || pathWithin(start, r.GitDir):
+	case inGitDir || PathWithin(start, r.GitDir):
 		r.WorkTree = ""
 	case !hasCommon && bareCfg:
 		r.WorkTree = ""
@@ -323,7 +327,7 @@ func Discover(dir string) (*Repo, error) {
 		// to when dir lies inside it (the usual case in hooks), which gives
 		// the same answer at the top and a better one below it.
 		r.WorkTree = start
-		if natural := d.naturalWorkTree(r.GitDir, hasCommon); natural != "" && pathWithin(start, natural) {
+		if natural := d.naturalWorkTree(r.GitDir, hasCommon); natural != "" && PathWithin(start, natural) {
 			r.WorkTree = natural
 		}
 	}
@@ -401,7 +405,7 @@ func (d *discovery) resolve(p string) string {
 // isKnown reports whether p is one of d.known or an ancestor of one.
 func (d *discovery) isKnown(p string) bool {
 	for _, k := range d.known {
-		if pathWithin(k, p) {
+		if PathWithin(k, p) {
 			return true
 		}
 	}
@@ -422,7 +426,7 @@ func (d *discovery) ceiling(start string) string {
 			continue
 		}
 		c = d.resolve(c)
-		if c != start && pathWithin(start, c) && len(c) > len(best) {
+		if c != start && PathWithin(start, c) && len(c) > len(best) {
 			best = c
 		}
 	}
@@ -457,7 +461,7 @@ func walkUp(start, ceiling string) (found gitDirInfo, topHint string, inGitDir b
 			return info, "", true, nil
 		}
 		parent := filepath.Dir(cur)
-		if parent == cur || (ceiling != "" && pathWithin(ceiling, parent)) {
+		if parent == cur || (ceiling != "" && PathWithin(ceiling, parent)) {
 			return gitDirInfo{}, "", false, nil
 		}
 		cur = parent
@@ -555,8 +559,8 @@ func rawJoin(base, p string) string {
 	return base + string(filepath.Separator) + p
 }
 
-// pathWithin reports whether p is dir or lies under it. Both must be clean.
-func pathWithin(p, dir string) bool {
+// PathWithin reports whether p is dir or lies under it. Both must be clean.
+func PathWithin(p, dir string) bool {
 	if !strings.HasPrefix(p, dir) {
 		return false
 	}
@@ -565,3 +569,74 @@ func pathWithin(p, dir string) bool {
 	}
 	return os.IsPathSeparator(p[len(dir)])
 }
+
+// ExcludePatterns returns the patterns that keep the memory files out of git
+// status in every worktree (a fresh slice each call). They go into the
+// common info/exclude (see worktree.EnsureExclude), anchored at each worktree's top.
+func ExcludePatterns() []string {
+	return []string{
+		"/.agent/memories.md",
+		"/.agent/memories.md.*",
+		"/.agent/.memories.md.tmp-*",
+		"/.agent/archive/",
+	}
+}
+
+// Excludes are the patterns of the repository's layout (ExcludePatterns
+// for .agent/; the same files under .ralph/agent/ for ralph's layout). A
+// pattern never hides a file git tracks, so a ralph memories.md the
+// repository commits stays tracked; one it does not is kept out of git
+// status (git add -f starts tracking it).
+func (r *Repo) Excludes() []string {
+	if r.Layout != LayoutRalph {
+		return ExcludePatterns()
+	}
+	d := "/" + r.MemDir()
+	return []string{d + "/memories.md", d + "/memories.md.*", d + "/.memories.md.tmp-*", d + "/archive/"}
+}
+
+// Tracked asks git whether the index of the worktree whose top is wt tracks
+// r's memory file.
+func Tracked(r *Repo, wt string) bool {
+	_, err := gitcmd.Output(wt, "ls-files", "--error-unmatch", "--", r.RelFile())
+	return err == nil
+}
+
+// fileExists tells whether path exists (a dangling link does not).
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// WorktreeTop returns the top of the worktree that contains wt, which must
+// be a worktree of r's repository. It reads files only, and ignores GIT_DIR
+// and the like (a hook's variables describe another worktree).
+func WorktreeTop(r *Repo, wt string) (string, error) {
+	real, err := filepath.EvalSymlinks(wt)
+	if err != nil {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	found, top, inGitDir, err := walkUp(real, "")
+	if err != nil {
+		return "", err
+	}
+	if found.path == "" || inGitDir || top == "" {
+		return "", fmt.Errorf("worktree: %s is not inside a worktree of %s", wt, r.CommonDir)
+	}
+	d := &discovery{known: []string{real}}
+	common := d.resolve(found.path)
+	if found.commondir != "" {
+		common = d.resolve(rawJoin(common, found.commondir))
+	}
+	if common != r.CommonDir {
+		return "", fmt.Errorf("worktree: %s belongs to another repository (%s, not %s)", wt, common, r.CommonDir)
+	}
+	return d.resolve(top), nil
+}
+
+// Pinned tells whether the repository's git config sets both memsync.layout
+// and memsync.home (worktree.Pin sets them the first time memsync writes).
+func Pinned(r *Repo) bool { return r.pinned }
+
+// SetPinned records whether both keys are set now (after worktree.Pin).
+func SetPinned(r *Repo, pinned bool) { r.pinned = pinned }
