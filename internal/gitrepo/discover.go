@@ -224,68 +224,95 @@ func Discover(dir string) (*Repo, error) {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
 	d.known = append(d.known, start)
+	w, err := d.findGitDir(absDir, start)
+	if err != nil {
+		return nil, err
+	}
+	r := &Repo{GitDir: d.resolve(w.found.path)}
+	d.known = append(d.known, r.GitDir)
+	if w.hasCommon, err = d.commonDir(r, w.found); err != nil {
+		return nil, err
+	}
+	d.known = append(d.known, r.CommonDir)
+	if w.coreWorktree, w.bare, err = d.settings(r); err != nil {
+		return nil, err
+	}
+	if r.WorkTree, err = d.currentWorkTree(r, start, w); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
-	var (
-		found    gitDirInfo
-		topHint  string // the folder holding the .git entry that led to the git dir
-		inGitDir bool   // found by being inside the git dir itself
-		explicit bool   // GIT_DIR was set
-	)
+// where is what Discover learns on its way to the current worktree.
+type where struct {
+	found        gitDirInfo
+	topHint      string // the folder holding the .git entry that led to the git dir
+	inGitDir     bool   // found by being inside the git dir itself
+	explicit     bool   // GIT_DIR was set
+	hasCommon    bool   // the git dir names a common dir of its own
+	coreWorktree string // core.worktree, resolved
+	bare         bool   // core.bare
+}
+
+// findGitDir finds the git dir: GIT_DIR, else the walk up from start.
+func (d *discovery) findGitDir(absDir, start string) (w where, err error) {
 	if env := os.Getenv("GIT_DIR"); env != "" {
-		explicit = true
+		w.explicit = true
 		p, err := d.abs(env)
 		if err != nil {
-			return nil, err
+			return w, err
 		}
-		if found, err = explicitGitDir(p); err != nil {
-			return nil, err
-		}
-	} else {
-		found, topHint, inGitDir, err = walkUp(start, d.ceiling(start))
-		if err != nil {
-			return nil, err
-		}
-		if found.path == "" {
-			return nil, fmt.Errorf("%w: %s (or any of its parent directories)", ErrNotRepo, filepath.Clean(absDir))
-		}
+		w.found, err = explicitGitDir(p)
+		return w, err
 	}
-	r := &Repo{GitDir: d.resolve(found.path)}
-	d.known = append(d.known, r.GitDir)
+	w.found, w.topHint, w.inGitDir, err = walkUp(start, d.ceiling(start))
+	if err != nil {
+		return w, err
+	}
+	if w.found.path == "" {
+		return w, fmt.Errorf("%w: %s (or any of its parent directories)", ErrNotRepo, filepath.Clean(absDir))
+	}
+	return w, nil
+}
 
-	// The common dir: GIT_COMMON_DIR, else the commondir file, else GitDir.
-	hasCommon := true
+// commonDir sets r's common dir: GIT_COMMON_DIR, else the commondir file,
+// else GitDir (then hasCommon is false).
+func (d *discovery) commonDir(r *Repo, found gitDirInfo) (hasCommon bool, err error) {
 	if env := os.Getenv("GIT_COMMON_DIR"); env != "" {
 		p, err := d.abs(env)
 		if err != nil {
-			return nil, err
+			return true, err
 		}
 		r.CommonDir = d.resolve(p)
-	} else if found.commondir != "" {
-		r.CommonDir = d.resolve(rawJoin(r.GitDir, found.commondir))
-	} else {
-		r.CommonDir, hasCommon = r.GitDir, false
+		return true, nil
 	}
-	d.known = append(d.known, r.CommonDir)
+	if found.commondir != "" {
+		r.CommonDir = d.resolve(rawJoin(r.GitDir, found.commondir))
+		return true, nil
+	}
+	r.CommonDir = r.GitDir
+	return false, nil
+}
 
-	// The repository-wide settings: <CommonDir>/config, overlaid with
-	// <CommonDir>/config.worktree (the main worktree's) under
-	// extensions.worktreeConfig.
+// settings reads the repository-wide settings (<CommonDir>/config,
+// overlaid with <CommonDir>/config.worktree, the main worktree's, under
+// extensions.worktreeConfig) and from them decides the primary worktree,
+// the layout and the memory home: from the common dir alone, so every
+// worktree of the repository agrees on them. It returns core.worktree
+// (resolved) and core.bare.
+func (d *discovery) settings(r *Repo) (coreWorktree string, bare bool, err error) {
 	cfg := gitconfig.Repo(r.CommonDir, r.CommonDir)
-	coreWorktree := ""
 	if wt, ok := cfg.Get("core.worktree"); ok && wt != "" {
 		coreWorktree = d.resolve(rawJoin(r.CommonDir, wt))
 	}
-	bareCfg, _ := cfg.Bool("core.bare")
+	bare, _ = cfg.Bool("core.bare")
 	shared, err := cfg.SharedRepository()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(r.CommonDir, "config"), err)
+		return "", false, fmt.Errorf("%s: %w", filepath.Join(r.CommonDir, "config"), err)
 	}
 	r.Shared = fsutil.Shared(shared)
-
-	// Primary worktree and memory home: decided from the common dir alone, so
-	// every worktree of the repository agrees on them.
 	switch {
-	case bareCfg:
+	case bare:
 		r.Bare = true
 	case coreWorktree != "":
 		r.Primary = coreWorktree
@@ -295,43 +322,45 @@ func Discover(dir string) (*Repo, error) {
 		r.Bare = true
 	}
 	if err := r.chooseLayout(cfg); err != nil {
-		return nil, err
+		return "", false, err
 	}
 	if err := r.chooseHome(cfg); err != nil {
-		return nil, err
+		return "", false, err
 	}
 	_, hasLayout := cfg.Get(LayoutKey)
 	_, hasHome := cfg.Get(HomeKey)
 	r.pinned = hasLayout && (hasHome || r.Bare)
+	return coreWorktree, bare, nil
+}
 
-	// The current worktree. Like git, core.bare and core.worktree only apply
-	// to the main git dir, never to a linked worktree's.
+// currentWorkTree finds the top of the current worktree ("" for none).
+// Like git, core.bare and core.worktree only apply to the main git dir,
+// never to a linked worktree's.
+func (d *discovery) currentWorkTree(r *Repo, start string, w where) (string, error) {
 	switch {
 	case os.Getenv("GIT_WORK_TREE") != "":
 		p, err := d.abs(os.Getenv("GIT_WORK_TREE"))
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		r.WorkTree = d.resolve(p)
-	case inGitDir || PathWithin(start, r.GitDir):
-		r.WorkTree = ""
-	case !hasCommon && bareCfg:
-		r.WorkTree = ""
-	case !hasCommon && coreWorktree != "":
-		r.WorkTree = coreWorktree
-	case !explicit:
-		r.WorkTree = d.resolve(topHint)
-	default:
-		// GIT_DIR without GIT_WORK_TREE: git takes the current directory as
-		// the top of the worktree. Prefer the worktree the git dir belongs
-		// to when dir lies inside it (the usual case in hooks), which gives
-		// the same answer at the top and a better one below it.
-		r.WorkTree = start
-		if natural := d.naturalWorkTree(r.GitDir, hasCommon); natural != "" && PathWithin(start, natural) {
-			r.WorkTree = natural
-		}
+		return d.resolve(p), nil
+	case w.inGitDir || PathWithin(start, r.GitDir):
+		return "", nil
+	case !w.hasCommon && w.bare:
+		return "", nil
+	case !w.hasCommon && w.coreWorktree != "":
+		return w.coreWorktree, nil
+	case !w.explicit:
+		return d.resolve(w.topHint), nil
 	}
-	return r, nil
+	// GIT_DIR without GIT_WORK_TREE: git takes the current directory as the
+	// top of the worktree. Prefer the worktree the git dir belongs to when
+	// dir lies inside it (the usual case in hooks), which gives the same
+	// answer at the top and a better one below it.
+	if natural := d.naturalWorkTree(r.GitDir, w.hasCommon); natural != "" && PathWithin(start, natural) {
+		return natural, nil
+	}
+	return start, nil
 }
 
 // discovery holds what one Discover call has learnt: the process working
