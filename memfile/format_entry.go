@@ -56,14 +56,14 @@ func (e *Entry) Heading() string {
 	}
 	label := e.typeRaw
 	if NormalizeType(label) != e.Type {
-		label = TypeLabel(e.Type)
+		label = typeLabel(e.Type)
 	}
 	return label + ": " + e.Title
 }
 
-// TypeLabel is how a type is spelled in a heading: "pattern" -> "Pattern",
+// typeLabel is how a type is spelled in a heading: "pattern" -> "Pattern",
 // "architecture-decision" -> "Architecture Decision".
-func TypeLabel(t string) string {
+func typeLabel(t string) string {
 	words := strings.FieldsFunc(t, func(r rune) bool { return r == '-' || r == '_' || unicode.IsSpace(r) })
 	for i, w := range words {
 		r := []rune(w)

@@ -59,9 +59,9 @@ func orchBullet(s string) int {
 	return -1
 }
 
-// SniffDialect guesses the dialect from the head of a file, as much of it as
+// sniffDialect guesses the dialect from the head of a file, as much of it as
 // the caller read; it is what Append uses so appends stay O(1).
-func SniffDialect(head []byte) Dialect {
+func sniffDialect(head []byte) Dialect {
 	if isRalph(string(head)) {
 		return Ralph
 	}
@@ -459,9 +459,9 @@ func validRalphID(id string) bool {
 	return true
 }
 
-// NewRalphID returns an ID in ralph-orchestrator's style, "mem-<unix>-<hex4>".
+// newRalphID returns an ID in ralph-orchestrator's style, "mem-<unix>-<hex4>".
 // Append draws again while the file holds it.
-func NewRalphID(now time.Time) string {
+func newRalphID(now time.Time) string {
 	var b [2]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("mem-%d-%x", now.Unix(), b)
@@ -471,7 +471,7 @@ func NewRalphID(now time.Time) string {
 // file) has, as ralph reads headings: "### " and the ID, anything after it.
 func uniqueRalphID(data []byte, now time.Time) string {
 	for {
-		id := NewRalphID(now)
+		id := newRalphID(now)
 		if !holdsHeading(data, "### "+id) {
 			return id
 		}

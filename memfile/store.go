@@ -437,5 +437,5 @@ func (s *Store) Dialect() (Dialect, error) {
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return Orch, err
 	}
-	return SniffDialect(head[:n]), nil
+	return sniffDialect(head[:n]), nil
 }

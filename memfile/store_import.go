@@ -30,7 +30,7 @@ import (
 // follows a link out of the repository path lies in (out of path itself
 // when it is in none; the error wraps ErrUnsafePath and names the link and
 // where it leads), and every file is a regular file of at most
-// MaxForeignFile bytes (a link to /dev/zero is refused before it is read).
+// maxForeignFile bytes (a link to /dev/zero is refused before it is read).
 func ReadForeign(path string) (active, archived []Entry, err error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -65,8 +65,8 @@ func foreignRoot(path string) string {
 	}
 }
 
-// MaxForeignFile bounds each file import reads.
-const MaxForeignFile = 16 << 20
+// maxForeignFile bounds each file import reads.
+const maxForeignFile = 16 << 20
 
 func readForeignDir(root, dir, session string) (active, archived []Entry, err error) {
 	if session == "" {
@@ -106,7 +106,7 @@ func readForeignDir(root, dir, session string) (active, archived []Entry, err er
 }
 
 func readForeignFile(path, root, session string) ([]Entry, error) {
-	data, err := fsutil.ReadWithin(path, root, MaxForeignFile)
+	data, err := fsutil.ReadWithin(path, root, maxForeignFile)
 	if oe := new(fsutil.OutsideError); errors.As(err, &oe) {
 		return nil, &PathError{Path: path, Target: oe.Target, Link: path,
 			Why: "leads outside " + root + ", to " + oe.Target + " (import reads only what lies inside the folder it is given)"}

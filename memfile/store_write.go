@@ -63,7 +63,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 	if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
 		return e, false, err
 	}
-	dialect := SniffDialect(head)
+	dialect := sniffDialect(head)
 	rewrite := size+int64(len(RenderEntry(&e, dialect)))+2 > s.maxBytes()
 	if dialect == Ralph {
 		if err := ralphRefuses(&e); err != nil {
@@ -101,7 +101,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 						taken[f.Entries[i].ID] = true
 					}
 					for taken[e.ID] {
-						e.ID = NewRalphID(s.now())
+						e.ID = newRalphID(s.now())
 					}
 				} else { // an orch head, but mostly ralph's entries
 					if err := ralphRefuses(&e); err != nil {

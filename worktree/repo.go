@@ -1,3 +1,8 @@
+// Package worktree manages the worktrees that share a repository's memory:
+// it links each one's memory file to the memory home, inspects, lists,
+// repairs and removes them, folds a copy that diverged, and keeps the
+// memory files out of git status. Discover finds the repository and its
+// memory home (Repo).
 package worktree
 
 import "github.com/memsync/memsync/internal/gitrepo"
