@@ -33,9 +33,9 @@ import (
 
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/worktree"
 )
 
 // Ref is the ref that holds the snapshots of a repository's memory.
@@ -55,7 +55,7 @@ var ErrNotSnapshot = errors.New("not a memsync snapshot")
 
 // History is the snapshot history of one repository's memory.
 type History struct {
-	Repo  *worktree.Repo
+	Repo  *gitrepo.Repo
 	Store *memfile.Store // the repository's memory home
 	// AcceptRemoval lets snapshots through the removal guard (see Take).
 	AcceptRemoval bool
@@ -72,7 +72,7 @@ const maxChunkCache = 64 << 20
 
 // Open returns the history of the repository r, whose memory is store.
 // Nothing is read until it is needed.
-func Open(r *worktree.Repo, store *memfile.Store) *History {
+func Open(r *gitrepo.Repo, store *memfile.Store) *History {
 	return &History{
 		Repo:  r,
 		Store: store,

@@ -12,11 +12,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/worktree"
 )
 
 // Kinds of MergeResult.
@@ -63,7 +63,7 @@ type MergeResult struct {
 
 // ConflictLog is where a repository's recorded conflicts are kept (see
 // merge.Record and merge.LogPath).
-func ConflictLog(r *worktree.Repo) string { return merge.LogPath(r.CommonDir) }
+func ConflictLog(r *gitrepo.Repo) string { return merge.LogPath(r.CommonDir) }
 
 // MergeFrom merges the snapshot theirs (a full hash, e.g. a remote's fetched
 // snapshots; "" for none) into the memory: MergeAll of one snapshot.

@@ -15,9 +15,9 @@ import (
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/secrets"
-	"github.com/memsync/memsync/worktree"
 )
 
 // Purging takes entries out of the whole history: every snapshot reachable
@@ -46,7 +46,7 @@ const purgedName = "purged"
 const trailerPurged = "Memsync-Purged"
 
 // PurgedPath is where a repository keeps its tombstones.
-func PurgedPath(r *worktree.Repo) string {
+func PurgedPath(r *gitrepo.Repo) string {
 	return filepath.Join(r.CommonDir, "memsync", purgedName)
 }
 
