@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -280,6 +282,11 @@ func (h *History) Reconcile(ctx context.Context, theirs, tracking string, p Prov
 	l, err := h.layoutAt(plumbing.NewHash(theirs))
 	if err != nil {
 		return "", nil, err
+	}
+	if !l.purged.present() {
+		if _, err := os.Stat(PurgedPath(h.Repo)); errors.Is(err, fs.ErrNotExist) {
+			return theirs, nil, nil // no tombstones on either side
+		}
 	}
 	var data []byte
 	if l.purged.present() {
