@@ -73,7 +73,7 @@ func hintOf(err error) string {
 		if se.Snapshot != "" {
 			return fmt.Sprintf("nothing was merged or pushed; 'memsync purge %s' drops the entry here and, at the next sync, from %s's history (whoever wrote it must rotate the key)", se.ID, se.Source)
 		}
-		return SecretSnapshotHint(se.ID)
+		return secretSnapshotHint(se.ID)
 	case memfile.Fix(err) != "":
 		return memfile.Fix(err)
 	case errors.Is(err, policy.ErrRefused):

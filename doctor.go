@@ -109,7 +109,7 @@ func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, err
 		}
 		checks = append(checks, more...)
 	}
-	rs, err := merge.LoadLog(m.ConflictLog())
+	rs, err := merge.LoadLog(m.conflictLog)
 	if err != nil {
 		return DoctorReport{}, err
 	}

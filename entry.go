@@ -70,9 +70,9 @@ func provenanceOf(e *memfile.Entry) *Provenance {
 	return &p
 }
 
-// EntryOf converts an entry of a memory file; number is its 1-based
+// entryOf converts an entry of a memory file; number is its 1-based
 // position (0: none).
-func EntryOf(e *memfile.Entry, number int) Entry {
+func entryOf(e *memfile.Entry, number int) Entry {
 	return Entry{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content,
 		Fields: e.Fields(), Provenance: provenanceOf(e), heading: e.Heading()}
 }

@@ -33,11 +33,6 @@ func (m *Memory) history(ctx context.Context) (*history.History, error) {
 	return history.Open(m.repo, m.st(ctx)), nil
 }
 
-// ConflictLog is the file that records the conflicts of this memory: the
-// repository's <git common dir>/memsync/conflicts.json, or the global
-// layer's state/conflicts.json.
-func (m *Memory) ConflictLog() string { return m.conflictLog }
-
 // SnapshotOptions tune Snapshot.
 type SnapshotOptions struct {
 	Message string // the snapshot's subject ("" for memsync's own)
@@ -187,11 +182,11 @@ func changesOf(changes []history.Change) []Change {
 	for _, ch := range changes {
 		c := Change{Kind: ch.Kind, ID: ch.ID}
 		if ch.Before != nil {
-			e := EntryOf(ch.Before, 0)
+			e := entryOf(ch.Before, 0)
 			c.Before = &e
 		}
 		if ch.After != nil {
-			e := EntryOf(ch.After, 0)
+			e := entryOf(ch.After, 0)
 			c.After = &e
 		}
 		out = append(out, c)
@@ -284,7 +279,7 @@ func (m *Memory) Rollback(ctx context.Context, rev string, refs ...string) (*his
 	if err := m.Allow(policy.OpRollback); err != nil {
 		return nil, err
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return nil, err
 	}
 	target, err := h.Resolve(ctx, rev)
@@ -345,7 +340,7 @@ func (m *Memory) Sync(ctx context.Context, name string, o SyncOptions) (*SyncRes
 		}
 	}
 	if !o.DryRun {
-		if err := m.BeforeWrite(); err != nil {
+		if err := m.beforeWrite(); err != nil {
 			return out, err
 		}
 	}
@@ -426,10 +421,10 @@ func (c *Conflict) Edited(text []byte) (memfile.Entry, error) {
 func conflictOf(r *merge.Record) Conflict {
 	base, ours, theirs := r.Versions()
 	c := Conflict{ID: r.ID, Title: r.Title, Source: r.Source, Time: r.Time,
-		Ours: EntryOf(&ours, 0), Theirs: EntryOf(&theirs, 0), Diff: history.TextDiff(r.Ours, r.Theirs),
+		Ours: entryOf(&ours, 0), Theirs: entryOf(&theirs, 0), Diff: history.TextDiff(r.Ours, r.Theirs),
 		ours: r.Ours, theirs: r.Theirs}
 	if base != nil {
-		b := EntryOf(base, 0)
+		b := entryOf(base, 0)
 		c.Base = &b
 	}
 	c.Kind = "conflict"
@@ -437,7 +432,7 @@ func conflictOf(r *merge.Record) Conflict {
 		before := *r
 		before.Ours = r.Before
 		_, b, _ := before.Versions()
-		e := EntryOf(&b, 0)
+		e := entryOf(&b, 0)
 		c.Kind, c.Before, c.Diff = merge.Merged, &e, history.TextDiff(r.Before, r.Ours)
 	}
 	return c
@@ -448,7 +443,7 @@ func (m *Memory) Conflicts(ctx context.Context) ([]Conflict, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rs, err := merge.LoadLog(m.ConflictLog())
+	rs, err := merge.LoadLog(m.conflictLog)
 	if err != nil {
 		return nil, err
 	}
@@ -465,7 +460,7 @@ func (m *Memory) Conflict(ctx context.Context, ref string) (Conflict, error) {
 	if err := ctx.Err(); err != nil {
 		return Conflict{}, err
 	}
-	rs, err := merge.LoadLog(m.ConflictLog())
+	rs, err := merge.LoadLog(m.conflictLog)
 	if err != nil {
 		return Conflict{}, err
 	}
@@ -531,11 +526,11 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 	default:
 		return nil, fmt.Errorf("%w: resolve keeps ours, theirs or an edited entry, not %q", memfile.ErrInvalid, r.Keep)
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return nil, err
 	}
 	st := m.undoable(ctx, "resolve")
-	logPath := m.ConflictLog()
+	logPath := m.conflictLog
 	rs, err := merge.LoadLog(logPath)
 	if err != nil {
 		return nil, err
@@ -572,7 +567,7 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 	if err != nil {
 		return nil, err
 	}
-	out := &ResolveResult{ID: rec.ID, Kept: r.Keep, Entry: EntryOf(&keep, 0)}
+	out := &ResolveResult{ID: rec.ID, Kept: r.Keep, Entry: entryOf(&keep, 0)}
 	if m.repo != nil {
 		res, err := m.snapshot(ctx, "memsync resolve "+rec.ID+" ("+string(r.Keep)+")", "", false)
 		if err != nil {

@@ -215,7 +215,7 @@ func TestConflictsResolve(t *testing.T) {
 		t.Helper()
 		th := e
 		th.Content = theirs
-		if err := merge.Log(m.ConflictLog(), "test", []merge.Conflict{{ID: e.ID, Ours: e, Theirs: th}}); err != nil {
+		if err := merge.Log(m.conflictLog, "test", []merge.Conflict{{ID: e.ID, Ours: e, Theirs: th}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -90,7 +90,7 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 			return "" // the primary, or a repository without memory
 		}
 		said = said[:0] // a new worktree: its first link is no repair
-		if err := m.BeforeWrite(); err != nil {
+		if err := m.beforeWrite(); err != nil {
 			return warning("link the new worktree's memory: " + err.Error() + " (run 'memsync worktree doctor')")
 		}
 		return warning("")
@@ -100,7 +100,7 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 		return warning("snapshot skipped: " + err.Error() + "; see 'memsync diff', then put them back (memsync rollback '~0') or keep the removal ('memsync snapshot --accept-removal')")
 	}
 	if se := new(history.SecretError); errors.As(err, &se) {
-		return warning("snapshot skipped: " + err.Error() + "; " + SecretSnapshotHint(se.ID))
+		return warning("snapshot skipped: " + err.Error() + "; " + secretSnapshotHint(se.ID))
 	}
 	if err != nil {
 		return warning("snapshot skipped: " + err.Error())
@@ -131,7 +131,7 @@ func (m *Memory) InstallHooks(ctx context.Context, bin string, force bool) (Hook
 		return HooksResult{}, err
 	}
 	// The worktrees post-checkout links must stay out of git status.
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return HooksResult{}, err
 	}
 	dir, hs, err := hooks.Install(m.repo, bin)

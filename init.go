@@ -84,7 +84,7 @@ func (m *Memory) Init(ctx context.Context, o InitOptions) (InitResult, error) {
 	if m.repo == nil {
 		return res, nil
 	}
-	added, err := m.Exclude()
+	added, err := m.exclude()
 	if err != nil {
 		return res, err
 	}

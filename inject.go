@@ -107,14 +107,14 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 	if err != nil {
 		return out, err
 	}
-	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter, Keep: m.InView, Vectors: sem, User: m.gitEmail()})
+	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter, Keep: m.inView, Vectors: sem, User: m.gitEmail()})
 	if res.Block == "" && res.Omitted > 0 {
 		m.warn(fmt.Sprintf("a budget of %d tokens leaves no room for any memory; %s", cfg.Budget, inject.Note(res.Omitted, res.Filtered)))
 	}
 	out.Path, out.Memories, out.Omitted, out.Filtered = m.store.Path(), res.Block, res.Omitted, res.Filtered
 	ids := make([]string, 0, len(res.Chosen))
 	for _, i := range res.Chosen {
-		out.Entries = append(out.Entries, EntryOf(&f.Entries[i], i+1))
+		out.Entries = append(out.Entries, entryOf(&f.Entries[i], i+1))
 		ids = append(ids, f.Entries[i].ID)
 	}
 	m.Touch(ids...) // injected memories are in use (gc's TTL)

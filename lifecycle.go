@@ -45,7 +45,7 @@ func (m *Memory) move(ctx context.Context, op policy.Op, dir memfile.Direction, 
 		from = m.store.ArchivePath()
 	}
 	moved, err := st.Move(dir, func(f *memfile.File) ([]int, error) {
-		m.ReportDamage(from, f)
+		m.reportDamage(from, f)
 		idx, err := f.FindAll(refs)
 		if err != nil && dir == memfile.ToActive {
 			return nil, fmt.Errorf("%w in the archive", err)
@@ -70,7 +70,7 @@ func (m *Memory) move(ctx context.Context, op policy.Op, dir memfile.Direction, 
 func entriesOf(es []memfile.Entry, layer string) []Entry {
 	out := make([]Entry, len(es))
 	for i := range es {
-		out[i] = EntryOf(&es[i], 0)
+		out[i] = entryOf(&es[i], 0)
 		out[i].Layer = layer
 	}
 	return out
@@ -91,7 +91,7 @@ type GCResult struct {
 
 // GC moves to the archive (never deletes) the entries not accessed for the
 // TTL, then, while more than the max count remain, the least recently
-// accessed (Limits; Options.MaxEntries and TTLDays). Owner and admin only,
+// accessed (Options.MaxEntries and TTLDays). Owner and admin only,
 // except a dry run.
 func (m *Memory) GC(ctx context.Context, o GCOptions) (GCResult, error) {
 	st := m.st(ctx)
@@ -105,7 +105,7 @@ func (m *Memory) GC(ctx context.Context, o GCOptions) (GCResult, error) {
 			return GCResult{}, err
 		}
 	}
-	lim := m.Limits()
+	lim := m.limits()
 	moved, err := st.GC(lim, o.DryRun)
 	if err != nil {
 		return GCResult{}, err
@@ -138,12 +138,12 @@ type Summary struct {
 // archive (by type and by tag, oldest and newest date), with the files'
 // sizes and the limits.
 func (m *Memory) Summary(ctx context.Context, o SummaryOptions) (Summary, error) {
-	lim := m.Limits()
+	lim := m.limits()
 	maxBytes := m.store.MaxBytes
 	if maxBytes <= 0 {
 		maxBytes = memfile.DefaultMaxBytes
 	}
-	out := Summary{Layer: m.LayerName(), Session: m.session, Path: m.Path(), MaxBytes: maxBytes,
+	out := Summary{Layer: m.layerName(), Session: m.session, Path: m.Path(), MaxBytes: maxBytes,
 		MaxEntries: lim.MaxEntries, TTLDays: days(lim.TTL)}
 	views := []View{{Archive: true}}
 	if !o.ArchiveOnly {
@@ -156,7 +156,7 @@ func (m *Memory) Summary(ctx context.Context, o SummaryOptions) (Summary, error)
 		}
 		in := &memfile.File{}
 		for i := range f.Entries {
-			if m.InView(&f.Entries[i]) {
+			if m.inView(&f.Entries[i]) {
 				in.Entries = append(in.Entries, f.Entries[i])
 			}
 		}
@@ -193,7 +193,7 @@ func (m *Memory) fileSize(path string) int64 {
 // layer already holds only has its project copy archived. The global layer
 // is opened with this Memory's Options. Owner and admin only.
 func (m *Memory) Promote(ctx context.Context, refs ...string) ([]Entry, error) {
-	if m.Global() {
+	if m.repo == nil {
 		return nil, errors.New("promote copies from a project's memory to the global layer; this is the global layer")
 	}
 	st, err := m.beginWrite(ctx, policy.OpPromote, "promote")
@@ -295,7 +295,7 @@ func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, err
 			who.Stamp(&es[i])
 		}
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return ImportResult{}, err
 	}
 	added, skipped, err := m.st(ctx).Import(active, archived)

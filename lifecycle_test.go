@@ -252,7 +252,7 @@ func TestWorkerRefusedLifecycle(t *testing.T) {
 	if err := os.WriteFile(src, []byte("---\nkey: k\n---\nimported\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	global, _ := GlobalDir()
+	global, _ := globalDir()
 	files := []string{m.Path(), m.ArchivePath(), exclude}
 	read := func() []string {
 		var out []string

@@ -39,7 +39,7 @@ func (m *Memory) Load(ctx context.Context, v View) (*memfile.File, error) {
 		return nil, err
 	}
 	if f != prev {
-		m.ReportDamage(path, f)
+		m.reportDamage(path, f)
 		m.cache.mu.Lock()
 		m.cache.last[k], m.cache.docs[k] = f, nil
 		m.cache.mu.Unlock()
@@ -54,16 +54,16 @@ func (m *Memory) docs(f *memfile.File) []recall.Doc {
 	for k := range m.cache.last {
 		if m.cache.last[k] == f {
 			if m.cache.docs[k] == nil {
-				m.cache.docs[k] = Docs(f)
+				m.cache.docs[k] = docsOf(f)
 			}
 			return m.cache.docs[k]
 		}
 	}
-	return Docs(f)
+	return docsOf(f)
 }
 
-// Docs are the entries of f as search documents, in file order.
-func Docs(f *memfile.File) []recall.Doc {
+// docsOf are the entries of f as search documents, in file order.
+func docsOf(f *memfile.File) []recall.Doc {
 	docs := hugepage.Make[recall.Doc](len(f.Entries))
 	for i := range f.Entries {
 		docs[i] = f.Entries[i].Doc()

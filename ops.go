@@ -61,14 +61,14 @@ func (m *Memory) Add(ctx context.Context, in Entry) (Entry, error) {
 		return Entry{}, err
 	}
 	allowAsked(ctx, &e)
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return Entry{}, err
 	}
 	e, dup, err := m.st(ctx).Add(e)
 	if err != nil {
 		return Entry{}, err
 	}
-	out := EntryOf(&e, 0)
+	out := entryOf(&e, 0)
 	out.Duplicate = dupName[dup]
 	return out, nil
 }
@@ -83,10 +83,10 @@ func oneLine(name, v string) error {
 	return nil
 }
 
-// InView tells whether an entry is in the session's view: without a
+// inView tells whether an entry is in the session's view: without a
 // session every entry; with one, the session's entries and those saved
 // without a session (shared by all sessions).
-func (m *Memory) InView(e *memfile.Entry) bool { return memfile.Visible(e, m.session) }
+func (m *Memory) inView(e *memfile.Entry) bool { return memfile.Visible(e, m.session) }
 
 // List returns the entries in the session's view, in file order, numbered
 // as the file numbers them.
@@ -97,8 +97,8 @@ func (m *Memory) List(ctx context.Context, v View) ([]Entry, error) {
 	}
 	out := make([]Entry, 0, len(f.Entries))
 	for i := range f.Entries {
-		if m.InView(&f.Entries[i]) {
-			out = append(out, EntryOf(&f.Entries[i], i+1))
+		if m.inView(&f.Entries[i]) {
+			out = append(out, entryOf(&f.Entries[i], i+1))
 		}
 	}
 	return out, nil
@@ -121,7 +121,7 @@ func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, erro
 	out := make([]Entry, len(idx))
 	ids := make([]string, len(idx))
 	for k, i := range idx {
-		out[k] = EntryOf(&f.Entries[i], i+1)
+		out[k] = entryOf(&f.Entries[i], i+1)
 		ids[k] = f.Entries[i].ID
 	}
 	if !v.Archive {
@@ -142,7 +142,7 @@ func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
 	}
 	var deleted []Entry
 	err = st.Update(func(f *memfile.File) error {
-		m.ReportDamage(m.store.Path(), f)
+		m.reportDamage(m.store.Path(), f)
 		idx, err := f.FindAll(refs)
 		if err != nil {
 			return err
@@ -150,7 +150,7 @@ func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
 		drop := map[int]bool{}
 		for _, i := range idx {
 			drop[i] = true
-			deleted = append(deleted, EntryOf(&f.Entries[i], i+1))
+			deleted = append(deleted, entryOf(&f.Entries[i], i+1))
 		}
 		kept := f.Entries[:0]
 		for i, e := range f.Entries {
@@ -212,7 +212,7 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 			f := files[k]
 			all := m.docs(f)
 			for i := range f.Entries {
-				if m.InView(&f.Entries[i]) {
+				if m.inView(&f.Entries[i]) {
 					docs = append(docs, all[i])
 					at = append(at, origin{k, i})
 				}
@@ -239,14 +239,14 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 			src = at[h.Index]
 		}
 		e := &files[src.layer].Entries[src.i]
-		x := EntryOf(e, src.i+1)
+		x := entryOf(e, src.i+1)
 		if !o.Filter.Match(&x) {
 			continue
 		}
 		score := h.Score
 		x.Score = &score
 		if len(layers) > 1 {
-			x.Layer = layers[src.layer].LayerName()
+			x.Layer = layers[src.layer].layerName()
 		}
 		out = append(out, x)
 		touched[src.layer] = append(touched[src.layer], e.ID)
@@ -259,9 +259,9 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 	return out, nil
 }
 
-// LayerName is "global" or "project".
-func (m *Memory) LayerName() string {
-	if m.Global() {
+// layerName is "global" or "project".
+func (m *Memory) layerName() string {
+	if m.repo == nil {
 		return "global"
 	}
 	return "project"
@@ -278,9 +278,9 @@ func (m *Memory) Touch(ids ...string) {
 // maxProblems is how many damage reports a read warns of before summing up.
 const maxProblems = 5
 
-// ReportDamage warns (Options.Warn) about what of f, read from path, did
+// reportDamage warns (Options.Warn) about what of f, read from path, did
 // not parse; the operation goes on with what did.
-func (m *Memory) ReportDamage(path string, f *memfile.File) {
+func (m *Memory) reportDamage(path string, f *memfile.File) {
 	for i, p := range f.Problems {
 		if i == maxProblems {
 			m.warn(fmt.Sprintf("%s: %d more problem(s)", path, len(f.Problems)-maxProblems))

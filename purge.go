@@ -63,7 +63,7 @@ func (m *Memory) Purge(ctx context.Context, ids []string, o PurgeOptions) (*Purg
 	}
 	out := &PurgeResult{DryRun: o.DryRun, Remains: []string{}}
 	if !o.DryRun {
-		if err := m.BeforeWrite(); err != nil {
+		if err := m.beforeWrite(); err != nil {
 			return nil, err
 		}
 	}

@@ -45,9 +45,9 @@ func admitSecrets(ctx context.Context, e *memfile.Entry) error {
 	return memfile.CheckSecrets(e)
 }
 
-// SecretSnapshotHint is the advice that goes with a snapshot or a merge
+// secretSnapshotHint is the advice that goes with a snapshot or a merge
 // refused for a secret in the entry id (a *history.SecretError).
-func SecretSnapshotHint(id string) string {
+func secretSnapshotHint(id string) string {
 	return "nothing was snapshotted or pushed; take the secret out ('memsync edit " + id + "') or the entry ('memsync delete " + id +
 		"'), and rotate the key if it is a real one; if it is no secret, add the line '- " + memfile.SecretAllowedField + ": RULE' to the entry"
 }

@@ -36,7 +36,7 @@ func TestDestructiveOpsSnapshotFirst(t *testing.T) {
 			ours := f.Entries[len(f.Entries)-1]
 			theirs := ours
 			theirs.Content = "theirs replaces it"
-			if err := merge.Log(m.ConflictLog(), "test", []merge.Conflict{{ID: ours.ID, Ours: ours, Theirs: theirs}}); err != nil {
+			if err := merge.Log(m.conflictLog, "test", []merge.Conflict{{ID: ours.ID, Ours: ours, Theirs: theirs}}); err != nil {
 				return err
 			}
 			_, err = m.Resolve(ctx, e.ID, Resolution{Keep: KeepTheirs})

@@ -119,7 +119,7 @@ func (m *Memory) WorktreeAdd(ctx context.Context, path string, o WorktreeAddOpti
 	if err != nil {
 		return WorktreeLinkResult{}, err
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return WorktreeLinkResult{}, err
 	}
 	wo := worktree.AddOptions{Path: path, CommitIsh: o.CommitIsh, Branch: o.Branch, ResetBranch: o.ResetBranch,
@@ -171,7 +171,7 @@ func (m *Memory) WorktreeLink(ctx context.Context, path string) (WorktreeLinkRes
 	if err != nil {
 		return WorktreeLinkResult{}, err
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return WorktreeLinkResult{}, err
 	}
 	res, err := worktree.Link(r, m.st(ctx), worktree.AbsIn("", path))
@@ -207,7 +207,7 @@ func (m *Memory) WorktreeDoctor(ctx context.Context, fix bool) ([]Worktree, erro
 		return nil, err
 	}
 	if fix {
-		if err := m.BeforeWrite(); err != nil {
+		if err := m.beforeWrite(); err != nil {
 			return nil, err
 		}
 	}
@@ -254,7 +254,7 @@ func (m *Memory) WorktreeRemove(ctx context.Context, path string, force bool, g 
 	if err != nil {
 		return WorktreeRemoval{}, err
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return WorktreeRemoval{}, err
 	}
 	res, err := worktree.Remove(ctx, r, m.st(ctx), g.Dir, path, force, g.Stdout, g.Stderr)
