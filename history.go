@@ -44,11 +44,10 @@ type SnapshotOptions struct {
 
 // SnapshotResult is what Snapshot did.
 type SnapshotResult struct {
-	Created  bool              `json:"created"`  // a new snapshot was committed
-	Snapshot *history.Snapshot `json:"snapshot"` // the newest snapshot now; nil when there is none
-	// Problems is the damage found in the active file, which is snapshotted
-	// as it is (Snapshot also warns of it through Options.Warn).
-	Problems []memfile.Problem `json:"-"`
+	Created  bool      `json:"created"`  // a new snapshot was committed
+	Snapshot *Snapshot `json:"snapshot"` // the newest snapshot now; nil when there is none
+
+	problems []memfile.Problem // the damage found in the active file, snapshotted as it is
 }
 
 // Snapshot commits the memory (the active file and the archive) onto
@@ -60,8 +59,8 @@ func (m *Memory) Snapshot(ctx context.Context, o SnapshotOptions) (*SnapshotResu
 	if err != nil {
 		return nil, err
 	}
-	if n := len(res.Problems); n > 0 {
-		m.warn(fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is", m.Path(), n, res.Problems[0]))
+	if n := len(res.problems); n > 0 {
+		m.warn(fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is", m.Path(), n, res.problems[0]))
 	}
 	return res, nil
 }
@@ -77,17 +76,15 @@ func (m *Memory) snapshot(ctx context.Context, msg, hook string, accept bool) (*
 	if err != nil {
 		return nil, err
 	}
-	return &SnapshotResult{Created: res.Created, Snapshot: res.Snapshot, Problems: res.Problems}, nil
+	out := &SnapshotResult{Created: res.Created, problems: res.Problems}
+	if res.Snapshot != nil {
+		snap := snapshotOf(res.Snapshot)
+		out.Snapshot = &snap
+	}
+	return out, nil
 }
 
-// Log lists the snapshots newest first, each with its provenance and what
-// changed in the active file since the snapshot before it; at most n of
-// them (n <= 0: all).
-func (m *Memory) Log(ctx context.Context, n int) ([]history.LogEntry, error) {
-	return m.LogWith(ctx, LogOptions{N: n})
-}
-
-// LogOptions tune LogWith.
+// LogOptions tune Log.
 type LogOptions struct {
 	N     int  // at most N snapshots (0: all)
 	Stat  bool // name the entries each snapshot added, removed and changed (LogEntry.Changes)
@@ -99,11 +96,12 @@ type LogOptions struct {
 	Entry string
 }
 
-// LogWith lists the snapshots newest first as Log does; o names the
-// entries they changed, or follows one entry (history.History.EntryLog:
-// every snapshot, merges' second parents too, compared with its first
-// parent). An Entry that no snapshot touched is memfile.ErrNotFound.
-func (m *Memory) LogWith(ctx context.Context, o LogOptions) ([]history.LogEntry, error) {
+// Log lists the snapshots newest first, each with its provenance and what
+// changed in the active file since the snapshot before it; o bounds the
+// list, names the entries each snapshot changed, or follows one entry
+// (every snapshot, merges' second parents too, compared with its first
+// parent). An Entry that no snapshot touched is ErrNotFound.
+func (m *Memory) Log(ctx context.Context, o LogOptions) ([]LogEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -127,10 +125,7 @@ func (m *Memory) LogWith(ctx context.Context, o LogOptions) ([]history.LogEntry,
 	default:
 		entries, err = h.Log(o.N)
 	}
-	if entries == nil {
-		entries = []history.LogEntry{}
-	}
-	return entries, err
+	return logOf(entries), err
 }
 
 // entryRef resolves the entry LogOptions.Entry names: in the active
@@ -271,7 +266,7 @@ func revFiles(ctx context.Context, h *history.History, rev string) (string, hist
 // prefixes, or numbers as rev's list had them) — changed back, put back, or
 // removed when they did not exist at rev. The memory is snapshotted before
 // and after, so the result's Before undoes it. Owner and admin only.
-func (m *Memory) Rollback(ctx context.Context, rev string, refs ...string) (*history.RollbackResult, error) {
+func (m *Memory) Rollback(ctx context.Context, rev string, refs ...string) (*RollbackResult, error) {
 	h, err := m.history(ctx)
 	if err != nil {
 		return nil, err
@@ -286,7 +281,8 @@ func (m *Memory) Rollback(ctx context.Context, rev string, refs ...string) (*his
 	if err != nil {
 		return nil, err
 	}
-	return h.Rollback(ctx, target, refs, h.CurrentProvenance(""))
+	res, err := h.Rollback(ctx, target, refs, h.CurrentProvenance(""))
+	return rollbackOf(res), err
 }
 
 // SyncOptions tune Sync.
@@ -305,7 +301,24 @@ type SyncOptions struct {
 
 // SyncResult is what Sync did.
 type SyncResult struct {
-	*remote.Result
+	Remote  string `json:"remote"`
+	Fetched string `json:"fetched"` // the remote's newest snapshot, "" when it has none
+	// Kind is the last merge's kind: "up-to-date" (theirs is nothing
+	// new), "fast-forward" (ours had nothing theirs lacks) or "merged" (by
+	// entry, in a merge snapshot).
+	Kind   string `json:"kind"`
+	Pushed bool   `json:"pushed"`
+	Tries  int    `json:"tries"` // fetch, merge and push rounds (one that lost a push race is tried again)
+	// Snapshot is what the remote holds after a push or when up to date,
+	// else our newest snapshot.
+	Snapshot string   `json:"snapshot"`
+	Notes    []string `json:"notes,omitempty"` // what the merges did a person should know
+	// Purged are the entries purged here because the remote's tombstones
+	// name them (another clone ran Purge).
+	Purged []string `json:"purged,omitempty"`
+	Backup string   `json:"backup,omitempty"` // where a damaged memory file's content was kept
+	// Refused is, for a dry run, why the sync would stop without Force.
+	Refused        string         `json:"refused,omitempty"`
 	DryRun         bool           `json:"dry_run"`
 	Changes        []Change       `json:"changes"`         // the active file's entries the merges changed
 	ArchiveChanges []Change       `json:"archive_changes"` // the archive's
@@ -333,7 +346,7 @@ func (m *Memory) Sync(ctx context.Context, name string, o SyncOptions) (*SyncRes
 	if name == "" {
 		name = remote.DefaultRemote(h)
 	}
-	out := &SyncResult{Result: &remote.Result{Remote: name}, DryRun: o.DryRun, Changes: []Change{}, ArchiveChanges: []Change{}, Conflicts: []SyncConflict{}}
+	out := &SyncResult{Remote: name, DryRun: o.DryRun, Changes: []Change{}, ArchiveChanges: []Change{}, Conflicts: []SyncConflict{}}
 	if o.Force && !o.DryRun {
 		if err := m.Allow(policy.OpSyncForce); err != nil {
 			return out, err
@@ -359,7 +372,8 @@ func (m *Memory) Sync(ctx context.Context, name string, o SyncOptions) (*SyncRes
 	if res == nil {
 		return out, err
 	}
-	out.Result = res
+	out.Remote, out.Fetched, out.Kind, out.Pushed, out.Tries, out.Snapshot = res.Remote, res.Fetched, res.Kind, res.Pushed, res.Tries, res.Snapshot
+	out.Notes, out.Purged, out.Backup, out.Refused = res.Notes, res.Purged, res.Backup, res.Refused
 	out.Changes, out.ArchiveChanges = changesOf(res.Changes), changesOf(res.ArchiveChanges)
 	for _, cf := range res.Conflicts {
 		out.Conflicts = append(out.Conflicts, SyncConflict{cf.ID, cf.Ours.Heading()})
@@ -405,16 +419,18 @@ func (c *Conflict) EditText() string {
 // Edited reads back the edited text: the one entry left, with the
 // conflict's ID, for Resolution.Edited. No entry is ErrEditCancelled; more
 // than one is an error.
-func (c *Conflict) Edited(text []byte) (memfile.Entry, error) {
+func (c *Conflict) Edited(text []byte) (Entry, error) {
 	switch f := memfile.Parse(text); len(f.Entries) {
 	case 0:
-		return memfile.Entry{}, ErrEditCancelled
+		return Entry{}, ErrEditCancelled
 	case 1:
 		e := f.Entries[0]
 		e.ID = c.ID
-		return e, nil
+		out := entryOf(&e, 0)
+		out.src = &e
+		return out, nil
 	default:
-		return memfile.Entry{}, fmt.Errorf("the edited file holds %d entries", len(f.Entries))
+		return Entry{}, fmt.Errorf("the edited file holds %d entries", len(f.Entries))
 	}
 }
 
@@ -486,7 +502,7 @@ type Resolution struct {
 	Keep Keep
 	// Edited is, for KeepEdit, the entry to keep (its ID is set to the
 	// conflict's).
-	Edited *memfile.Entry
+	Edited *Entry
 }
 
 // ResolveResult is what Resolve did.
@@ -545,7 +561,7 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 	case KeepTheirs:
 		keep = theirs
 	case KeepEdit:
-		keep = *r.Edited
+		keep = fileEntry(r.Edited)
 		keep.ID = rec.ID
 	}
 	if r.Keep != KeepOurs {

@@ -105,9 +105,9 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 	if err != nil {
 		return warning("snapshot skipped: " + err.Error())
 	}
-	if n := len(res.Problems); n > 0 {
+	if n := len(res.problems); n > 0 {
 		return warning(fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is; 'memsync list' shows them",
-			m.Path(), n, res.Problems[0]))
+			m.Path(), n, res.problems[0]))
 	}
 	return warning("")
 }

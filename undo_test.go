@@ -60,11 +60,11 @@ func TestDestructiveOpsSnapshotFirst(t *testing.T) {
 			if err := tc.run(m, doomed); err != nil {
 				t.Fatal(err)
 			}
-			log, err := m.Log(ctx, 0)
+			log, err := m.Log(ctx, LogOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var before *history.LogEntry
+			var before *LogEntry
 			for i := range log {
 				if log[i].Subject == "memsync snapshot before "+tc.op {
 					before = &log[i]

@@ -150,10 +150,10 @@ func resolveError(err error) error {
 
 // editConflict opens the editor on both versions and returns the one entry
 // left in the saved file (memsync.Conflict.EditText, Edited).
-func editConflict(s *session, cf *memsync.Conflict) (memfile.Entry, error) {
+func editConflict(s *session, cf *memsync.Conflict) (memsync.Entry, error) {
 	data, err := runEditor(s, "memsync-resolve-*.md", cf.EditText())
 	if err != nil {
-		return memfile.Entry{}, err
+		return memsync.Entry{}, err
 	}
 	e, err := cf.Edited(data)
 	if err != nil && !errors.Is(err, memsync.ErrEditCancelled) {

@@ -21,7 +21,7 @@ func logCommand() command {
 		opens: repoOnly,
 		run: func(s *session, c *cli.Context) error {
 			o := memsync.LogOptions{N: c.Int("n"), Stat: c.Bool("stat"), Patch: c.Bool("p"), Entry: c.Args().First()}
-			entries, err := s.m.LogWith(c.Context, o)
+			entries, err := s.m.Log(c.Context, o)
 			return s.print(entries, err, func() {
 				if len(entries) == 0 {
 					s.printf("no snapshots yet (the hooks take them: memsync hooks install; or memsync snapshot)\n")
@@ -46,7 +46,7 @@ func logCommand() command {
 
 // printEntryChanges prints one line per changed entry under a snapshot of
 // the log (mark, ID, title), each followed by its diff when there is one.
-func (s *session) printEntryChanges(changes []history.EntryChange) {
+func (s *session) printEntryChanges(changes []memsync.EntryChange) {
 	mark := map[string]string{history.Added: "+", history.Removed: "-", history.Changed: "~", history.Archived: ">", history.Restored: "<"}
 	for _, ch := range changes {
 		where := ""
