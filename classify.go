@@ -62,7 +62,10 @@ func kindOf(err error) Kind {
 }
 
 func hintOf(err error) string {
+	var hw *hooksInWorktreeError
 	switch {
+	case errors.As(err, &hw):
+		return hw.hint()
 	case errors.As(err, new(*lock.TimeoutError)):
 		return "another process holds the memory's lock; retry, or wait longer with --lock-timeout (MEMSYNC_LOCK_TIMEOUT)"
 	case errors.Is(err, worktree.ErrNotRepo):

@@ -92,6 +92,10 @@ type Memory struct {
 	conflictLog string                         // where conflicts are recorded: <git common dir>/memsync/conflicts.json, or the global layer's state/conflicts.json
 }
 
+// ErrUnknownRole is what Open returns (wrapped) for an Options.Role (or
+// MEMSYNC_ROLE) that is not owner, admin or worker.
+var ErrUnknownRole = policy.ErrUnknownRole
+
 // ErrNoRepository is what Open returns (wrapped) when it finds no git
 // repository at dir (Options.Global opens the global layer instead).
 var ErrNoRepository = worktree.ErrNotRepo
@@ -102,6 +106,11 @@ var ErrNoRepository = worktree.ErrNotRepo
 func Open(dir string, o Options) (*Memory, error) {
 	if err := o.fromEnv(os.Getenv); err != nil {
 		return nil, &ConfigError{err}
+	}
+	if o.Role != "" { // before discovery: a bad role is a usage error wherever memsync runs
+		if _, err := policy.Parse(o.Role); err != nil {
+			return nil, err
+		}
 	}
 	m := &Memory{session: o.Session, noAccess: o.NoAccessLog, warn: o.Warn, opts: o}
 	if m.warn == nil {

@@ -50,7 +50,7 @@ func TestDestructiveOpsSnapshotFirst(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, dir := lifecycleRepo(t, tc.o, "kept from the start")
 			if tc.hooks {
-				if _, err := m.InstallHooks(ctx, "memsync", false); err != nil {
+				if _, err := m.InstallHooks(ctx, InstallHooksOptions{Executable: "memsync"}); err != nil {
 					t.Fatal(err)
 				}
 			} else if _, err := m.Snapshot(ctx, SnapshotOptions{}); err != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/memsync/memsync"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -14,8 +13,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/memsync/memsync/internal/testgit"
+	"github.com/memsync/memsync"
+
 	"time"
+
+	"github.com/memsync/memsync/internal/testgit"
 
 	"github.com/memsync/memsync/memfile"
 )
