@@ -93,7 +93,7 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 		if len(args) < 1 || strings.Trim(args[0], "0") != "" {
 			return warning("") // a branch switch or a file checkout: Open healed the links
 		}
-		r := m.Repo()
+		r := m.repo
 		if _, err := os.Stat(m.Path()); err != nil || !r.IsSecondary() {
 			return "" // the primary, or a repository without memory
 		}

@@ -129,7 +129,7 @@ func TestSummary(t *testing.T) {
 	if _, err := m.Add(ctx, Entry{Type: "decision", Tags: []string{"db"}, Content: "in s1"}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := Open(m.Repo().WorkTree, Options{Session: "s2"})
+	other, err := Open(m.repo.WorkTree, Options{Session: "s2"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -279,8 +279,14 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // callers need not change when that does.
 func (m *Memory) Close() error { return nil }
 
-// Repo is the repository (nil for the global layer).
-func (m *Memory) Repo() *worktree.Repo { return m.repo }
+// WorkTree is the top of the worktree Open found dir in: "" for the global
+// layer, and in a bare repository or a git folder.
+func (m *Memory) WorkTree() string {
+	if m.repo == nil {
+		return ""
+	}
+	return m.repo.WorkTree
+}
 
 // Path is the active memory file.
 func (m *Memory) Path() string { return m.store.Path() }

@@ -12,14 +12,12 @@ import (
 
 	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/internal/termsafe"
-	"github.com/memsync/memsync/worktree"
 )
 
-// session is what every command works with: the memory (its repository is
-// nil for the global layer), its store, and the output streams.
+// session is what every command works with: the memory and the output
+// streams.
 type session struct {
 	m              *memsync.Memory
-	repo           *worktree.Repo
 	json           bool
 	stdout, stderr io.Writer
 	scope          string // --session, MEMSYNC_SESSION; "" is the whole project
@@ -33,7 +31,7 @@ func (s *session) use(global bool) error {
 	if err != nil {
 		return err
 	}
-	s.m, s.repo = m, m.Repo()
+	s.m = m
 	return nil
 }
 
