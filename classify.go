@@ -11,6 +11,7 @@ import (
 	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/policy"
+	"github.com/memsync/memsync/internal/remote"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
@@ -41,7 +42,7 @@ func Classify(err error) (Kind, string) {
 
 func kindOf(err error) Kind {
 	switch {
-	case errors.As(err, new(*config.Error)), errors.As(err, new(*ConfigError)):
+	case errors.As(err, new(*config.Error)), errors.As(err, new(*ConfigError)), errors.Is(err, remote.ErrBadRemote):
 		return KindUsage
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
 		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot), errors.Is(err, history.ErrNothingToPurge):
@@ -63,9 +64,16 @@ func kindOf(err error) Kind {
 
 func hintOf(err error) string {
 	var hw *hooksInWorktreeError
+	var se *syncError
 	switch {
 	case errors.As(err, &hw):
 		return hw.hint()
+	case errors.As(err, &se) && se.hint() != "":
+		return se.hint()
+	case errors.As(err, new(*memfile.DialectError)):
+		return "this memory is in ralph-orchestrator's format: give the tag another name"
+	case errors.Is(err, history.ErrNothingToPurge):
+		return "'memsync list' and 'memsync log -p' show the entries' IDs; 'memsync purge --dry-run --secret RULE' lists what a rule finds"
 	case errors.As(err, new(*lock.TimeoutError)):
 		return "another process holds the memory's lock; retry, or wait longer with --lock-timeout (MEMSYNC_LOCK_TIMEOUT)"
 	case errors.Is(err, worktree.ErrNotRepo):
@@ -96,6 +104,41 @@ func hintOf(err error) string {
 	}
 	if ge := new(gitcmd.Error); errors.As(err, &ge) {
 		return fmt.Sprintf("git's message says why 'git %s' failed; fix what it names (run the command yourself to see more), then run memsync again", ge.Command())
+	}
+	return ""
+}
+
+// syncError is Sync's failure, with the remote's name for its hint.
+type syncError struct {
+	remote string
+	err    error
+}
+
+func (e *syncError) Error() string { return e.err.Error() }
+func (e *syncError) Unwrap() error { return e.err }
+
+// hint says what a sync's failure left as it was, and what to do.
+func (e *syncError) hint() string {
+	name := e.remote
+	switch err := e.err; {
+	case errors.Is(err, remote.ErrBadRemote):
+		return "see 'memsync --help' or 'memsync COMMAND --help'"
+	case errors.Is(err, remote.ErrBusy):
+		return "wait for that sync to finish and run 'memsync sync' again, or wait longer with --lock-timeout"
+	case errors.Is(err, remote.ErrTimeout):
+		return fmt.Sprintf("your memory is unchanged and no git is left running; check that %s answers ('git fetch %s'), or give it longer with --timeout", name, name)
+	case errors.Is(err, remote.ErrFetch):
+		return fmt.Sprintf("your memory is unchanged; check the remote ('git remote -v', 'git fetch %s') and sync again", name)
+	case errors.Is(err, remote.ErrPush):
+		return fmt.Sprintf("your memory is as it was, snapshotted (nothing of %s's was merged); check your push access to %s and sync again", name, name)
+	case errors.Is(err, remote.ErrRaced):
+		return "your memory is as it was, snapshotted; run 'memsync sync' again when fewer clones sync at once"
+	case errors.Is(err, history.ErrMassRemoval):
+		return "nothing was snapshotted or pushed; see what went: 'memsync diff'; put it back: memsync rollback '~0'; if the removal is meant: 'memsync sync --accept-removal'"
+	case errors.Is(err, history.ErrTooBig):
+		return fmt.Sprintf("nothing was changed here; whoever pushed it can put back an earlier memory (memsync rollback '~1', then memsync sync --force); if the memory is meant to be that large, raise the cap (--max-bytes, MEMSYNC_MAX_BYTES: a snapshot's file may be twice the cap) and sync %s again", name)
+	case errors.Is(err, merge.ErrMassDeletion):
+		return "nothing was changed; see what would go: 'memsync sync --dry-run'; if that is right: 'memsync sync --force'"
 	}
 	return ""
 }

@@ -134,7 +134,7 @@ func (m *Memory) Log(ctx context.Context, o LogOptions) ([]LogEntry, error) {
 func (m *Memory) entryRef(ctx context.Context, ref string) (history.EntryRef, error) {
 	ref = strings.TrimSpace(ref)
 	for _, v := range []View{{}, {Archive: true}} {
-		f, err := m.Load(ctx, v)
+		f, err := m.load(ctx, v)
 		if err != nil {
 			return history.EntryRef{}, err
 		}
@@ -271,7 +271,7 @@ func (m *Memory) Rollback(ctx context.Context, rev string, refs ...string) (*Rol
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Allow(policy.OpRollback); err != nil {
+	if err := m.allow(policy.OpRollback); err != nil {
 		return nil, err
 	}
 	if err := m.beforeWrite(); err != nil {
@@ -346,9 +346,18 @@ func (m *Memory) Sync(ctx context.Context, name string, o SyncOptions) (*SyncRes
 	if name == "" {
 		name = remote.DefaultRemote(h)
 	}
+	res, err := m.sync(ctx, h, name, o)
+	if err != nil {
+		err = &syncError{remote: name, err: err}
+	}
+	return res, err
+}
+
+// sync is Sync with the remote's name known.
+func (m *Memory) sync(ctx context.Context, h *history.History, name string, o SyncOptions) (*SyncResult, error) {
 	out := &SyncResult{Remote: name, DryRun: o.DryRun, Changes: []Change{}, ArchiveChanges: []Change{}, Conflicts: []SyncConflict{}}
 	if o.Force && !o.DryRun {
-		if err := m.Allow(policy.OpSyncForce); err != nil {
+		if err := m.allow(policy.OpSyncForce); err != nil {
 			return out, err
 		}
 	}
@@ -530,7 +539,7 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := m.Allow(policy.OpResolve); err != nil {
+	if err := m.allow(policy.OpResolve); err != nil {
 		return nil, err
 	}
 	switch r.Keep {

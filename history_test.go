@@ -207,7 +207,7 @@ func TestConflictsResolve(t *testing.T) {
 	ctx := context.Background()
 	m, _ := openRepo(t, Options{})
 	a, b := add(t, m, "the build uses ninja"), add(t, m, "tests run in ci")
-	f, err := m.Load(ctx, View{})
+	f, err := m.load(ctx, View{})
 	if err != nil {
 		t.Fatal(err)
 	}

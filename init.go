@@ -40,11 +40,11 @@ type InitResult struct {
 	// ExcludeFile is the common info/exclude Excluded went to ("" on the
 	// global layer).
 	ExcludeFile string `json:"-"`
-	// Layout is where the repository keeps its memory ("" on the global
-	// layer), LayoutWhy why (the git config memsync.layout, or what the
+	// Layout is where the repository keeps its memory, "agent" or "ralph"
+	// (see SetLayout; "" on the global layer), LayoutWhy why (the git config memsync.layout, or what the
 	// primary worktree holds), and RelFile the memory file relative to a
 	// worktree's top.
-	Layout    Layout `json:"-"`
+	Layout    string `json:"-"`
 	LayoutWhy string `json:"-"`
 	RelFile   string `json:"-"`
 }
@@ -95,7 +95,7 @@ func (m *Memory) Init(ctx context.Context, o InitOptions) (InitResult, error) {
 		return res, nil
 	}
 	res.ExcludeFile = filepath.Join(m.repo.CommonDir, "info", "exclude")
-	res.Layout, res.LayoutWhy, res.RelFile = Layout(m.repo.Layout), m.repo.LayoutWhy, m.repo.RelFile()
+	res.Layout, res.LayoutWhy, res.RelFile = string(m.repo.Layout), m.repo.LayoutWhy, m.repo.RelFile()
 	added, err := m.exclude()
 	if err != nil {
 		return res, err
@@ -191,28 +191,21 @@ func trackedIn(r *worktree.Repo) bool {
 	return err == nil
 }
 
-// Layout is where a repository keeps its memory file.
-type Layout string
-
-// The layouts.
-const (
-	LayoutAgent Layout = "agent" // memsync's own: <worktree>/.agent/memories.md
-	LayoutRalph Layout = "ralph" // ralph-orchestrator's (v2.3.0 on): <worktree>/.ralph/agent/memories.md
-)
-
 // SetLayout chooses where the memory of the repository containing dir
 // lives, in its git config (memsync.layout, shared by every worktree of the
-// clone). Open the memory after it. Without the setting, Open works the
-// layout out from the primary worktree (the layout whose memory file is
-// there). A layout of another name is a *ConfigError.
-func SetLayout(ctx context.Context, dir string, layout Layout) error {
-	if _, err := worktree.ParseLayout(string(layout)); err != nil {
+// clone): "agent" for memsync's own <worktree>/.agent/memories.md, "ralph"
+// for ralph-orchestrator's <worktree>/.ralph/agent/memories.md (v2.3.0 on).
+// Open the memory after it. Without the setting, Open works the layout out
+// from the primary worktree (the layout whose memory file is there).
+// Another name is a *ConfigError.
+func SetLayout(ctx context.Context, dir, layout string) error {
+	if _, err := worktree.ParseLayout(layout); err != nil {
 		return &ConfigError{err}
 	}
 	r, err := worktree.Discover(dir)
 	if err != nil {
 		return err
 	}
-	_, err = gitcmd.OutputContext(ctx, r.CommonDir, "--git-dir="+r.CommonDir, "config", worktree.LayoutKey, string(layout))
+	_, err = gitcmd.OutputContext(ctx, r.CommonDir, "--git-dir="+r.CommonDir, "config", worktree.LayoutKey, layout)
 	return err
 }

@@ -123,15 +123,26 @@ type SummaryOptions struct {
 // Summary is the state of a memory and its archive: the JSON of `memsync
 // summary --json` and of the MCP summary tools (README documents it).
 type Summary struct {
-	Layer      string           `json:"layer" jsonschema:"project or global"`
-	Session    string           `json:"session,omitempty"`
-	Path       string           `json:"path" jsonschema:"the memory file"`
-	Active     *memfile.Summary `json:"active,omitempty" jsonschema:"the active memory: entries, bytes, types, tags, oldest and newest date"`
-	Archive    *memfile.Summary `json:"archive"`
-	MaxBytes   int64            `json:"max_bytes" jsonschema:"size cap of the active file; past it the oldest entries are archived"`
-	MaxEntries int              `json:"max_entries" jsonschema:"most active entries; past it gc archives the least recently used"`
-	TTLDays    int              `json:"ttl_days" jsonschema:"gc archives entries not accessed for this many days"`
-	Problems   int              `json:"problems,omitempty" jsonschema:"damaged lines found in the active file (what parses is still served)"`
+	Layer      string       `json:"layer" jsonschema:"project or global"`
+	Session    string       `json:"session,omitempty"`
+	Path       string       `json:"path" jsonschema:"the memory file"`
+	Active     *FileSummary `json:"active,omitempty" jsonschema:"the active memory: entries, bytes, types, tags, oldest and newest date"`
+	Archive    *FileSummary `json:"archive"`
+	MaxBytes   int64        `json:"max_bytes" jsonschema:"size cap of the active file; past it the oldest entries are archived"`
+	MaxEntries int          `json:"max_entries" jsonschema:"most active entries; past it gc archives the least recently used"`
+	TTLDays    int          `json:"ttl_days" jsonschema:"gc archives entries not accessed for this many days"`
+	Problems   int          `json:"problems,omitempty" jsonschema:"damaged lines found in the active file (what parses is still served)"`
+}
+
+// FileSummary describes a memory file: counts by type and tag, the range
+// of dates, the size.
+type FileSummary struct {
+	Entries int            `json:"entries"`
+	Bytes   int64          `json:"bytes"` // the file's size on disk
+	Types   map[string]int `json:"types"` // "" counts entries without a type
+	Tags    map[string]int `json:"tags"`
+	Oldest  string         `json:"oldest,omitempty"` // smallest Date
+	Newest  string         `json:"newest,omitempty"` // largest Date
 }
 
 // Summary counts the entries in the session's view of the memory and its
@@ -150,7 +161,7 @@ func (m *Memory) Summary(ctx context.Context, o SummaryOptions) (Summary, error)
 		views = append(views, View{})
 	}
 	for _, v := range views {
-		f, err := m.Load(ctx, v)
+		f, err := m.load(ctx, v)
 		if err != nil {
 			return Summary{}, err
 		}
@@ -160,7 +171,7 @@ func (m *Memory) Summary(ctx context.Context, o SummaryOptions) (Summary, error)
 				in.Entries = append(in.Entries, f.Entries[i])
 			}
 		}
-		s := memfile.Summarize(in)
+		s := FileSummary(memfile.Summarize(in))
 		if v.Archive {
 			s.Bytes = m.fileSize(m.ArchivePath())
 			out.Archive = &s
@@ -200,7 +211,7 @@ func (m *Memory) Promote(ctx context.Context, refs ...string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := m.Load(ctx, View{})
+	f, err := m.load(ctx, View{})
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +286,7 @@ func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, err
 	if err := ctx.Err(); err != nil {
 		return ImportResult{}, err
 	}
-	if err := m.Allow(policy.OpImport); err != nil {
+	if err := m.allow(policy.OpImport); err != nil {
 		return ImportResult{}, err
 	}
 	var active, archived []memfile.Entry

@@ -19,10 +19,10 @@ type cache struct {
 	docs [2][]recall.Doc
 }
 
-// Load reads the active memory (or the archive) now, under the readers'
+// load reads the active memory (or the archive) now, under the readers'
 // lock, and warns of damaged lines (Options.Warn). The file may be shared
 // with other calls: read it, never change it.
-func (m *Memory) Load(ctx context.Context, v View) (*memfile.File, error) {
+func (m *Memory) load(ctx context.Context, v View) (*memfile.File, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (m *Memory) Load(ctx context.Context, v View) (*memfile.File, error) {
 	return f, nil
 }
 
-// docs are the search documents of f, a file Load returned.
+// docs are the search documents of f, a file load returned.
 func (m *Memory) docs(f *memfile.File) []recall.Doc {
 	m.cache.mu.Lock()
 	defer m.cache.mu.Unlock()

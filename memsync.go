@@ -92,6 +92,18 @@ type Memory struct {
 	conflictLog string                         // where conflicts are recorded: <git common dir>/memsync/conflicts.json, or the global layer's state/conflicts.json
 }
 
+// ErrNotFound is what a reference that names no entry (or conflict, or
+// snapshot entry) returns, wrapped; ErrAmbiguous what an ID prefix that
+// names more than one returns.
+var (
+	ErrNotFound  = memfile.ErrNotFound
+	ErrAmbiguous = memfile.ErrAmbiguous
+)
+
+// MaxEntryBytes is the size of the largest entry memsync stores, as the
+// memory file spells it.
+const MaxEntryBytes = memfile.DefaultMaxEntryBytes
+
 // ErrUnknownRole is what Open returns (wrapped) for an Options.Role (or
 // MEMSYNC_ROLE) that is not owner, admin or worker.
 var ErrUnknownRole = policy.ErrUnknownRole
@@ -266,7 +278,8 @@ func (o *Options) fromEnv(getenv func(string) string) error {
 	return nil
 }
 
-// ConfigError is a configuration file Open could not use.
+// ConfigError is a setting memsync could not use: in a configuration file
+// or the environment (Open), or an option (SetLayout, InjectOptions.Mode).
 type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
@@ -303,8 +316,21 @@ func (m *Memory) limits() memfile.Limits { return *m.store.Limits }
 // st is the store for one call: its lock waits end when ctx is done.
 func (m *Memory) st(ctx context.Context) *memfile.Store { return m.store.WithContext(ctx) }
 
-// Allow refuses an operation the role may not do, before anything changes.
-func (m *Memory) Allow(op policy.Op) error { return m.role.Check(op) }
+// Allow refuses an operation the role may not do, before anything
+// changes: op is named as the command line names it ("edit", "resolve",
+// "delete", ...; see README: Roles). A front door checks before it asks a
+// person for input (an editor), as every operation checks again.
+func (m *Memory) Allow(op string) error {
+	for _, o := range policy.Ops() {
+		if o.String() == op {
+			return m.allow(o)
+		}
+	}
+	return fmt.Errorf("%w: no operation %q", memfile.ErrInvalid, op)
+}
+
+// allow refuses an operation the role may not do.
+func (m *Memory) allow(op policy.Op) error { return m.role.Check(op) }
 
 // beginWrite is the prologue of a write that removes or replaces entries
 // (what names it in the snapshot's subject): the context is live, the role
@@ -315,7 +341,7 @@ func (m *Memory) beginWrite(ctx context.Context, op policy.Op, what string) (*me
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := m.Allow(op); err != nil {
+	if err := m.allow(op); err != nil {
 		return nil, err
 	}
 	if err := m.beforeWrite(); err != nil {

@@ -91,7 +91,7 @@ func (m *Memory) inView(e *memfile.Entry) bool { return memfile.Visible(e, m.ses
 // List returns the entries in the session's view, in file order, numbered
 // as the file numbers them.
 func (m *Memory) List(ctx context.Context, v View) ([]Entry, error) {
-	f, err := m.Load(ctx, v)
+	f, err := m.load(ctx, v)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (m *Memory) List(ctx context.Context, v View) ([]Entry, error) {
 // memfile.MinPrefix or more characters (memfile.File.Find). Entries
 // returned from the active memory count as accessed (gc's TTL).
 func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, error) {
-	f, err := m.Load(ctx, v)
+	f, err := m.load(ctx, v)
 	if err != nil {
 		return nil, err
 	}
@@ -121,11 +121,13 @@ func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, erro
 	out := make([]Entry, len(idx))
 	ids := make([]string, len(idx))
 	for k, i := range idx {
-		out[k] = entryOf(&f.Entries[i], i+1)
-		ids[k] = f.Entries[i].ID
+		e := f.Entries[i] // a copy: Text renders it as the file has it
+		out[k] = entryOf(&e, i+1)
+		out[k].src = &e
+		ids[k] = e.ID
 	}
 	if !v.Archive {
-		m.Touch(ids...)
+		m.touch(ids...)
 	}
 	return out, nil
 }
@@ -194,7 +196,7 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 	files := make([]*memfile.File, len(layers))
 	n := 0
 	for k, m := range layers {
-		f, err := m.Load(ctx, o.View)
+		f, err := m.load(ctx, o.View)
 		if err != nil {
 			return nil, err
 		}
@@ -240,7 +242,7 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 		}
 		e := &files[src.layer].Entries[src.i]
 		x := entryOf(e, src.i+1)
-		if !o.Filter.Match(&x) {
+		if !o.Filter.match(&x) {
 			continue
 		}
 		score := h.Score
@@ -253,7 +255,7 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 	}
 	if !o.Archive {
 		for k, ids := range touched {
-			layers[k].Touch(ids...)
+			layers[k].touch(ids...)
 		}
 	}
 	return out, nil
@@ -267,9 +269,9 @@ func (m *Memory) layerName() string {
 	return "project"
 }
 
-// Touch records that entries were returned to a reader (gc's TTL counts
+// touch records that entries were returned to a reader (gc's TTL counts
 // from the last access), unless Options.NoAccessLog (MEMSYNC_RECORD_ACCESS=0).
-func (m *Memory) Touch(ids ...string) {
+func (m *Memory) touch(ids ...string) {
 	if !m.noAccess && len(ids) > 0 {
 		m.store.RecordAccess(ids...)
 	}

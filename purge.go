@@ -65,7 +65,7 @@ func (m *Memory) Purge(ctx context.Context, ids []string, o PurgeOptions) (*Purg
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Allow(policy.OpPurge); err != nil {
+	if err := m.allow(policy.OpPurge); err != nil {
 		return nil, err
 	}
 	out := &PurgeResult{DryRun: o.DryRun, Remains: []string{}}

@@ -29,7 +29,7 @@ func TestDestructiveOpsSnapshotFirst(t *testing.T) {
 		{"gc", false, Options{MaxEntries: new(1)}, func(m *Memory, e Entry) error { _, err := m.GC(ctx, GCOptions{}); return err }},
 		{"promote", true, Options{}, func(m *Memory, e Entry) error { _, err := m.Promote(ctx, e.ID); return err }},
 		{"resolve", false, Options{}, func(m *Memory, e Entry) error {
-			f, err := m.Load(ctx, View{})
+			f, err := m.load(ctx, View{})
 			if err != nil {
 				return err
 			}

@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/termsafe"
 )
 
 // Exit codes, documented in README.md.
@@ -101,16 +100,16 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return code
 	}
 	if ctx.Err() != nil { // a signal: the command stopped where it was
-		fmt.Fprintf(stderr, "memsync: interrupted: %s\n", termsafe.Text(msg))
+		fmt.Fprintf(stderr, "memsync: interrupted: %s\n", memsync.Printable(msg))
 		return code
 	}
-	fmt.Fprintf(stderr, "memsync: error: %s\n", termsafe.Text(msg))
+	fmt.Fprintf(stderr, "memsync: error: %s\n", memsync.Printable(msg))
 	hint := defaultHint(err)
 	if h := (hinted{}); errors.As(err, &h) {
 		hint = h.hint
 	}
 	if hint != "" {
-		fmt.Fprintf(stderr, "hint: %s\n", termsafe.Text(hint))
+		fmt.Fprintf(stderr, "hint: %s\n", memsync.Printable(hint))
 	}
 	return code
 }

@@ -56,7 +56,7 @@ func initCommand() command {
 					s.printf("to share it with your team, add this line to .gitattributes (each clone runs 'memsync init --merge-driver' for the git config):\n  %s\n", d.Line)
 				}
 				switch {
-				case res.Layout == memsync.LayoutRalph:
+				case res.Layout == "ralph":
 					s.printf("layout: ralph (%s)\n", res.LayoutWhy)
 					if res.Tracked && !res.MergeDriverSet {
 						s.printf("%s is tracked by git (ralph's default); to merge it by entry: memsync init --merge-driver\n", res.RelFile)
@@ -75,10 +75,10 @@ func initCommand() command {
 func setLayout(c *cli.Context) error {
 	layout := c.String("layout")
 	if c.Bool("ralph") {
-		if layout != "" && layout != string(memsync.LayoutRalph) {
+		if layout != "" && layout != "ralph" {
 			return usageError{errors.New("--ralph and --layout " + layout + " disagree")}
 		}
-		layout = string(memsync.LayoutRalph)
+		layout = "ralph"
 	}
 	if layout == "" {
 		return nil
@@ -86,7 +86,7 @@ func setLayout(c *cli.Context) error {
 	if c.Bool("global") {
 		return usageError{errNeedsRepo}
 	}
-	err := memsync.SetLayout(c.Context, c.String("C"), memsync.Layout(layout))
+	err := memsync.SetLayout(c.Context, c.String("C"), layout)
 	if errors.As(err, new(*memsync.ConfigError)) { // a layout of another name
 		return usageError{err}
 	}

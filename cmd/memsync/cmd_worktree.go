@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/words"
 )
 
 func worktreeCommand() command {
@@ -121,7 +120,7 @@ func runWorktreeDoctor(s *session, c *cli.Context) error {
 func runWorktreeRemove(s *session, c *cli.Context) error {
 	res, err := s.m.WorktreeRemove(c.Context, c.Args().First(), memsync.WorktreeRemoveOptions{Git: s.gitStreams(c), Force: c.Bool("force")})
 	if res.Added > 0 && !s.json {
-		s.printf("folded %d entr%s from the worktree's copy into the memory (copy kept as %s)\n", res.Added, words.Plural(res.Added, "y", "ies"), res.Backup)
+		s.printf("folded %d entr%s from the worktree's copy into the memory (copy kept as %s)\n", res.Added, memsync.Plural(res.Added, "y", "ies"), res.Backup)
 	}
 	return s.print(res, err, func() { s.printf("removed %s\n", res.Path) })
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/termsafe"
 )
 
 // session is what every command works with: the memory and the output
@@ -130,11 +129,11 @@ func shown(a []any) []any {
 		case painted:
 			out[i] = string(v)
 		case string:
-			out[i] = termsafe.Text(v)
+			out[i] = memsync.Printable(v)
 		case error:
-			out[i] = termsafe.Text(v.Error())
+			out[i] = memsync.Printable(v.Error())
 		case fmt.Stringer:
-			out[i] = termsafe.Text(v.String())
+			out[i] = memsync.Printable(v.String())
 		default:
 			out[i] = v
 		}
