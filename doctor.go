@@ -58,7 +58,8 @@ type DoctorOptions struct {
 	// entry), duplicate IDs, entries not in the file's dialect (a file
 	// ralph and memsync both wrote), temp files of interrupted writes, worktree
 	// links (as WorktreeDoctor), a stale lock on the snapshot ref, a
-	// snapshot ref that points at missing objects (history.Repair).
+	// snapshot ref that points at missing objects (reset to its newest
+	// snapshot the repository holds).
 	Fix bool
 }
 

@@ -38,7 +38,7 @@ type SnapshotOptions struct {
 	Message string // the snapshot's subject ("" for memsync's own)
 	// AcceptRemoval snapshots a memory that lost more than half of the
 	// newest snapshot's entries outside memsync (an editor, a script); without
-	// it Snapshot refuses such a memory with a *history.RemovalError.
+	// it Snapshot refuses such a memory (KindRefused).
 	AcceptRemoval bool
 }
 
@@ -165,7 +165,7 @@ func (m *Memory) entryRef(ctx context.Context, ref string) (history.EntryRef, er
 // Change is one entry that differs between two states of the memory,
 // matched by ID.
 type Change struct {
-	Kind   string `json:"kind"` // history.Added, history.Removed or history.Changed
+	Kind   string `json:"kind"` // added, removed or changed
 	ID     string `json:"id"`
 	Before *Entry `json:"before"` // nil when added
 	After  *Entry `json:"after"`  // nil when removed
@@ -212,7 +212,7 @@ type DiffResult struct {
 // is anything git rev-parse understands that names a snapshot
 // (refs/memsync/snapshots~2, a hash or a prefix of one), "~N" for the N-th
 // snapshot before the newest, or LiveRev for the files as they are now. a ""
-// is the newest snapshot (history.ErrNoSnapshot without one), b "" is live.
+// is the newest snapshot (KindNotFound without one), b "" is live.
 func (m *Memory) Diff(ctx context.Context, a, b string, o DiffOptions) (*DiffResult, error) {
 	h, err := m.history(ctx)
 	if err != nil {
@@ -294,8 +294,8 @@ type SyncOptions struct {
 	// SnapshotOptions.AcceptRemoval), so the removal is pushed.
 	AcceptRemoval bool
 	// Timeout bounds each git fetch and push; MEMSYNC_SYNC_TIMEOUT; default
-	// remote.DefaultTimeout. A remote that does not answer in time is an
-	// error wrapping remote.ErrTimeout; git and its children are stopped.
+	// 2m. A remote that does not answer in time is an error (its hint says
+	// so); git and its children are stopped.
 	Timeout time.Duration
 }
 
@@ -334,7 +334,7 @@ type SyncConflict struct {
 
 // Sync exchanges the memory with a git remote ("" for the current branch's
 // remote, else origin): snapshot, fetch the remote's snapshots, merge them
-// entry by entry, push back with a lease (package remote). It returns what
+// entry by entry, push back with a lease. It returns what
 // it did also when it fails part-way (Remote is always set; a merge of
 // both sides is made locally only once it is pushed). ctx kills a fetch or
 // push under way.
@@ -480,7 +480,7 @@ func (m *Memory) Conflicts(ctx context.Context) ([]Conflict, error) {
 }
 
 // Conflict returns the recorded conflict ref names (its ID or a unique
-// prefix; memfile.ErrNotFound or memfile.ErrAmbiguous otherwise).
+// prefix; ErrNotFound or ErrAmbiguous otherwise).
 func (m *Memory) Conflict(ctx context.Context, ref string) (Conflict, error) {
 	if err := ctx.Err(); err != nil {
 		return Conflict{}, err

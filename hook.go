@@ -29,9 +29,8 @@ type HookOptions struct {
 // repository, a damaged memory file, a lock timeout, running out of time)
 // is one warning line on Stderr, and the git command stands. It never
 // writes HEAD, nor the index but for the skip-worktree bit of a new
-// worktree's tracked ralph memory file it links (worktree.Link), and the git
-// it spawns ignores the variables git sets for hooks (package
-// internal/gitcmd).
+// worktree's tracked ralph memory file it links, and the git it spawns
+// ignores the variables git sets for hooks.
 //
 //   - post-commit, post-merge, post-rewrite, post-applypatch (git am): snapshot the memory (no commit
 //     when it is unchanged, so a rebase of many commits snapshots once).

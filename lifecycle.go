@@ -275,8 +275,8 @@ func (e *ImportError) Error() string { return e.Err.Error() }
 // Unwrap returns the reading error.
 func (e *ImportError) Unwrap() error { return e.Err }
 
-// Import adds memories kept by other tools (memfile.ReadForeign: a folder of
-// folder of front-matter files, ralph's and orch's memories.md), archived
+// Import adds memories kept by other tools (a folder of front-matter
+// files, ralph's and orch's memories.md), archived
 // ones to the archive, skipping any whose ID or content is already stored,
 // so importing twice adds nothing. Every source is read before anything is
 // written. An entry that records no provenance gets the importer's (see

@@ -45,7 +45,8 @@ type Options struct {
 	// reads (and the duplicate check) see the session's entries and those of
 	// no session.
 	Session string
-	// Role is owner, admin or worker (package policy); MEMSYNC_ROLE; default owner.
+	// Role is owner, admin or worker (README: Roles); MEMSYNC_ROLE; default
+	// owner.
 	Role string
 	// LockTimeout bounds a wait for the memory lock; MEMSYNC_LOCK_TIMEOUT;
 	// default 10s.
@@ -63,7 +64,7 @@ type Options struct {
 	NoAccessLog bool
 	// Embedder, if set, fuses meaning into search and inject: a second
 	// ranking by the cosine of entry and query vectors (package embed),
-	// merged with the lexical one (package recall).
+	// merged with the lexical one.
 	Embedder embed.Embedder
 	// Model is the folder of a Model2Vec model to use as the Embedder when
 	// none is set; MEMSYNC_MODEL; the configuration's model key. It is read

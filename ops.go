@@ -26,7 +26,7 @@ type View struct {
 // already stored (ignoring case and whitespace, within the session's view)
 // is not stored twice: Add returns the stored entry with Duplicate set. The
 // entry gets the memory's session; Fields become bullets (a "Key" names the
-// entry for Get, see memfile.CheckKey). In a memory in ralph-orchestrator's
+// entry for Get: one line of text, not a number). In a memory in ralph-orchestrator's
 // dialect, the type, title, key, session and fields are kept as tags that
 // ralph keeps and memsync reads back; a tag of the entry's own that would
 // read back as one of them is refused. An entry holding a secret is refused
@@ -107,7 +107,7 @@ func (m *Memory) List(ctx context.Context, v View) ([]Entry, error) {
 // Get returns the entries refs name, in that order, each once. A reference
 // is, first match wins: a full ID, a number (the N-th entry as List numbers
 // it), a key (the Key field an entry was saved with), a unique ID prefix of
-// memfile.MinPrefix or more characters (memfile.File.Find). Entries
+// 4 or more characters. Entries
 // returned from the active memory count as accessed (gc's TTL).
 func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, error) {
 	f, err := m.load(ctx, v)
@@ -182,7 +182,7 @@ type SearchOptions struct {
 }
 
 // Search ranks the entries in the session's view for query (BM25 over
-// title, tags, type and content; package recall), best first; with an
+// title, tags, type and content), best first; with an
 // Embedder (Options.Embedder, Options.Model), fused with a ranking by
 // meaning. Entries returned from the active memory count as accessed.
 func (m *Memory) Search(ctx context.Context, query string, o SearchOptions) ([]Entry, error) {

@@ -55,7 +55,8 @@ type PurgeResult struct {
 }
 
 // Purge takes entries out of the memory, the archive and every snapshot of
-// the history (refs/memsync/snapshots is rewritten; see history.Purge),
+// the history (refs/memsync/snapshots is rewritten from the first snapshot
+// that holds one),
 // records them as tombstones that every clone's sync honours, and syncs
 // with the remote, which pushes the new history over the old one with a
 // lease. ids are entry IDs or unique prefixes, found in the memory or

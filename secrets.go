@@ -17,8 +17,8 @@ type allowSecretsKey struct{}
 // AllowSecrets returns a context under which a Memory's writes (Add,
 // Import, Restore, Resolve) let in what the secret rules find: the override
 // for a false positive. Each entry let in this way records the rules in its
-// "Secret-Allowed" bullet (memfile.SecretAllowedField), so the choice is
-// visible and later writes of the entry pass.
+// "Secret-Allowed" bullet, so the choice is visible and later writes of the
+// entry pass.
 func AllowSecrets(ctx context.Context) context.Context {
 	return context.WithValue(ctx, allowSecretsKey{}, true)
 }
