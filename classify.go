@@ -65,7 +65,10 @@ func kindOf(err error) Kind {
 func hintOf(err error) string {
 	var hw *hooksInWorktreeError
 	var se *syncError
+	var fe *config.Error
 	switch {
+	case errors.As(err, new(*ConfigError)) && errors.As(err, &fe) && fe.File != "environment":
+		return "fix the value in that file (memories: enabled true|false, inject auto|manual|none, budget TOKENS, filter: types, tags, recent_days; role, max_entries, ttl_days, model)"
 	case errors.As(err, &hw):
 		return hw.hint()
 	case errors.As(err, &se) && se.hint() != "":

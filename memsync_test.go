@@ -157,3 +157,23 @@ func TestAddReturnsWhatIsStored(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowByName: Allow names operations as the command line does, and
+// refuses a worker what the role may not do, and a name it does not know.
+func TestAllowByName(t *testing.T) {
+	m, _ := openRepo(t, Options{Role: "worker"})
+	if err := m.Allow("add"); err != nil {
+		t.Errorf("worker add: %v", err)
+	}
+	for _, op := range []string{"edit", "resolve", "sync --force"} {
+		if err := m.Allow(op); !errors.Is(err, policy.ErrRefused) {
+			t.Errorf("worker %s: %v, want a refusal", op, err)
+		}
+	}
+	if err := m.Allow("fly"); err == nil || errors.Is(err, policy.ErrRefused) {
+		t.Errorf("unknown operation: %v", err)
+	}
+	if _, err := Open(t.TempDir(), Options{Role: "root"}); !errors.Is(err, ErrUnknownRole) {
+		t.Errorf("Open outside a repository with role root: %v, want ErrUnknownRole first", err)
+	}
+}

@@ -56,9 +56,6 @@ func (s *session) open(global bool) (*memsync.Memory, error) {
 	if errors.Is(err, memsync.ErrUnknownRole) { // --role or MEMSYNC_ROLE
 		return nil, usageError{err}
 	}
-	if errors.As(err, new(*memsync.ConfigError)) {
-		return nil, withHint(err, "fix the value in that file (memories: enabled true|false, inject auto|manual|none, budget TOKENS, filter: types, tags, recent_days; role, max_entries, ttl_days, model)")
-	}
 	return m, err
 }
 
