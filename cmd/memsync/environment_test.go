@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,13 +20,13 @@ func TestEnvironmentReadByTheLibrary(t *testing.T) {
 	}
 	for _, kv := range []string{"MEMSYNC_LOCK_TIMEOUT=soon", "MEMSYNC_MAX_BYTES=-3", "MCP_MEMORY_MAX_ENTRIES=many", "MCP_MEMORY_TTL_DAYS=x"} {
 		name, _, _ := strings.Cut(kv, "=")
-		_, stderr, code := memsyncRun(t, append(env[:len(env):len(env)], kv), repo, "list")
+		_, stderr, code := memsyncRun(t, with(env, kv), repo, "list")
 		if code != exitUsage || !strings.Contains(stderr, "environment: "+name) || strings.Contains(stderr, "hint:") {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d naming the variable, no hint", kv, code, stderr, exitUsage)
 		}
 	}
 	// The flag wins over its variable: the variable is not read at all.
-	bad := append(env[:len(env):len(env)], "MEMSYNC_LOCK_TIMEOUT=soon", "MCP_MEMORY_MAX_ENTRIES=many")
+	bad := with(env, "MEMSYNC_LOCK_TIMEOUT=soon", "MCP_MEMORY_MAX_ENTRIES=many")
 	if out, stderr, code := memsyncRun(t, bad, repo, "list", "--lock-timeout", "1s", "--max-entries", "5"); code != 0 || !strings.Contains(out, "kept") {
 		t.Errorf("flags over bad variables: exit %d, %q %q", code, out, stderr)
 	}
@@ -33,15 +34,18 @@ func TestEnvironmentReadByTheLibrary(t *testing.T) {
 	// repository too (before discovery).
 	outside := t.TempDir()
 	for _, dir := range []string{repo, outside} {
-		_, stderr, code := memsyncRun(t, append(env[:len(env):len(env)], "MEMSYNC_ROLE=root"), dir, "list")
+		_, stderr, code := memsyncRun(t, with(env, "MEMSYNC_ROLE=root"), dir, "list")
 		if code != exitUsage || !strings.Contains(stderr, `unknown role "root"`) || !strings.Contains(stderr, "hint: see 'memsync --help'") {
 			t.Errorf("MEMSYNC_ROLE=root in %s: exit %d, %q", dir, code, stderr)
 		}
 	}
-	if _, stderr, code := memsyncRun(t, append(env[:len(env):len(env)], "MEMSYNC_ROLE=worker"), repo, "delete", "1"); code != exitRefused {
+	if _, stderr, code := memsyncRun(t, with(env, "MEMSYNC_ROLE=worker"), repo, "delete", "1"); code != exitRefused {
 		t.Errorf("MEMSYNC_ROLE=worker delete: exit %d, %q", code, stderr)
 	}
-	if _, stderr, code := memsyncRun(t, append(env[:len(env):len(env)], "MEMSYNC_ROLE=worker"), repo, "delete", "1", "--role", "owner"); code != 0 {
+	if _, stderr, code := memsyncRun(t, with(env, "MEMSYNC_ROLE=worker"), repo, "delete", "1", "--role", "owner"); code != 0 {
 		t.Errorf("--role owner over MEMSYNC_ROLE=worker: exit %d, %q", code, stderr)
 	}
 }
+
+// with is env and kv, in a new slice.
+func with(env []string, kv ...string) []string { return append(slices.Clip(env), kv...) }
