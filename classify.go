@@ -133,9 +133,9 @@ func (e *syncError) hint() string {
 	case errors.Is(err, remote.ErrFetch):
 		return fmt.Sprintf("your memory is unchanged; check the remote ('git remote -v', 'git fetch %s') and sync again", name)
 	case errors.Is(err, remote.ErrPush):
-		return fmt.Sprintf("your memory is as it was, snapshotted (nothing of %s's was merged); check your push access to %s and sync again", name, name)
+		return fmt.Sprintf("your memory holds what was merged, snapshotted; nothing reached %s: check your push access to it and sync again", name)
 	case errors.Is(err, remote.ErrRaced):
-		return "your memory is as it was, snapshotted; run 'memsync sync' again when fewer clones sync at once"
+		return "another repository pushes to this clone's ref (copies of one repository?); your memory holds what was merged; run 'memsync sync' again"
 	case errors.Is(err, history.ErrMassRemoval):
 		return "nothing was snapshotted or pushed; see what went: 'memsync diff'; put it back: memsync rollback '~0'; if the removal is meant: 'memsync sync --accept-removal'"
 	case errors.Is(err, history.ErrTooBig):

@@ -301,16 +301,24 @@ type SyncOptions struct {
 
 // SyncResult is what Sync did.
 type SyncResult struct {
-	Remote  string `json:"remote"`
-	Fetched string `json:"fetched"` // the remote's newest snapshot, "" when it has none
-	// Kind is the last merge's kind: "up-to-date" (theirs is nothing
+	Remote string `json:"remote"`
+	// Clone is this clone's ID: its snapshots are on the remote at
+	// refs/memsync/clones/<Clone>.
+	Clone string `json:"clone"`
+	// Fetched is the remote's newest shared snapshot (its
+	// refs/memsync/snapshots, else a clone's), "" when it has none.
+	Fetched string `json:"fetched"`
+	// Merged names the remote refs whose snapshots were merged in (or with
+	// DryRun would be), e.g. "refs/memsync/clones/ana-1f2e3d4c".
+	Merged []string `json:"merged"`
+	// Kind is the most any merge did: "up-to-date" (theirs is nothing
 	// new), "fast-forward" (ours had nothing theirs lacks) or "merged" (by
 	// entry, in a merge snapshot).
 	Kind   string `json:"kind"`
 	Pushed bool   `json:"pushed"`
-	Tries  int    `json:"tries"` // fetch, merge and push rounds (one that lost a push race is tried again)
-	// Snapshot is what the remote holds after a push or when up to date,
-	// else our newest snapshot.
+	Tries  int    `json:"tries"` // fetch, merge and push rounds
+	// Snapshot is our newest snapshot after the sync: what the remote
+	// holds at this clone's ref after a push.
 	Snapshot string   `json:"snapshot"`
 	Notes    []string `json:"notes,omitempty"` // what the merges did a person should know
 	// Purged are the entries purged here because the remote's tombstones
@@ -381,7 +389,8 @@ func (m *Memory) sync(ctx context.Context, h *history.History, name string, o Sy
 	if res == nil {
 		return out, err
 	}
-	out.Remote, out.Fetched, out.Kind, out.Pushed, out.Tries, out.Snapshot = res.Remote, res.Fetched, res.Kind, res.Pushed, res.Tries, res.Snapshot
+	out.Remote, out.Clone, out.Fetched, out.Merged = res.Remote, res.Clone, res.Fetched, res.Merged
+	out.Kind, out.Pushed, out.Tries, out.Snapshot = res.Kind, res.Pushed, res.Tries, res.Snapshot
 	out.Notes, out.Purged, out.Backup, out.Refused = res.Notes, res.Purged, res.Backup, res.Refused
 	out.Changes, out.ArchiveChanges = changesOf(res.Changes), changesOf(res.ArchiveChanges)
 	for _, cf := range res.Conflicts {

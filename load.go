@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/memsync/memsync/internal/hugepage"
+	"github.com/memsync/memsync/internal/inject"
 	"github.com/memsync/memsync/internal/recall"
 	"github.com/memsync/memsync/memfile"
 )
@@ -66,7 +67,7 @@ func (m *Memory) docs(f *memfile.File) []recall.Doc {
 func docsOf(f *memfile.File) []recall.Doc {
 	docs := hugepage.Make[recall.Doc](len(f.Entries))
 	for i := range f.Entries {
-		docs[i] = f.Entries[i].Doc()
+		docs[i] = inject.Doc(&f.Entries[i])
 	}
 	return docs
 }

@@ -195,7 +195,7 @@ func Open(dir string, o Options) (*Memory, error) {
 		m.store.RemovalLog = filepath.Join(state, "removed")
 	}
 	m.conflictLog = conflicts
-	m.store.Unmark = merge.Hook(conflicts, m.warn)
+	m.store.Conflicts = merge.LogFile(conflicts)
 	m.embedder = newEmbedder(o, cfg)
 	if m.repo != nil {
 		m.heal(false)

@@ -53,7 +53,7 @@ func runGit(ctx context.Context, dir string, stdout, stderr io.Writer, args ...s
 }
 
 // gitRunDir is where to run git for repository-wide commands.
-func (r *Repo) gitRunDir() string {
+func gitRunDir(r *Repo) string {
 	if r.WorkTree != "" {
 		return r.WorkTree
 	}
@@ -65,7 +65,7 @@ func (r *Repo) gitRunDir() string {
 // is the memory's store).
 func List(ctx context.Context, r *Repo, s *memfile.Store) ([]Worktree, error) {
 	var buf bytes.Buffer
-	if err := runGit(ctx, r.gitRunDir(), &buf, nil, "worktree", "list", "--porcelain", "-z"); err != nil {
+	if err := runGit(ctx, gitRunDir(r), &buf, nil, "worktree", "list", "--porcelain", "-z"); err != nil {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
 	out := buf.String()
@@ -154,7 +154,7 @@ func Remove(ctx context.Context, r *Repo, s *memfile.Store, dir, path string, fo
 	}
 	if st.State == StateCopyDiverged {
 		backup := filepath.Join(r.Home, "memories.md.bak-"+BackupStamp()+"-"+filepath.Base(wt))
-		if res, err = fold(s, st.Path, backup, false, r.writer(wt)); err != nil {
+		if res, err = fold(s, st.Path, backup, false, writer(r, wt)); err != nil {
 			return res, err
 		}
 	}
@@ -222,7 +222,7 @@ func Repair(ctx context.Context, r *Repo, s *memfile.Store, f Finding, stdout, s
 	}
 	if f.Worktree.Status.State == StatePrunable {
 		res := LinkResult{State: StatePrunable, Was: StatePrunable, Changed: true, Message: "pruned git's records of " + f.Worktree.Path}
-		return res, runGit(ctx, r.gitRunDir(), stdout, stderr, "worktree", "prune")
+		return res, runGit(ctx, gitRunDir(r), stdout, stderr, "worktree", "prune")
 	}
 	return Link(r, s, f.Worktree.Path)
 }

@@ -142,8 +142,20 @@ func TestPurgeTwoClones(t *testing.T) {
 		t.Fatal("clone b did not get the entry")
 	}
 	memsyncIn(t, env, b, "add", "b learned this")
-	memsyncIn(t, env, b, "snapshot")
+	memsyncIn(t, env, b, "sync")
 	stale := strings.TrimSpace(gitRun(t, env, b, "rev-parse", "refs/memsync/snapshots"))
+	// A third clone merges b's and pushes its own ref, so b's ref on the
+	// remote is an ancestor of c's, and both reach the key.
+	c := filepath.Join(root, "c")
+	gitRun(t, env, root, "clone", "-q", remote, c)
+	memsyncIn(t, env, c, "add", "c learned this")
+	memsyncIn(t, env, c, "sync")
+	remoteRefs := func() []string {
+		return strings.Fields(gitRun(t, env, root, "--git-dir="+remote, "for-each-ref", "--format=%(refname)", "refs/memsync/"))
+	}
+	if refs := remoteRefs(); len(refs) != 4 || !holds(t, env, remote, key, refs...) {
+		t.Fatalf("the remote's refs before the purge: %q", refs)
+	}
 
 	if dry, stderr, code := memsyncRun(t, env, a, "purge", "--dry-run", "--secret", "aws-access-token"); code != exitNotFound {
 		t.Errorf("--secret finds an entry whose Secret-Allowed names the rule (exit %d):\n%s%s", code, dry, stderr)
@@ -161,6 +173,11 @@ func TestPurgeTwoClones(t *testing.T) {
 	}
 	if strings.Contains(out, key) {
 		t.Errorf("purge printed the key:\n%s", out)
+	}
+	for _, ref := range remoteRefs() {
+		if holds(t, env, remote, key, ref) {
+			t.Errorf("the remote's %s still reaches the key", ref)
+		}
 	}
 	for _, c := range []struct{ gitDir, ref string }{{filepath.Join(a, ".git"), "refs/memsync/snapshots"}, {remote, "refs/memsync/snapshots"}} {
 		if holds(t, env, c.gitDir, key, c.ref) {

@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,9 +33,9 @@ import (
 
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/worktree"
 )
 
 // Ref is the ref that holds the snapshots of a repository's memory.
@@ -54,16 +55,24 @@ var ErrNotSnapshot = errors.New("not a memsync snapshot")
 
 // History is the snapshot history of one repository's memory.
 type History struct {
-	Repo  *worktree.Repo
+	Repo  *gitrepo.Repo
 	Store *memfile.Store // the repository's memory home
 	// AcceptRemoval lets snapshots through the removal guard (see Take).
 	AcceptRemoval bool
 	st            *filesystem.Storage
+	// chunks are the chunk blobs Files read, by hash: the snapshots a merge
+	// reads (ours, theirs, their base) share most of their chunks, each
+	// decompressed once (at most maxChunkCache bytes).
+	chunks     map[plumbing.Hash][]byte
+	chunkBytes int
 }
+
+// maxChunkCache bounds the bytes History.chunks holds.
+const maxChunkCache = 64 << 20
 
 // Open returns the history of the repository r, whose memory is store.
 // Nothing is read until it is needed.
-func Open(r *worktree.Repo, store *memfile.Store) *History {
+func Open(r *gitrepo.Repo, store *memfile.Store) *History {
 	return &History{
 		Repo:  r,
 		Store: store,
@@ -287,7 +296,7 @@ func (h *History) files(hash string) (Files, error) {
 		s    stored
 		dst  *[]byte
 	}{{MemoryName, l.memory, &f.Memory}, {ArchiveName, l.archive, &f.Archive}, {conflictsName, l.conflicts, &f.Conflicts}, {purgedName, l.purged, &f.Purged}} {
-		*x.dst, err = h.read(x.s, h.Limit(x.name), nil)
+		*x.dst, err = h.readCached(x.s, h.Limit(x.name))
 		if tb := new(TooBigError); errors.As(err, &tb) {
 			tb.Commit, tb.Path = hash, x.name
 		}
@@ -296,6 +305,21 @@ func (h *History) files(hash string) (Files, error) {
 		}
 	}
 	return f, nil
+}
+
+// readCached reads the file s holds as read does, with the chunks read
+// before (h.chunks) known, and keeps there those it reads, up to
+// maxChunkCache bytes.
+func (h *History) readCached(s stored, limit int64) ([]byte, error) {
+	if h.chunkBytes > maxChunkCache {
+		return h.read(s, limit, nil)
+	}
+	if h.chunks == nil {
+		h.chunks = map[plumbing.Hash][]byte{}
+	}
+	data, err := h.read(s, limit, h.chunks)
+	h.chunkBytes += len(data)
+	return data, err
 }
 
 // Limit is the largest memory file (MemoryName or ArchiveName) memsync
@@ -395,4 +419,50 @@ func (h *History) RefHash(name string) (string, error) {
 func (h *History) BranchRemote(branch string) string {
 	v, _ := gitconfig.Repo(h.Repo.CommonDir, h.Repo.GitDir).Get("branch." + branch + ".remote")
 	return v
+}
+
+// Author is who the repository's snapshots are authored by, "Name <email>"
+// (git's user.name and user.email; memsync's placeholder where git has
+// none).
+func (h *History) Author() string { return h.identity().author }
+
+// RefsUnder lists the refs whose names start with prefix (a folder of
+// refs, ending in "/") and the commits they point at, read from the files
+// as git writes them: packed-refs, then the loose refs, which win; a ref
+// being written (its ".lock") is not one yet. No git is spawned.
+func (h *History) RefsUnder(prefix string) (map[string]string, error) {
+	refs := map[string]string{}
+	packed, err := os.ReadFile(filepath.Join(h.Repo.CommonDir, "packed-refs"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, line := range strings.Split(string(packed), "\n") {
+		if hash, name, ok := strings.Cut(line, " "); ok && strings.HasPrefix(name, prefix) && plumbing.IsHash(hash) {
+			refs[name] = hash
+		}
+	}
+	root := filepath.Join(h.Repo.CommonDir, filepath.FromSlash(prefix))
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil // no such folder, or a ref deleted meanwhile
+		case err != nil:
+			return err
+		case d.IsDir() || strings.HasSuffix(path, ".lock"):
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if hash := strings.TrimSpace(string(data)); err == nil && plumbing.IsHash(hash) {
+			refs[prefix+filepath.ToSlash(rel)] = hash
+		}
+		return err
+	})
+	return refs, err
 }

@@ -56,6 +56,46 @@ func Compare(before, after *memfile.File) []Change {
 	return out
 }
 
+// Compose is the changes of a then b, as one step: an entry changed by
+// both is one change from a's before to b's after (none when that is no
+// change), in a's order, then b's new ones.
+func Compose(a, b []Change) []Change {
+	if len(a) == 0 {
+		return b
+	}
+	at := map[string]int{}
+	out := slices.Clone(a)
+	for i, c := range out {
+		at[c.ID] = i
+	}
+	for _, c := range b {
+		i, ok := at[c.ID]
+		if !ok {
+			at[c.ID] = len(out)
+			out = append(out, c)
+			continue
+		}
+		out[i].After = c.After
+	}
+	kept := out[:0]
+	for _, c := range out {
+		switch {
+		case c.Before == nil && c.After == nil:
+			continue
+		case c.Before == nil:
+			c.Kind = Added
+		case c.After == nil:
+			c.Kind = Removed
+		case sameEntry(c.Before, c.After):
+			continue
+		default:
+			c.Kind = Changed
+		}
+		kept = append(kept, c)
+	}
+	return kept
+}
+
 // Counts sums up changes by kind.
 type Counts struct {
 	Added   int `json:"added"`

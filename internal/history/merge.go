@@ -12,11 +12,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/worktree"
 )
 
 // Kinds of MergeResult.
@@ -32,27 +32,24 @@ type MergeOptions struct {
 	DryRun     bool   // compute and report what would change; write nothing
 	Source     string // names the other side in messages and the conflict log ("sync origin")
 	Provenance Provenance
-	// Detached leaves a merge of two changed sides (Kind Merged) unmade in
-	// the memory: its merge snapshot's objects are stored (a kept pack), but
-	// neither the memory files nor Ref change and no conflict is logged.
-	// res.Snapshot names it. The caller publishes it (a push) and then
-	// either Adopts it or Drops it, so a merge commit is only ever made for
-	// what was published. Other kinds are made as without Detached.
-	Detached bool
-
-	// childOf is set by Adopt: theirs is a merge snapshot made on this
-	// commit, so while Ref is still there theirs is a fast-forward, and
-	// git need not be asked.
-	childOf string
+	// Independent says that no snapshot MergeAll is given is an ancestor
+	// of another or of ours (git merge-base --independent said so), and
+	// Descends, when set, that the one snapshot given descends from that
+	// commit, so git need not be asked again.
+	Independent bool
+	Descends    string
 }
 
 // MergeResult is what MergeFrom did, or with DryRun would do.
 type MergeResult struct {
-	Kind     string `json:"kind"`     // UpToDate, FastForward or Merged
-	Ours     string `json:"ours"`     // our newest snapshot before ("" none)
-	Theirs   string `json:"theirs"`   // the snapshot merged in
-	Base     string `json:"base"`     // their merge base ("" for a fast-forward or none)
-	Snapshot string `json:"snapshot"` // our newest snapshot after (a dry run leaves it as it was)
+	Kind   string `json:"kind"`   // UpToDate, FastForward or Merged
+	Ours   string `json:"ours"`   // our newest snapshot before ("" none)
+	Theirs string `json:"theirs"` // the (first) snapshot merged in
+	// Heads are the snapshots merged in: those of MergeAll's that ours
+	// lacked.
+	Heads    []string `json:"heads"`
+	Base     string   `json:"base"`     // their merge base ("" for a fast-forward or none)
+	Snapshot string   `json:"snapshot"` // our newest snapshot after (a dry run leaves it as it was)
 	// Changes and ArchiveChanges are what changes in the live active file
 	// and archive, matched by ID.
 	Changes        []Change         `json:"-"`
@@ -62,36 +59,52 @@ type MergeResult struct {
 	Backup         string           `json:"backup,omitempty"` // a damaged live file was kept here
 	// Refused is, for a dry run, why the merge would stop without Force.
 	Refused string `json:"refused,omitempty"`
-
-	pack *keptPack // a Detached merge's objects, until Adopt or Drop
 }
 
 // ConflictLog is where a repository's recorded conflicts are kept (see
 // merge.Record and merge.LogPath).
-func ConflictLog(r *worktree.Repo) string { return merge.LogPath(r.CommonDir) }
+func ConflictLog(r *gitrepo.Repo) string { return merge.LogPath(r.CommonDir) }
 
 // MergeFrom merges the snapshot theirs (a full hash, e.g. a remote's fetched
-// snapshots; "" for none) into the memory, under the writers' lock:
+// snapshots; "" for none) into the memory: MergeAll of one snapshot.
+func (h *History) MergeFrom(ctx context.Context, theirs string, opts MergeOptions) (*MergeResult, error) {
+	var heads []string
+	if theirs != "" {
+		heads = []string{theirs}
+	}
+	return h.MergeAll(ctx, heads, opts)
+}
+
+// MergeAll merges the snapshots theirs (full hashes, none an ancestor of
+// another, e.g. the independent ones of a remote's fetched refs) into the
+// memory, under the writers' lock:
 //
 //   - the live memory is snapshotted first, so nothing unrecorded is merged;
-//   - theirs is nothing new (empty, ours, or an ancestor of ours): no change;
-//   - ours is empty or an ancestor of theirs: a fast-forward, theirs' files
-//     are written (archive first) and Ref moves to theirs;
-//   - else the two are merged by entry against their merge base
-//     (merge.Merge), the result is written (archive first, then the active
-//     file), and a merge snapshot with parents ours and theirs is committed,
-//     even when its tree is ours', so the next merge finds the right base.
-//     Conflicts keep ours live and are added to the conflict log.
+//   - what is nothing new (ours, or an ancestor of ours) is left out; with
+//     nothing left: no change;
+//   - ours is empty or an ancestor of the one snapshot left: a
+//     fast-forward, theirs' files are written (archive first) and Ref moves
+//     to theirs;
+//   - else each is merged by entry in turn (merge.Clones), against the
+//     merge base of it and what was merged before it (ours and the
+//     snapshots before it); the result is written (archive first, then the
+//     active file), and one merge snapshot with parents ours and theirs is
+//     committed, even when its tree is ours', so the next merge finds the
+//     right base. Conflicts keep ours live and are added to the conflict
+//     log.
 //
-// A result that would remove more than half of our entries stops with
-// merge.ErrMassDeletion unless opts.Force. A damaged live file is backed up
-// before it is replaced.
+// A step that would remove more than half of the entries stops with
+// merge.ErrMassDeletion unless opts.Force or the removals were deliberate.
+// A damaged live file is backed up before it is replaced.
 //
-// ctx stops MergeFrom before it changes a file (a git it spawned is
+// ctx stops MergeAll before it changes a file (a git it spawned is
 // killed); once the files are rewritten, the ref is moved whatever ctx says.
-func (h *History) MergeFrom(ctx context.Context, theirs string, opts MergeOptions) (*MergeResult, error) {
-	h.st = openStorage(h.Repo.CommonDir) // see objects a fetch just brought
-	res := &MergeResult{Theirs: theirs}
+func (h *History) MergeAll(ctx context.Context, theirs []string, opts MergeOptions) (*MergeResult, error) {
+	h.reopen() // see objects a fetch just brought
+	res := &MergeResult{}
+	if len(theirs) > 0 {
+		res.Theirs = theirs[0]
+	}
 	with := h.Store.WithLock
 	if opts.DryRun {
 		with = h.readLocked
@@ -109,24 +122,37 @@ func (h *History) MergeFrom(ctx context.Context, theirs string, opts MergeOption
 		if !old.IsZero() {
 			res.Ours = old.String()
 		}
-		res.Snapshot = res.Ours
-		if theirs == "" || theirs == res.Ours {
-			res.Kind = UpToDate
+		res.Snapshot, res.Kind = res.Ours, UpToDate
+		for _, t := range theirs {
+			if t == res.Ours {
+				continue
+			}
+			if res.Ours != "" && !opts.Independent {
+				if behind, err := h.isAncestor(ctx, t, res.Ours); err != nil || behind {
+					if err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			res.Heads = append(res.Heads, t)
+		}
+		if len(res.Heads) == 0 {
 			return nil
 		}
-		if res.Ours != "" {
-			if res.Ours == opts.childOf {
-				// theirs is made on ours: not behind it
-			} else if behind, err := h.isAncestor(ctx, theirs, res.Ours); err != nil || behind {
-				res.Kind = UpToDate
-				return err
-			}
-		}
+		res.Theirs = res.Heads[0]
 		live, err := h.readLiveLocked()
 		if err != nil {
 			return err
 		}
-		return h.mergeLocked(ctx, res, old, live, opts)
+		p, err := h.planMerge(ctx, res, live, opts)
+		if err != nil || opts.DryRun {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return h.applyMerge(res, old, live, p, opts)
 	})
 	if err != nil {
 		return nil, err
@@ -134,27 +160,33 @@ func (h *History) MergeFrom(ctx context.Context, theirs string, opts MergeOption
 	return res, nil
 }
 
-func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbing.Hash, live Files, opts MergeOptions) error {
-	theirFiles, err := h.Files(res.Theirs)
-	if err != nil {
-		return err
-	}
+// mergePlan is what a merge writes.
+type mergePlan struct {
+	next Files
+	ff   bool
+	log  []merge.Record // the conflict log after the merge
+}
+
+// planMerge computes the merge of res.Heads into the live files: res gets
+// its kind, changes, conflicts and notes; the plan what to write.
+func (h *History) planMerge(ctx context.Context, res *MergeResult, live Files, opts MergeOptions) (*mergePlan, error) {
 	ff := res.Ours == ""
-	if !ff {
-		if ff = res.Ours == opts.childOf; !ff {
-			ff, err = h.isAncestor(ctx, res.Ours, res.Theirs)
+	if !ff && len(res.Heads) == 1 {
+		var err error
+		if ff = res.Ours == opts.Descends; !ff && opts.Descends == "" {
+			if ff, err = h.isAncestor(ctx, res.Ours, res.Theirs); err != nil {
+				return nil, err
+			}
 		}
-		if err != nil {
-			return err
+		if ff && opts.DryRun { // unsnapshotted live changes make it a merge
+			at, err := h.Files(res.Ours)
+			if err != nil {
+				return nil, err
+			}
+			ff = bytes.Equal(at.Memory, live.Memory) && bytes.Equal(at.Archive, live.Archive)
 		}
 	}
-	if ff && opts.DryRun && res.Ours != "" { // unsnapshotted live changes make it a merge
-		at, err := h.Files(res.Ours)
-		if err != nil {
-			return err
-		}
-		ff = bytes.Equal(at.Memory, live.Memory) && bytes.Equal(at.Archive, live.Archive)
-	}
+	ff = ff && len(res.Heads) == 1
 	// Live files with git conflict markers are merged by entry first (as
 	// every rewrite does); theirs' versions of what differs go to the log.
 	var unmarked []merge.Conflict
@@ -169,81 +201,127 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 	}
 	activeFile, archiveFile := parse(live.Memory), parse(live.Archive)
 	ours := merge.State{Active: activeFile.Entries, Archive: archiveFile.Entries}
-	theirLog, err := merge.ParseLog("of snapshot "+words.Short(res.Theirs), theirFiles.Conflicts)
-	if err != nil {
-		return err
+	p := &mergePlan{ff: ff}
+	var sides []Files // each head's files
+	for _, t := range res.Heads {
+		f, err := h.Files(t)
+		if err != nil {
+			return nil, err
+		}
+		sides = append(sides, f)
 	}
-	var next Files
-	var result merge.Result
-	var log []merge.Record // the conflict log after the merge
 	if ff {
 		res.Kind = FastForward
-		next = theirFiles
-		result.State = merge.Parse(next.Memory, next.Archive)
-		log = theirLog
+		p.next = sides[0]
+		theirLog, err := merge.ParseLog("of snapshot "+words.Short(res.Theirs), p.next.Conflicts)
+		if err != nil {
+			return nil, err
+		}
+		p.log = theirLog
+		if err := h.guard(ctx, res, ours, merge.Result{State: merge.Parse(p.next.Memory, p.next.Archive)}, res.Ours, res.Theirs, opts); err != nil {
+			return nil, err
+		}
 	} else {
 		res.Kind = Merged
-		var base merge.State
-		var baseLog []merge.Record
-		if res.Base, err = h.mergeBase(ctx, res.Ours, res.Theirs); err != nil {
-			return err
-		}
-		if res.Base != "" {
-			bf, err := h.Files(res.Base)
-			if err != nil {
-				return err
-			}
-			base = merge.Parse(bf.Memory, bf.Archive)
-			if baseLog, err = merge.ParseLog("of snapshot "+words.Short(res.Base), bf.Conflicts); err != nil {
-				return err
-			}
-		}
-		ourLog, err := merge.ParseLog(ConflictLog(h.Repo), live.Conflicts)
+		state, err := h.mergeSides(ctx, res, ours, live, sides, p, opts)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		result = merge.Clones(base, ours, merge.Parse(theirFiles.Memory, theirFiles.Archive))
-		res.Conflicts, res.Notes = result.Conflicts, result.Notes
-		theirActive := memfile.Parse(theirFiles.Memory)
-		next.Memory = renderLike(activeFile, live.Memory, theirActive, result.Active)
-		next.Archive = renderLike(archiveFile, live.Archive, memfile.Parse(theirFiles.Archive), result.Archive)
-		log = merge.Add(merge.Logs(baseLog, ourLog, theirLog), opts.Source, append(result.Merged, res.Conflicts...))
+		theirActive := memfile.Parse(sides[0].Memory)
+		p.next.Memory = renderLike(activeFile, live.Memory, theirActive, state.Active)
+		p.next.Archive = renderLike(archiveFile, live.Archive, memfile.Parse(sides[0].Archive), state.Archive)
 	}
 	// Conflicts found in the live files' markers join the log; a merge
 	// snapshot holds the log, so they travel with it.
-	log = merge.Add(log, "conflict markers in "+h.Store.Path(), unmarked)
-	next.Conflicts = merge.EncodeLog(log)
-	next = withTombstones(next, live, theirFiles) // purged entries never come back
-	res.Changes = Compare(activeFile, memfile.Parse(next.Memory))
-	res.ArchiveChanges = Compare(archiveFile, memfile.Parse(next.Archive))
-	if err := scanMerged(res, opts.Source); err != nil {
-		return err // a secret from the other side is neither merged nor pushed on
+	p.log = merge.Add(p.log, "conflict markers in "+h.Store.Path(), unmarked)
+	p.next.Conflicts = merge.EncodeLog(p.log)
+	tombs := live
+	for _, side := range sides { // purged entries never come back
+		p.next = withTombstones(p.next, tombs, side)
+		tombs.Purged = p.next.Purged
 	}
-	if !opts.Force {
-		if err := result.Guard(ours); err != nil {
-			since := res.Base
-			if ff {
-				since = res.Ours
+	res.Changes = Compare(activeFile, memfile.Parse(p.next.Memory))
+	res.ArchiveChanges = Compare(archiveFile, memfile.Parse(p.next.Archive))
+	return p, scanMerged(res, opts.Source) // a secret from the other side is neither merged nor pushed on
+}
+
+// mergeSides merges each head's files (sides, in res.Heads' order) into
+// ours by entry, each against the merge base of it and what was merged
+// before it; p gets the conflict log, res the conflicts, notes and the
+// first merge base. It returns the merged state.
+func (h *History) mergeSides(ctx context.Context, res *MergeResult, ours merge.State, live Files, sides []Files, p *mergePlan, opts MergeOptions) (merge.State, error) {
+	log, err := merge.ParseLog(ConflictLog(h.Repo), live.Conflicts)
+	if err != nil {
+		return ours, err
+	}
+	state := ours
+	var merged []string // ours and the heads merged so far
+	if res.Ours != "" {
+		merged = append(merged, res.Ours)
+	}
+	for i, side := range sides {
+		t := res.Heads[i]
+		base, err := h.mergeBase(ctx, t, merged...)
+		if err != nil {
+			return ours, err
+		}
+		if i == 0 {
+			res.Base = base
+		}
+		var baseState merge.State
+		var baseLog []merge.Record
+		if base != "" {
+			bf, err := h.Files(base)
+			if err != nil {
+				return ours, err
 			}
-			if ok, derr := h.deliberate(ctx, since, res.Theirs); derr != nil {
-				return derr
-			} else if !ok {
-				if !opts.DryRun {
-					return err
-				}
-				res.Refused = err.Error()
+			baseState = merge.Parse(bf.Memory, bf.Archive)
+			if baseLog, err = merge.ParseLog("of snapshot "+words.Short(base), bf.Conflicts); err != nil {
+				return ours, err
 			}
 		}
+		theirLog, err := merge.ParseLog("of snapshot "+words.Short(t), side.Conflicts)
+		if err != nil {
+			return ours, err
+		}
+		result := merge.Clones(baseState, state, merge.Parse(side.Memory, side.Archive))
+		if err := h.guard(ctx, res, state, result, base, t, opts); err != nil {
+			return ours, err
+		}
+		res.Conflicts, res.Notes = append(res.Conflicts, result.Conflicts...), append(res.Notes, result.Notes...)
+		log = merge.Add(merge.Logs(baseLog, log, theirLog), opts.Source, append(result.Merged, result.Conflicts...))
+		state = result.State
+		merged = append(merged, t)
 	}
-	if opts.DryRun {
+	p.log = log
+	return state, nil
+}
+
+// guard stops a merge step from before to result that removes more than
+// half of before's entries, unless opts.Force or every removal on theirs'
+// side since base was deliberate; a dry run notes it in res.Refused.
+func (h *History) guard(ctx context.Context, res *MergeResult, before merge.State, result merge.Result, base, theirs string, opts MergeOptions) error {
+	if opts.Force {
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
+	err := result.Guard(before)
+	if err == nil {
+		return nil
+	}
+	if ok, derr := h.deliberate(ctx, base, theirs); derr != nil || ok {
+		return derr
+	}
+	if !opts.DryRun {
 		return err
 	}
-	if !ff && opts.Detached {
-		return h.detachLocked(res, old, next, opts)
-	}
+	res.Refused = err.Error()
+	return nil
+}
+
+// applyMerge writes a planned merge: a damaged live file is backed up, the
+// conflict log, tombstones, archive and active file are written, and Ref
+// moves to theirs (a fast-forward) or to a new merge snapshot.
+func (h *History) applyMerge(res *MergeResult, old plumbing.Hash, live Files, p *mergePlan, opts MergeOptions) error {
 	for _, f := range []struct {
 		path string
 		data []byte
@@ -259,22 +337,22 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 			return err
 		}
 	}
-	if err := merge.SaveLog(ConflictLog(h.Repo), log); err != nil {
+	if err := merge.SaveLog(ConflictLog(h.Repo), p.log); err != nil {
 		return err
 	}
-	if err := h.savePurged(live.Purged, next.Purged); err != nil {
+	if err := h.savePurged(live.Purged, p.next.Purged); err != nil {
 		return err
 	}
-	if err := h.writeLocked(h.Store.ArchivePath(), live.Archive, next.Archive); err != nil {
+	if err := h.writeLocked(h.Store.ArchivePath(), live.Archive, p.next.Archive); err != nil {
 		return err
 	}
-	if err := h.writeLocked(h.Store.Path(), live.Memory, next.Memory); err != nil {
+	if err := h.writeLocked(h.Store.Path(), live.Memory, p.next.Memory); err != nil {
 		return err
 	}
 	commit := plumbing.NewHash(res.Theirs)
 	b := &batch{}
-	if !ff {
-		commit = h.mergeCommit(b, res, old, next, opts)
+	if !p.ff {
+		commit = h.mergeCommit(b, res, old, live.Memory, p.next, opts)
 	}
 	if err := h.publish(b, commit, old); err != nil {
 		return err
@@ -283,60 +361,29 @@ func (h *History) mergeLocked(ctx context.Context, res *MergeResult, old plumbin
 	return h.Store.ClearRemovals()
 }
 
-// mergeCommit adds to b the merge snapshot of ours (old) and theirs holding
-// next, and returns its hash.
-func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, next Files, opts MergeOptions) plumbing.Hash {
+// mergeCommit adds to b the merge snapshot of ours (old, whose active file
+// is before: the live one, snapshotted first) and theirs holding next, and
+// returns its hash.
+func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, before []byte, next Files, opts MergeOptions) plumbing.Hash {
 	// The chunks both sides hold are in the repository already.
+	var parents []plumbing.Hash
+	if !old.IsZero() {
+		parents = append(parents, old)
+	}
+	for _, t := range res.Heads {
+		parents = append(parents, plumbing.NewHash(t))
+	}
 	var sides []layout
-	for _, c := range []plumbing.Hash{old, plumbing.NewHash(res.Theirs)} {
+	for _, c := range parents {
 		if l, err := h.layoutAt(c); err == nil {
 			sides = append(sides, l)
 		}
 	}
 	tree := addFiles(b, next, haveOf(sides...))
-	before, err := h.memoryAt(old)
-	rec, ok := recordOf(before, next.Memory, err == nil)
+	rec, ok := recordOf(before, next.Memory, true)
 	msg := message("memsync merge of "+opts.Source, opts.Provenance, "", rec, ok)
 	return b.add(newObject(plumbing.CommitObject,
-		encodeCommit(tree, []plumbing.Hash{old, plumbing.NewHash(res.Theirs)}, time.Now(), msg, h.identity())))
-}
-
-// detachLocked stores the merge snapshot holding next as a kept pack that
-// no ref reaches (see MergeOptions.Detached).
-func (h *History) detachLocked(res *MergeResult, old plumbing.Hash, next Files, opts MergeOptions) error {
-	b := &batch{}
-	commit := h.mergeCommit(b, res, old, next, opts)
-	p, err := h.writePack(b.objs)
-	if err != nil {
-		return err
-	}
-	h.st.Reindex()
-	res.Snapshot, res.pack = commit.String(), p
-	return nil
-}
-
-// Adopt makes a Detached merge (res, from MergeFrom) the memory once it is
-// published: MergeFrom of its snapshot, a fast-forward (or, when the memory
-// changed meanwhile, a merge of that change), and the merge's conflicts go
-// to the conflict log. opts are the ones the merge was made with. The kept
-// pack is released whatever happens: the snapshot is published.
-func (h *History) Adopt(ctx context.Context, res *MergeResult, opts MergeOptions) (*MergeResult, error) {
-	if res.pack != nil {
-		defer res.pack.release()
-	}
-	opts.Detached, opts.DryRun, opts.childOf = false, false, res.Ours
-	// The merge snapshot holds the conflict log with this merge's
-	// conflicts: the fast-forward writes it.
-	return h.MergeFrom(ctx, res.Snapshot, opts)
-}
-
-// Drop removes a Detached merge's objects (res, from MergeFrom) that were
-// not published: no ref reaches them, so a lost race leaves nothing behind.
-func (h *History) Drop(res *MergeResult) {
-	if res.pack != nil {
-		res.pack.remove()
-		res.pack = nil
-	}
+		encodeCommit(tree, parents, time.Now(), msg, h.identity())))
 }
 
 // readLocked runs fn under the readers' lock, as Live reads: it creates
@@ -396,9 +443,13 @@ func (h *History) isAncestor(ctx context.Context, a, b string) (bool, error) {
 	return false, gitcmd.Wrap(cmd.Args[1:], err, stderr.String())
 }
 
-// mergeBase is the best common ancestor of a and b, "" when they have none.
-func (h *History) mergeBase(ctx context.Context, a, b string) (string, error) {
-	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "merge-base", a, b)
+// mergeBase is the best common ancestor of a and a merge of others, ""
+// when they have none (or others is empty).
+func (h *History) mergeBase(ctx context.Context, a string, others ...string) (string, error) {
+	if len(others) == 0 {
+		return "", nil
+	}
+	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, append([]string{"--git-dir=" + h.Repo.CommonDir, "merge-base", a}, others...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -20,7 +20,7 @@ import (
 // names objects the repository lacks.
 var ErrDamaged = errors.New("the memory's snapshot history is damaged")
 
-// RefDamage is a snapshot ref (Ref, or a remote's refs/memsync/remotes/NAME/snapshots)
+// RefDamage is a snapshot ref (Ref, or one fetched from a remote under refs/memsync/remotes/NAME/)
 // that points at a commit the repository lacks, or at one whose history
 // (trees, blobs, parents) it lacks: a 'git gc --prune=now' that ran during
 // a snapshot, or a damaged object store. Repair mends it.
@@ -38,7 +38,7 @@ func (d *RefDamage) Error() string {
 func (d *RefDamage) Is(target error) bool { return target == ErrDamaged }
 
 // remoteRef matches the snapshot refs fetched from remotes.
-var remoteRef = regexp.MustCompile(`^refs/memsync/remotes/[^/]+/snapshots$`)
+var remoteRef = regexp.MustCompile(`^refs/memsync/remotes/[^/]+/(snapshots|clones/[^/]+)$`)
 
 // Damaged checks Ref and every remote's snapshot ref: each must point at a
 // commit whose whole history is in the repository (git rev-list --objects

@@ -1,8 +1,12 @@
 // Package remote shares a repository's memory between clones through the
-// user's own git remotes: the snapshot ref refs/memsync/snapshots is fetched
-// into refs/memsync/remotes/<remote>/snapshots, merged by entry into the
-// memory (history.MergeFrom), and pushed back with a lease. Transport and
-// authentication are git's; nothing but the snapshot ref is ever pushed.
+// user's own git remotes. Each clone pushes its snapshots to a ref of its
+// own on the remote, refs/memsync/clones/<clone ID> (CloneID), so no two
+// clones ever race for one ref; a sync fetches every clone's ref (and the
+// team's shared ref refs/memsync/snapshots) into
+// refs/memsync/remotes/<remote>/, merges by entry the snapshots the memory
+// lacks (history.MergeAll), and pushes the result to its own ref and,
+// when no other clone moved it meanwhile, to the shared ref. Transport and
+// authentication are git's; nothing but refs/memsync/ is ever pushed.
 package remote
 
 import (
@@ -10,10 +14,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,7 +39,8 @@ var (
 	ErrFetch = errors.New("fetch failed")
 	// ErrPush: git push failed for another reason than a race.
 	ErrPush = errors.New("push failed")
-	// ErrRaced: others pushed first on every try.
+	// ErrRaced: another clone pushed to this clone's own ref, twice (two
+	// repositories with one clone ID, even after a new one was drawn).
 	ErrRaced = errors.New("others kept pushing first")
 	// ErrTimeout: the remote did not answer a fetch or push in time.
 	ErrTimeout = errors.New("the remote did not answer in time")
@@ -46,23 +52,10 @@ var (
 // SSH server never answers).
 const DefaultTimeout = 2 * time.Minute
 
-// DefaultRaceTime bounds how long Sync keeps trying while other clones
-// push first: it backs off between tries (exponentially, with full jitter)
-// and gives up with ErrRaced once the next try would start after it.
-const DefaultRaceTime = 30 * time.Second
-
-// Backoff between tries that lost a race: a random wait up to
-// backoffBase·2^(try-1), never more than backoffMax (variables only as a
-// seam for tests).
-var backoffBase, backoffMax = 50 * time.Millisecond, 2 * time.Second
-
 // Options tunes Sync.
 type Options struct {
 	Force  bool // pass the mass-deletion guard of the merge
 	DryRun bool // fetch, then report what the merge would change; write nothing else
-	// RaceTime bounds the tries while others push first (0:
-	// DefaultRaceTime).
-	RaceTime time.Duration
 	// Timeout bounds each git fetch and push (0: DefaultTimeout): then git
 	// and its children are stopped, and Sync returns ErrTimeout.
 	Timeout    time.Duration
@@ -71,16 +64,23 @@ type Options struct {
 
 // Result is what Sync did.
 type Result struct {
-	Remote  string `json:"remote"`
-	Fetched string `json:"fetched"` // the remote's snapshot, "" when it has none
-	Kind    string `json:"kind"`    // the last merge's kind (history.UpToDate, ...)
-	Pushed  bool   `json:"pushed"`
-	Tries   int    `json:"tries"`
-	// Snapshot is what the remote holds after a push or when up to date,
-	// else our newest snapshot.
+	Remote string `json:"remote"`
+	// Clone is this clone's ID: its snapshots are on the remote at
+	// ClonesPrefix + Clone.
+	Clone string `json:"clone"`
+	// Fetched is the remote's newest shared snapshot (its
+	// refs/memsync/snapshots, else a clone's), "" when it has none.
+	Fetched string `json:"fetched"`
+	// Merged names the remote refs whose snapshots were merged in (or with
+	// DryRun would be), e.g. "refs/memsync/clones/ana-1f2e3d4c".
+	Merged []string `json:"merged"`
+	Kind   string   `json:"kind"` // history.UpToDate, FastForward or Merged: the most any merge did
+	Pushed bool     `json:"pushed"`
+	Tries  int      `json:"tries"`
+	// Snapshot is our newest snapshot after the sync: what the remote holds
+	// at this clone's ref after a push.
 	Snapshot string `json:"snapshot"`
-	// Changes, ArchiveChanges and Conflicts are what the merge made (a try
-	// that lost a race made none).
+	// Changes, ArchiveChanges and Conflicts are what the merges made.
 	Changes        []history.Change `json:"-"`
 	ArchiveChanges []history.Change `json:"-"`
 	Conflicts      []merge.Conflict `json:"-"`
@@ -93,8 +93,12 @@ type Result struct {
 	Refused string `json:"refused,omitempty"`
 }
 
-// TrackingRef is where a remote's snapshots are fetched to.
-func TrackingRef(remote string) string { return "refs/memsync/remotes/" + remote + "/snapshots" }
+// TrackingRef is where a remote's shared snapshots are fetched to.
+func TrackingRef(remote string) string { return trackingPrefix(remote) + "snapshots" }
+
+// trackingPrefix is where a remote's snapshot refs are fetched to: the
+// shared ref as snapshots, each clone's as clones/<ID>.
+func trackingPrefix(remote string) string { return "refs/memsync/remotes/" + remote + "/" }
 
 var remoteName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
 
@@ -109,17 +113,17 @@ func DefaultRemote(h *history.History) string {
 	return "origin"
 }
 
-// Sync exchanges the memory with a remote: fetch its snapshots, merge them
-// into the memory (the live memory is snapshotted first), and push the
-// result with a lease that names the snapshot just fetched. A merge of two
-// changed sides is made in the memory only once it is pushed
-// (history.MergeOptions.Detached): when another clone pushed in between, the
-// push is rejected, the merge is dropped, and Sync waits a random while
-// (exponential backoff with full jitter) and fetches and merges again, until
-// opts.RaceTime is over. Syncs of one repository run one at a time (a lock
-// beside its conflict log), without holding the memory's lock during
-// network work. ctx kills a git fetch or push under way and stops Sync
-// between steps (history.MergeFrom says what a merge does when ctx is done).
+// Sync exchanges the memory with a remote: fetch every clone's snapshots
+// and the shared ones, merge into the memory (snapshotted first), in one
+// merge, those the memory lacks and no other fetched snapshot holds, and
+// push the result to this clone's own ref (with a lease naming what was
+// fetched there) and to the shared ref (with a lease too; when another
+// clone moved it meanwhile, that clone's push stands and ours waits for the
+// next sync: our snapshots are on our own ref, where every clone merges
+// them from). Syncs of one repository run one at a time (a lock beside its
+// conflict log), without holding the memory's lock during network work. ctx
+// kills a git fetch or push under way and stops Sync between steps
+// (history.MergeFrom says what a merge does when ctx is done).
 func Sync(ctx context.Context, h *history.History, remote string, opts Options) (*Result, error) {
 	if !remoteName.MatchString(remote) || strings.Contains(remote, "..") {
 		return nil, fmt.Errorf("%w: %q (sync takes the name of a remote; 'git remote -v' lists them, 'git remote add NAME URL' adds one)", ErrBadRemote, remote)
@@ -143,118 +147,135 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 	if err != nil {
 		return nil, err
 	}
+	defer func() { _ = l.Release() }()
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if opts.RaceTime <= 0 {
-		opts.RaceTime = DefaultRaceTime
+	res := &Result{Remote: remote, Tries: 1, Merged: []string{}}
+	if res.Clone, err = CloneID(h); err != nil {
+		return res, err
 	}
-	defer func() { _ = l.Release() }()
-
-	deadline := time.Now().Add(opts.RaceTime)
-	res := &Result{Remote: remote}
-	for res.Tries = 1; ; res.Tries++ {
-		raced, err := try(ctx, h, remote, opts, res)
-		if err != nil || !raced {
-			return res, err
-		}
-		wait := backoff(res.Tries)
-		if time.Now().Add(wait).After(deadline) {
-			return res, fmt.Errorf("%w: %s's snapshots changed during each of %d tries in %s", ErrRaced, remote, res.Tries, opts.RaceTime)
-		}
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-time.After(wait):
+	before, err := h.RefsUnder(trackingPrefix(remote))
+	if err != nil {
+		return res, err
+	}
+	if err := fetch(ctx, h, remote, opts.Timeout); err != nil {
+		return res, err
+	}
+	fetched, err := h.RefsUnder(trackingPrefix(remote))
+	if err != nil {
+		return res, err
+	}
+	res.Fetched = fetched[TrackingRef(remote)]
+	for _, ref := range slices.Sorted(maps.Keys(fetched)) {
+		if res.Fetched == "" {
+			res.Fetched = fetched[ref]
 		}
 	}
+	rewritten, err := mergeAll(ctx, h, remote, opts, res, before, fetched)
+	if err != nil || opts.DryRun {
+		return res, err
+	}
+	if res.Snapshot, err = h.RefHash(history.Ref); err != nil || res.Snapshot == "" {
+		return res, err
+	}
+	return res, pushAll(ctx, h, remote, opts, res, fetched, rewritten)
 }
 
-// backoff is the wait after the try-th try lost a race: full jitter, a
-// uniform random duration up to backoffBase·2^(try-1), at most backoffMax.
-func backoff(try int) time.Duration {
-	ceiling := backoffMax
-	if try < 30 && backoffBase<<(try-1) < backoffMax {
-		ceiling = backoffBase << (try - 1)
+// mergeAll merges into the memory, in one merge, the fetched snapshots
+// that neither the memory nor another fetched snapshot holds; with none, it
+// snapshots the memory (a merge of nothing). It returns the tracking refs
+// whose snapshots were rewritten for a purge (their remote refs get ours).
+func mergeAll(ctx context.Context, h *history.History, remote string, opts Options, res *Result, before, fetched map[string]string) (rewritten []string, err error) {
+	ours, err := h.RefHash(history.Ref)
+	if err != nil {
+		return nil, err
 	}
-	return rand.N(ceiling + 1)
+	refs, oursListed, err := independent(ctx, h, ours, fetched)
+	if err != nil {
+		return nil, err
+	}
+	var heads []string
+	refOf := map[string]string{}
+	for _, ref := range refs {
+		theirs, merging := fetched[ref], fetched[ref]
+		// Purged entries stay purged: theirs' tombstones are purged here,
+		// and a history of theirs that still holds ours' is merged
+		// rewritten (the push replaces it, under the lease on what was
+		// fetched).
+		if !opts.DryRun {
+			var purged []string
+			if merging, purged, err = h.Reconcile(ctx, theirs, ref, opts.Provenance); err != nil {
+				return nil, err
+			}
+			res.Purged = append(res.Purged, purged...)
+			if merging != theirs {
+				rewritten = append(rewritten, ref)
+			}
+		}
+		heads = append(heads, merging)
+		refOf[merging] = ref
+	}
+	mopts := history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance, Independent: true}
+	if !oursListed && len(heads) == 1 && heads[0] == fetched[refs[0]] {
+		mopts.Descends = ours // ours is behind the one snapshot: a fast-forward, unless the memory changed since
+	}
+	m, err := h.MergeAll(ctx, heads, mopts)
+	if errors.Is(err, memfile.ErrSecret) || errors.Is(err, history.ErrTooBig) {
+		// Refused unread (too big) or unmerged (a secret): the tracking
+		// refs go back to what they were, so nothing of them is pushed on
+		// and git gc can drop what the fetch brought.
+		for _, ref := range refs {
+			untrack(h, ref, before[ref])
+		}
+		if errors.Is(err, history.ErrTooBig) {
+			err = fmt.Errorf("refused %s's %w", remote, err)
+		}
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, head := range m.Heads {
+		res.Merged = append(res.Merged, cloneRefOf(remote, refOf[head]))
+	}
+	res.Kind, res.Changes, res.ArchiveChanges = m.Kind, m.Changes, m.ArchiveChanges
+	res.Conflicts, res.Notes, res.Backup, res.Refused = m.Conflicts, m.Notes, m.Backup, m.Refused
+	return rewritten, nil
 }
 
-// try is one fetch, merge and push; raced reports a push that others beat
-// (nothing of this try is left then). res gets what the try did.
-func try(ctx context.Context, h *history.History, remote string, opts Options, res *Result) (raced bool, err error) {
-	tracked, err := h.RefHash(TrackingRef(remote))
+// independent lists, in order, the tracking refs of fetched whose
+// snapshots ours ("" none) lacks and no other fetched snapshot holds
+// (git merge-base --independent); one ref per snapshot. oursListed tells
+// whether ours is no ancestor of them either.
+func independent(ctx context.Context, h *history.History, ours string, fetched map[string]string) (refs []string, oursListed bool, err error) {
+	refOf := map[string]string{}
+	var hashes []string
+	for _, ref := range slices.Sorted(maps.Keys(fetched)) {
+		if c := fetched[ref]; c != ours && refOf[c] == "" {
+			refOf[c] = ref
+			hashes = append(hashes, c)
+		}
+	}
+	if len(hashes) == 0 {
+		return nil, true, nil
+	}
+	args := []string{"--git-dir=" + h.Repo.CommonDir, "merge-base", "--independent"}
+	if ours != "" {
+		args = append(args, ours)
+	}
+	out, err := gitcmd.OutputContext(ctx, h.Repo.CommonDir, append(args, hashes...)...)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	theirs, err := fetch(ctx, h, remote, opts.Timeout)
-	if err != nil {
-		return false, err
-	}
-	res.Fetched = theirs
-	// Purged entries stay purged: theirs' tombstones are purged here, and
-	// a history of theirs that still holds ours' is merged rewritten (the
-	// push replaces it, under the lease on what was fetched).
-	merging := theirs
-	if !opts.DryRun {
-		var purged []string
-		if merging, purged, err = h.Reconcile(ctx, theirs, TrackingRef(remote), opts.Provenance); err != nil {
-			return false, err
+	for _, c := range strings.Fields(out) {
+		if ref := refOf[c]; ref != "" {
+			refs = append(refs, ref)
 		}
-		res.Purged = append(res.Purged, purged...)
+		oursListed = oursListed || c == ours
 	}
-	mopts := history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Detached: true, Source: remote, Provenance: opts.Provenance}
-	m, err := h.MergeFrom(ctx, merging, mopts)
-	if errors.Is(err, memfile.ErrSecret) {
-		untrack(h, remote, tracked) // nothing of it is kept or pushed on
-		return false, err
-	}
-	if errors.Is(err, history.ErrTooBig) {
-		// Refused unread: the tracking ref goes back to what it was, so git
-		// gc can drop what the fetch brought.
-		untrack(h, remote, tracked)
-		return false, fmt.Errorf("refused %s's %w", remote, err)
-	}
-	if err != nil {
-		return false, err
-	}
-	res.Kind, res.Snapshot = m.Kind, m.Snapshot
-	res.Changes, res.ArchiveChanges, res.Conflicts, res.Notes = m.Changes, m.ArchiveChanges, m.Conflicts, m.Notes
-	if m.Backup != "" {
-		res.Backup = m.Backup
-	}
-	if opts.DryRun {
-		res.Refused = m.Refused
-		return false, nil
-	}
-	head := m.Snapshot // a detached merge's
-	if m.Kind != history.Merged {
-		if head, err = h.RefHash(history.Ref); err != nil {
-			return false, err
-		}
-	}
-	res.Snapshot = head
-	if head == "" || head == theirs {
-		return false, nil // nothing the remote lacks
-	}
-	raced, err = push(ctx, h, remote, head, theirs, opts.Timeout)
-	if err != nil || raced {
-		h.Drop(m)
-		res.Changes, res.ArchiveChanges, res.Conflicts, res.Notes = nil, nil, nil, nil
-		if m.Kind == history.Merged {
-			res.Snapshot, _ = h.RefHash(history.Ref)
-		}
-		return raced, err
-	}
-	res.Pushed = true
-	if m.Kind == history.Merged {
-		a, err := h.Adopt(ctx, m, mopts)
-		if a != nil && a.Backup != "" {
-			res.Backup = a.Backup
-		}
-		return false, err
-	}
-	return false, nil
+	slices.Sort(refs)
+	return refs, oursListed || ours == "", nil
 }
 
 // workDir is where git runs for a remote: where the user runs git, the top
@@ -270,91 +291,176 @@ func workDir(h *history.History) string {
 	return h.Repo.CommonDir
 }
 
-// untrack sets TrackingRef(remote) back to old ("" deletes it), best
-// effort.
-func untrack(h *history.History, remote, old string) {
-	args := []string{"--git-dir=" + h.Repo.CommonDir, "update-ref", TrackingRef(remote), old}
+// untrack sets the tracking ref back to old ("" deletes it), best effort.
+func untrack(h *history.History, ref, old string) {
+	args := []string{"--git-dir=" + h.Repo.CommonDir, "update-ref", ref, old}
 	if old == "" {
-		args = []string{"--git-dir=" + h.Repo.CommonDir, "update-ref", "-d", TrackingRef(remote)}
+		args = []string{"--git-dir=" + h.Repo.CommonDir, "update-ref", "-d", ref}
 	}
 	_, _ = gitcmd.Output(h.Repo.CommonDir, args...)
 }
 
-// fetch brings the remote's snapshots into TrackingRef(remote) and returns
-// their hash, "" when the remote has no snapshots. git streams a blob
-// larger than the largest memory file memsync reads to disk instead of
-// holding it (core.bigFileThreshold), so a refused snapshot costs no memory
-// here either.
-func fetch(parent context.Context, h *history.History, remote string, timeout time.Duration) (string, error) {
+// fetch brings the remote's shared snapshots and every clone's into
+// trackingPrefix(remote), dropping the tracking refs of clone refs the
+// remote no longer has. git streams a blob larger than the largest memory
+// file memsync reads to disk instead of holding it
+// (core.bigFileThreshold), so a refused snapshot costs no memory here
+// either.
+func fetch(parent context.Context, h *history.History, remote string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	threshold := max(h.Limit(history.MemoryName), h.Limit(history.ArchiveName))
+	prefix := trackingPrefix(remote)
+	// "snapshot*" matches the shared ref without failing where the remote
+	// has none.
 	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "-c", fmt.Sprintf("core.bigFileThreshold=%d", threshold), "fetch", "--quiet", "--no-tags",
-		"--no-write-fetch-head", "--no-auto-gc", remote, "+"+history.Ref+":"+TrackingRef(remote))
+		"--no-write-fetch-head", "--no-auto-gc", "--prune", remote,
+		"+refs/memsync/snapshot*:"+prefix+"snapshot*", "+"+ClonesPrefix+"*:"+prefix+"clones/*")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		if parent.Err() == nil && ctx.Err() != nil {
-			return "", fmt.Errorf("%w: git fetch %s: no answer in %s (--timeout, MEMSYNC_SYNC_TIMEOUT)", ErrTimeout, remote, timeout)
+			return fmt.Errorf("%w: git fetch %s: no answer in %s (--timeout, MEMSYNC_SYNC_TIMEOUT)", ErrTimeout, remote, timeout)
 		}
 		if ctx.Err() != nil {
-			return "", fmt.Errorf("%w: git fetch %s: %w", ErrFetch, remote, ctx.Err())
+			return fmt.Errorf("%w: git fetch %s: %w", ErrFetch, remote, ctx.Err())
 		}
-		msg := strings.TrimSpace(stderr.String())
-		if strings.Contains(msg, "couldn't find remote ref") {
-			return "", nil
-		}
-		return "", fmt.Errorf("%w: %w", ErrFetch, gitcmd.Wrap(cmd.Args[1:], err, msg))
+		return fmt.Errorf("%w: %w", ErrFetch, gitcmd.Wrap(cmd.Args[1:], err, strings.TrimSpace(stderr.String())))
 	}
-	return h.RefHash(TrackingRef(remote))
+	return nil
 }
 
-// push sends our snapshots to the remote if its ref still is expect ("":
-// it must not exist). raced reports a rejection because the remote's ref
-// moved: the lease or the fast-forward check failed here (git's
-// "[rejected] (stale info | fetch first | non-fast-forward)"), or the
-// remote found its ref changed under the update. Any other refusal (a hook
-// that declines, a read-only remote, no access) is an ErrPush with git's own
-// words; retrying would not change it.
-func push(parent context.Context, h *history.History, remote, head, expect string, timeout time.Duration) (raced bool, err error) {
+// update is one ref a push sets to our snapshot, if it still is expect
+// ("": it must not exist).
+type update struct {
+	ref, expect string
+	own         bool // this clone's ref: it must get through
+}
+
+// pushAll pushes our snapshot (res.Snapshot) to this clone's ref and to the
+// shared ref, unless the remote has it already; after a purge rewrote a
+// fetched snapshot, over every ref fetched too (so none reaches a purged
+// entry); each under a lease on what was fetched.
+// Another clone that moved the shared ref or a rewritten ref first keeps
+// its push. Another repository that pushed to this clone's own ref has the
+// same clone ID (a copied repository): a new ID is drawn and the push made
+// again to it.
+func pushAll(ctx context.Context, h *history.History, remote string, opts Options, res *Result, fetched map[string]string, rewritten []string) error {
+	prefix := trackingPrefix(remote)
+	ups := []update{{ClonesPrefix + res.Clone, fetched[prefix+"clones/"+res.Clone], true}, {history.Ref, fetched[TrackingRef(remote)], false}}
+	if len(rewritten) > 0 {
+		// A purge: every ref there may reach a purged entry (directly, or
+		// as an ancestor of a rewritten one); ours holds what each held.
+		for _, ref := range slices.Sorted(maps.Keys(fetched)) {
+			ups = append(ups, update{cloneRefOf(remote, ref), fetched[ref], false})
+		}
+	} else if slices.Contains(slices.Collect(maps.Values(fetched)), res.Snapshot) {
+		return nil // the remote has our snapshot (a fast-forward, or nothing new)
+	}
+	ups = slices.DeleteFunc(ups, func(u update) bool { return u.expect == res.Snapshot || u.ref == "" })
+	seen := map[string]bool{}
+	ups = slices.DeleteFunc(ups, func(u update) bool {
+		dup := seen[u.ref]
+		seen[u.ref] = true
+		return dup
+	})
+	for ; len(ups) > 0; res.Tries++ {
+		raced, err := push(ctx, h, remote, res.Snapshot, ups, opts.Timeout)
+		if err != nil {
+			return err
+		}
+		if !raced {
+			res.Pushed = true
+			return nil
+		}
+		if res.Tries > 1 {
+			return fmt.Errorf("%w: another repository pushed to %s%s too", ErrRaced, ClonesPrefix, res.Clone)
+		}
+		old := res.Clone
+		if res.Clone, err = newCloneID(h); err != nil {
+			return err
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("another repository pushed to this clone's ref %s%s (a copy of this repository?): this clone is %s from now on", ClonesPrefix, old, res.Clone))
+		ups = []update{{ClonesPrefix + res.Clone, "", true}}
+	}
+	return nil
+}
+
+// push sets the refs of ups on the remote to head, each under a lease on
+// its expect. raced reports that this clone's own ref was rejected because
+// it moved (git's "[rejected] (stale info | fetch first | non-fast-forward)",
+// or the remote found it changed under the update); such a rejection of
+// another ref is no failure. Any other refusal (a hook that declines, a
+// read-only remote, no access) is an ErrPush with git's own words;
+// retrying would not change it.
+func push(parent context.Context, h *history.History, remote, head string, ups []update, timeout time.Duration) (raced bool, err error) {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
-	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "push", "--quiet", "--porcelain", "--no-verify",
-		"--force-with-lease="+history.Ref+":"+expect, remote, head+":"+history.Ref)
+	args := []string{"--git-dir=" + h.Repo.CommonDir, "push", "--quiet", "--porcelain", "--no-verify"}
+	for _, u := range ups {
+		args = append(args, "--force-with-lease="+u.ref+":"+u.expect)
+	}
+	args = append(args, remote)
+	for _, u := range ups {
+		args = append(args, head+":"+u.ref)
+	}
+	cmd := gitcmd.CommandContext(ctx, workDir(h), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if parent.Err() == nil && ctx.Err() != nil {
-			return false, fmt.Errorf("%w: git push %s: no answer in %s (--timeout, MEMSYNC_SYNC_TIMEOUT)", ErrTimeout, remote, timeout)
-		}
-		if ctx.Err() != nil {
-			return false, fmt.Errorf("%w: git push %s: %w", ErrPush, remote, ctx.Err())
-		}
-		status := rejection(stdout.String())
-		msg := gitMessage(stderr.String())
-		if isRace(status, msg) {
-			return true, nil
-		}
-		if status != "" {
-			msg = strings.TrimSpace(status + "\n" + msg)
-		}
-		return false, fmt.Errorf("%w: %w", ErrPush, gitcmd.Wrap(cmd.Args[1:], err, msg))
+	runErr := cmd.Run()
+	if runErr != nil && parent.Err() == nil && ctx.Err() != nil {
+		return false, fmt.Errorf("%w: git push %s: no answer in %s (--timeout, MEMSYNC_SYNC_TIMEOUT)", ErrTimeout, remote, timeout)
 	}
-	// The tracking ref follows (best effort: the next fetch sets it anyway).
-	_, _ = gitcmd.OutputContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", TrackingRef(remote), head)
-	return false, nil
+	if runErr != nil && ctx.Err() != nil {
+		return false, fmt.Errorf("%w: git push %s: %w", ErrPush, remote, ctx.Err())
+	}
+	rejected := rejections(stdout.String())
+	msg := gitMessage(stderr.String())
+	var done []string
+	for _, u := range ups {
+		status, ok := rejected[u.ref]
+		switch {
+		case !ok:
+			done = append(done, u.ref)
+		case isRace(status, msg) && u.own:
+			raced = true
+		case !isRace(status, msg):
+			return false, fmt.Errorf("%w: %w", ErrPush, gitcmd.Wrap(cmd.Args[1:], runErr, strings.TrimSpace(status+"\n"+msg)))
+		}
+	}
+	if runErr != nil && len(rejected) == 0 {
+		return false, fmt.Errorf("%w: %w", ErrPush, gitcmd.Wrap(cmd.Args[1:], runErr, msg))
+	}
+	// The tracking refs follow (best effort: the next fetch sets them
+	// anyway).
+	var stdin strings.Builder
+	for _, ref := range done {
+		tracking := TrackingRef(remote)
+		if id, ok := strings.CutPrefix(ref, ClonesPrefix); ok {
+			tracking = trackingPrefix(remote) + "clones/" + id
+		}
+		fmt.Fprintf(&stdin, "update %s %s\n", tracking, head)
+	}
+	if stdin.Len() > 0 {
+		up := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", "--stdin")
+		up.Stdin = strings.NewReader(stdin.String())
+		_ = up.Run()
+	}
+	return raced, nil
 }
 
-// rejection is the status of the rejected ref in git push --porcelain's
-// output ("!<TAB>from:to<TAB>summary (reason)"), e.g. "[remote rejected]
-// (pre-receive hook declined)"; "" when no ref was rejected.
-func rejection(porcelain string) string {
+// rejections maps each rejected ref of git push --porcelain's output
+// ("!<TAB>from:to<TAB>summary (reason)") to its status, e.g. "[remote
+// rejected] (pre-receive hook declined)".
+func rejections(porcelain string) map[string]string {
+	out := map[string]string{}
 	for _, line := range strings.Split(porcelain, "\n") {
 		if f := strings.SplitN(line, "\t", 3); len(f) == 3 && f[0] == "!" {
-			return strings.TrimSpace(f[2])
+			_, to, _ := strings.Cut(f[1], ":")
+			out[to] = strings.TrimSpace(f[2])
 		}
 	}
-	return ""
+	return out
 }
 
 // isRace tells whether a rejection means the remote's ref moved.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,13 +49,18 @@ func TestSync(t *testing.T) {
 	if err != nil || !res.Pushed || res.Fetched != "" {
 		t.Fatalf("%+v %v", res, err)
 	}
+	first := res.Snapshot
 	add(t, b, "from b")
 	res, err = Sync(context.Background(), b, "origin", Options{})
 	if err != nil || res.Kind != history.Merged || !res.Pushed {
 		t.Fatalf("%+v %v", res, err)
 	}
 	res, err = Sync(context.Background(), a, "origin", Options{})
-	if err != nil || res.Kind != history.FastForward || res.Pushed {
+	if err != nil || res.Kind != history.FastForward || res.Pushed || len(res.Merged) != 1 || res.Merged[0] != ClonesPrefix+cloneID(t, b) {
+		t.Fatalf("%+v %v", res, err) // the remote has what a has now
+	}
+	res, err = Sync(context.Background(), a, "origin", Options{})
+	if err != nil || res.Kind != history.UpToDate || res.Pushed || len(res.Merged) != 0 {
 		t.Fatalf("%+v %v", res, err)
 	}
 	for _, h := range cs {
@@ -63,15 +69,34 @@ func TestSync(t *testing.T) {
 			t.Fatalf("%s has %d entries", h.Repo.WorkTree, len(f.Entries))
 		}
 	}
-	// The remote holds the ref and nothing else of memsync's.
-	refs := testgit.Git(t, a.Repo.WorkTree, "ls-remote", "origin")
-	if !strings.Contains(refs, "\t"+history.Ref) || strings.Count(refs, "memsync") != 1 {
-		t.Fatalf("remote refs:\n%s", refs)
+	// The remote holds the shared ref and b's at b's merge, a's at what a
+	// pushed, and nothing else of memsync's.
+	head := strings.TrimSpace(testgit.Git(t, a.Repo.WorkTree, "rev-parse", history.Ref))
+	want := first + "\t" + ClonesPrefix + cloneID(t, a) + "\n" + head + "\t" + ClonesPrefix + cloneID(t, b) + "\n" + head + "\t" + history.Ref
+	refs := testgit.Git(t, a.Repo.WorkTree, "ls-remote", "origin", "refs/memsync/*")
+	if got := strings.Join(sortedLines(refs), "\n"); got != strings.Join(sortedLines(want), "\n") {
+		t.Fatalf("remote refs:\n%s\nwant:\n%s", got, want)
 	}
 }
 
-// TestPushLease: a push whose lease names a stale snapshot is a race, not
-// an error, and leaves the remote as it was.
+func cloneID(t *testing.T, h *history.History) string {
+	t.Helper()
+	id, err := CloneID(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func sortedLines(s string) []string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	slices.Sort(lines)
+	return lines
+}
+
+// TestPushLease: a push whose lease names a stale snapshot leaves the
+// remote's ref as it was; on this clone's own ref it is a race, on another
+// ref no failure.
 func TestPushLease(t *testing.T) {
 	cs := clones(t, 2)
 	a, b := cs[0], cs[1]
@@ -84,13 +109,16 @@ func TestPushLease(t *testing.T) {
 	if _, err := b.Take(context.Background(), "", history.Provenance{}); err != nil {
 		t.Fatal(err)
 	}
-	head := testgit.Git(t, b.Repo.WorkTree, "rev-parse", history.Ref)
-	raced, err := push(context.Background(), b, "origin", head, "", DefaultTimeout) // b believes the remote has none
-	if err != nil || !raced {
-		t.Fatalf("raced %v, err %v", raced, err)
-	}
-	if got := testgit.Git(t, a.Repo.WorkTree, "ls-remote", "origin", history.Ref); !strings.HasPrefix(got, remoteHead) {
-		t.Fatalf("the remote moved: %s", got)
+	head := strings.TrimSpace(testgit.Git(t, b.Repo.WorkTree, "rev-parse", history.Ref))
+	for _, own := range []bool{false, true} {
+		// b believes the remote has none
+		raced, err := push(context.Background(), b, "origin", head, []update{{history.Ref, "", own}}, DefaultTimeout)
+		if err != nil || raced != own {
+			t.Fatalf("own %v: raced %v, err %v", own, raced, err)
+		}
+		if got := testgit.Git(t, a.Repo.WorkTree, "ls-remote", "origin", history.Ref); !strings.HasPrefix(got, remoteHead) {
+			t.Fatalf("the remote moved: %s", got)
+		}
 	}
 	// Sync itself fetches, merges and pushes.
 	res, err := Sync(context.Background(), b, "origin", Options{})
