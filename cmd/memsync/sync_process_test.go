@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/memsync/memsync"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -14,10 +13,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/memsync/memsync/internal/testgit"
 	"time"
 
+	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 )
 
