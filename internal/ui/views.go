@@ -170,11 +170,11 @@ func (s *Server) entry(w http.ResponseWriter, r *http.Request) {
 		p.Title = e.Head
 	}
 	data := struct {
-		ID              string
-		Entry           entryView
-		Gone, Archived  bool
-		History         []snapshotView
-		HistoryProblem  string
+		ID             string
+		Entry          entryView
+		Gone, Archived bool
+		History        []snapshotView
+		HistoryProblem string
 	}{id, e, gone, archived, hist, ""}
 	if herr != nil {
 		data.HistoryProblem = herr.Error()
@@ -217,10 +217,10 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.Data = struct {
-		Snapshots                   []snapshotView
-		Author, Worktree, Branch    string
+		Snapshots                    []snapshotView
+		Author, Worktree, Branch     string
 		Authors, Worktrees, Branches []string
-		More                        bool
+		More                         bool
 	}{shown, author, wt, branch, distinct(authors), distinct(worktrees), distinct(branches), n > 0 && len(log) == n}
 	s.render(w, "history", http.StatusOK, p)
 }
@@ -243,8 +243,8 @@ func (s *Server) showConflicts(w http.ResponseWriter, r *http.Request, m *memsyn
 	}
 	q := r.URL.Query()
 	data := struct {
-		Conflicts               []conflictView
-		Refused                 string
+		Conflicts                []conflictView
+		Refused                  string
 		Resolved, Kept, Snapshot string
 	}{Conflicts: cs, Resolved: q.Get("resolved"), Kept: q.Get("kept"), Snapshot: q.Get("snapshot")}
 	if err := mayResolve(m); err != nil {
