@@ -29,7 +29,7 @@ type uiStarted struct {
 
 func runUI(s *session, c *cli.Context) error {
 	l, err := ui.Listen(c.String("addr"))
-	if errors.Is(err, ui.ErrNotLoopback) {
+	if errors.Is(err, ui.ErrAddr) {
 		return usageError{err}
 	}
 	if err != nil {

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,81 +33,6 @@ func chromium(t *testing.T) string {
 	}
 	t.Skip("chromium is not installed (apt-get install chromium); MEMSYNC_TEST_CHROMIUM=required makes this a failure")
 	return ""
-}
-
-// uiProcess is a running `memsync ui`.
-type uiProcess struct {
-	cmd  *exec.Cmd
-	url  string        // as printed, with the token
-	base string        // http://127.0.0.1:PORT
-	done chan struct{} // closed when the process has ended
-	err  error         // how it ended
-}
-
-// startUI starts `memsync ui --no-open --addr 127.0.0.1:0` in dir as a real
-// process and reads the address it prints.
-func startUI(t *testing.T, env []string, dir string) *uiProcess {
-	t.Helper()
-	cmd := exec.Command(memsyncBinary(t), "ui", "--no-open", "--addr", "127.0.0.1:0")
-	cmd.Dir, cmd.Env = dir, env
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &uiProcess{cmd: cmd, done: make(chan struct{})}
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Scan()
-		line <- sc.Text()
-		for sc.Scan() { // drain, so the process never blocks on a full pipe
-		}
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-	})
-	select {
-	case l := <-line:
-		u, ok := strings.CutPrefix(l, "memsync ui: ")
-		base, _, hasToken := strings.Cut(u, "/?token=")
-		if !ok || !hasToken || !strings.HasPrefix(u, "http://127.0.0.1:") {
-			t.Fatalf("memsync ui printed %q\n%s", l, stderr.String())
-		}
-		p.url, p.base = u, base
-	case <-time.After(20 * time.Second):
-		t.Fatalf("memsync ui printed no address in 20s\n%s", stderr.String())
-	}
-	return p
-}
-
-// stop interrupts the page as Ctrl-C does: it ends promptly with the
-// shell's code for an interrupted command, and its port is closed.
-func (p *uiProcess) stop(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.done:
-		var ee *exec.ExitError
-		if !errors.As(p.err, &ee) || ee.ExitCode() != 130 {
-			t.Fatalf("memsync ui after Ctrl-C: %v, want exit code 130", p.err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("memsync ui still runs 10s after Ctrl-C")
-	}
-	if c, err := net.DialTimeout("tcp", strings.TrimPrefix(p.base, "http://"), time.Second); err == nil {
-		_ = c.Close()
-		t.Fatal("the port still answers after Ctrl-C")
-	}
 }
 
 // TestUIBrowser: `memsync ui` in a clone with a real conflict (two clones
@@ -161,7 +83,7 @@ func TestUIBrowser(t *testing.T) {
 		return string(data)
 	}
 
-	ui := startUI(t, grace, b)
+	ui := startUI(t, grace, b, "--no-open", "--addr", "127.0.0.1:0")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
@@ -230,7 +152,7 @@ func TestUIBrowser(t *testing.T) {
 	run("the page without the token", chromedp.Navigate(ui.base+"/"))
 	expect("the page without the token", text("body"), "no access")
 
-	run("the printed address", chromedp.Navigate(ui.url), chromedp.WaitVisible(chromedp.CSS("#results")))
+	run("the printed address", chromedp.Navigate(ui.started.URL), chromedp.WaitVisible(chromedp.CSS("#results")))
 	if loc := eval("location.href"); loc != ui.base+"/" {
 		t.Fatalf("the token stays in the address: %s", loc)
 	}

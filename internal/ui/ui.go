@@ -32,22 +32,25 @@ import (
 	"github.com/memsync/memsync"
 )
 
-// ErrNotLoopback is what Listen returns for an address that is not on the
-// loopback interface.
-var ErrNotLoopback = errors.New("memsync ui listens on a loopback address only (127.0.0.1, ::1 or localhost)")
+// ErrAddr is what Listen returns (wrapped) for an address that is not a
+// loopback HOST:PORT.
+var ErrAddr = errors.New("the page listens on a loopback HOST:PORT only (127.0.0.1, ::1 or localhost; port 0 picks a free one)")
 
 // Listen listens on addr (HOST:PORT), which must be a loopback address;
 // a HOST of "" or "localhost" is 127.0.0.1, and PORT 0 picks a free port.
 func Listen(addr string) (net.Listener, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("--addr %q: %w (use HOST:PORT, e.g. 127.0.0.1:8080)", addr, err)
+		return nil, fmt.Errorf("--addr %q: %w", addr, ErrAddr)
 	}
 	if host == "" || strings.EqualFold(host, "localhost") {
 		host = "127.0.0.1"
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return nil, fmt.Errorf("--addr %q: %w", addr, ErrNotLoopback)
+		return nil, fmt.Errorf("--addr %q: %w", addr, ErrAddr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return nil, fmt.Errorf("--addr %q: %w", addr, ErrAddr)
 	}
 	return net.Listen("tcp", net.JoinHostPort(host, port))
 }
