@@ -230,6 +230,11 @@ type resolved struct{ ID, Kept, Snapshot string }
 // errCancelled is a resolution by an edit that left no entry.
 var errCancelled = memsync.ErrEditCancelled
 
+// editError is an edited text that holds more than one entry.
+type editError struct{ error }
+
+func (e *editError) Unwrap() error { return e.error }
+
 // resolve settles the conflict id names as `memsync resolve` does: keep is
 // "ours", "theirs" or "edit", and text is, for "edit", the conflict's
 // EditText as the person edited it.
@@ -241,6 +246,9 @@ func resolve(ctx context.Context, m *memsync.Memory, id, keep, text string) (res
 			return resolved{}, err
 		}
 		e, err := c.Edited([]byte(text))
+		if err != nil && !errors.Is(err, errCancelled) {
+			err = &editError{err}
+		}
 		if err != nil {
 			return resolved{}, err
 		}

@@ -273,6 +273,18 @@ func TestHostileContent(t *testing.T) {
 			t.Errorf("%s does not show the markup as text:\n%s", path, body)
 		}
 	}
+	// What the address holds is shown back as text too.
+	for path, raw := range map[string]string{
+		"/?q=%3Cscript%3Ealert(1)%3C/script%3E":               "<script>alert",
+		"/?author=%22%3E%3Cimg%20src=x%20onerror=alert(1)%3E": "<img src=x",
+		"/entry/%3Cscript%3Ealert(1)%3C%2Fscript%3E":          "<script>alert",
+		"/history?author=%22%3E%3Cscript%3Ealert(1)":          "<script>alert",
+	} {
+		code, body := p.get(path)
+		if code != http.StatusOK && code != http.StatusNotFound || strings.Contains(body, raw) {
+			t.Errorf("%s: %d, holds %q unescaped: %v", path, code, raw, strings.Contains(body, raw))
+		}
+	}
 	resp, err := p.client.Get(p.ts.URL + "/")
 	if err != nil {
 		t.Fatal(err)
@@ -281,6 +293,29 @@ func TestHostileContent(t *testing.T) {
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
 		t.Errorf("Content-Security-Policy %q", csp)
 	}
+}
+
+// TestDamagedMemory: a memory file that does not parse in places (git's
+// conflict markers from a merge) shows what parses, and says what did not.
+func TestDamagedMemory(t *testing.T) {
+	dir, m := repo(t)
+	add(t, m, memsync.Entry{Content: "a fact that parses"})
+	f, err := os.OpenFile(m.Path(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("<<<<<<< ours\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := serve(t, dir)
+	code, body := p.get("/")
+	if code != http.StatusOK || len(ids(body)) != 1 {
+		t.Fatalf("/: %d\n%s", code, body)
+	}
+	mustContain(t, "a damaged memory", body, `<p class="warning">warning: `, "memories.md:", "a fact that parses")
 }
 
 // TestAccess: without the run's token (in the URL or its cookie) every
@@ -519,6 +554,14 @@ func TestResolveAsCLI(t *testing.T) {
 	}
 
 	csrf := p.csrf()
+	// An edit that leaves both entries changes nothing; one that leaves
+	// none cancels.
+	for edit, want := range map[string]string{text: "hint: keep exactly one entry", "# nothing\n": "nothing changed for " + ids[2]} {
+		code, body := p.post("/conflicts/"+ids[2], url.Values{"csrf": {csrf}, "keep": {"edit"}, "text": {edit}})
+		if !strings.Contains(body, want) || (code != http.StatusOK && code != http.StatusBadRequest) {
+			t.Fatalf("an edit of %q: %d, lacks %q\n%s", edit, code, want, body)
+		}
+	}
 	for i, keep := range []string{"ours", "theirs", "edit"} {
 		form := url.Values{"csrf": {csrf}, "keep": {keep}}
 		if keep == "edit" {
@@ -598,6 +641,11 @@ func TestForgedResolve(t *testing.T) {
 	}
 	if cs, err := memsyncOpen(t, dir).Conflicts(context.Background()); err != nil || len(cs) != 1 {
 		t.Fatalf("conflicts after refused requests: %d, %v", len(cs), err)
+	}
+	// A body past the bound is not read: no form token in it counts.
+	huge := url.Values{"csrf": {csrf}, "keep": {"edit"}, "text": {strings.Repeat("x", maxForm)}}
+	if code, _ := p.post("/conflicts/"+ids[0], huge); code != http.StatusForbidden {
+		t.Errorf("a body over %d bytes: %d, want 403", maxForm, code)
 	}
 	if code, _ := p.post("/conflicts/"+ids[0], url.Values{"csrf": {csrf}, "keep": {"all"}}); code != http.StatusBadRequest {
 		t.Errorf("keep all: %d, want 400", code)

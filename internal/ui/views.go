@@ -270,6 +270,9 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 		res = resolved{ID: r.PathValue("id"), Kept: "nothing"}
 	case err != nil:
 		status, hint := errorKind(err)
+		if errors.As(err, new(*editError)) {
+			status, hint = http.StatusBadRequest, "keep exactly one entry (or none to cancel); nothing was changed"
+		}
 		p.Error, p.Hint = err.Error(), hint
 		s.showConflicts(w, r, m, p, status)
 		return
