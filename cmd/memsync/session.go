@@ -36,7 +36,11 @@ func (s *session) use(global bool) error {
 
 // open opens a memory layer with what the command line sets; what it leaves
 // unset, memsync.Open takes from the environment and configuration files.
-func (s *session) open(global bool) (*memsync.Memory, error) {
+func (s *session) open(global bool) (*memsync.Memory, error) { return s.openWith(global, nil) }
+
+// openWith is open with tune applied to the options before the memory
+// opens (nil: none).
+func (s *session) openWith(global bool, tune func(*memsync.Options)) (*memsync.Memory, error) {
 	c := s.c
 	o := memsync.Options{Global: global, Session: s.scope, Warn: s.warn}
 	if c.IsSet("role") {
@@ -51,6 +55,9 @@ func (s *session) open(global bool) (*memsync.Memory, error) {
 	}
 	if c.IsSet("ttl-days") {
 		o.TTLDays = new(c.Int("ttl-days"))
+	}
+	if tune != nil {
+		tune(&o)
 	}
 	m, err := memsync.Open(c.String("C"), o)
 	if errors.Is(err, memsync.ErrUnknownRole) { // --role or MEMSYNC_ROLE
