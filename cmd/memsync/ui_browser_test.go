@@ -112,13 +112,21 @@ func TestUIBrowser(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
+	// text is the visible text of the first element sel matches, read by
+	// the page's own script once the document is loaded (a node looked up
+	// by the driver goes stale when a click's redirect replaces the page).
 	text := func(sel string) string {
 		t.Helper()
-		s, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
+		const missing = "\x00missing"
+		js := fmt.Sprintf(`(function(){ const e = document.readyState === "complete" && document.querySelector(%q); return e ? e.innerText : %q })()`, sel, missing)
+		for ctx.Err() == nil {
+			if s, err := chromedp.Run(tab, chromedp.Evaluate[string](js)); err == nil && s != missing {
+				return s
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		return s
+		t.Fatalf("text of %s: not there in time", sel)
+		return ""
 	}
 	eval := func(js string) string {
 		t.Helper()

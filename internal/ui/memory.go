@@ -15,8 +15,6 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/history"
-	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/provenance"
 )
 
@@ -136,7 +134,7 @@ type changeView struct {
 	Diff            string // the entry's text before and after (an entry's history only)
 }
 
-func snapshotsOf(log []history.LogEntry, agents map[string]string) []snapshotView {
+func snapshotsOf(log []memsync.LogEntry, agents map[string]string) []snapshotView {
 	out := make([]snapshotView, 0, len(log))
 	for _, l := range log {
 		s := snapshotView{Commit: l.Commit, Time: l.Time, Subject: l.Subject, Author: l.Author, Branch: l.Branch,
@@ -158,7 +156,7 @@ func snapshotsOf(log []history.LogEntry, agents map[string]string) []snapshotVie
 // changed and, where the memory or its archive still holds them, the agent
 // or loop that wrote them.
 func timeline(ctx context.Context, m *memsync.Memory, n int) ([]snapshotView, error) {
-	log, err := m.LogWith(ctx, memsync.LogOptions{N: n, Stat: true})
+	log, err := m.Log(ctx, memsync.LogOptions{N: n, Stat: true})
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +178,7 @@ func timeline(ctx context.Context, m *memsync.Memory, n int) ([]snapshotView, er
 // entryHistory is every snapshot that touched the entry ref names, with
 // the entry's diffs; none (and no error) when the memory has no history.
 func entryHistory(ctx context.Context, m *memsync.Memory, ref string) ([]snapshotView, error) {
-	log, err := m.LogWith(ctx, memsync.LogOptions{Entry: ref, Patch: true})
+	log, err := m.Log(ctx, memsync.LogOptions{Entry: ref, Patch: true})
 	if errors.Is(err, memsync.ErrNoHistory) {
 		return nil, nil
 	}
@@ -222,7 +220,7 @@ func conflicts(ctx context.Context, m *memsync.Memory) ([]conflictView, error) {
 }
 
 // mayResolve tells why the memory's role may not resolve conflicts (nil: it may).
-func mayResolve(m *memsync.Memory) error { return m.Allow(policy.OpResolve) }
+func mayResolve(m *memsync.Memory) error { return m.Allow("resolve") }
 
 // resolved is what a resolution did.
 type resolved struct{ ID, Kept, Snapshot string }
@@ -279,8 +277,8 @@ func doctor(ctx context.Context, m *memsync.Memory) (ok bool, checks []checkView
 // where names the memory for the page's header: the repository's folder
 // and the memory file.
 func where(m *memsync.Memory) (repo, file string) {
-	if r := m.Repo(); r != nil {
-		repo = filepath.Base(cmp.Or(r.Primary, r.CommonDir))
+	if wt := m.WorkTree(); wt != "" {
+		repo = filepath.Base(wt)
 	}
 	return strings.TrimSpace(repo), m.Path()
 }
