@@ -54,3 +54,16 @@ func Filtered(entries []Entry, f Filter) []Entry {
 	}
 	return out
 }
+
+// ProvenanceField tells whether an entry's field (Entry.Fields) is one of
+// the bullets Entry.Provenance is read from (Author, Branch, Worktree,
+// Commit, Agent, Source, Edited, Session), which a view that shows the
+// provenance apart leaves out of the other fields.
+func ProvenanceField(name string) bool {
+	switch name {
+	case provenance.AuthorField, provenance.BranchField, provenance.WorktreeField, provenance.CommitField,
+		provenance.AgentField, provenance.SourceField, provenance.EditedField, "Session":
+		return true
+	}
+	return false
+}

@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/provenance"
 )
 
 // entryView is an entry as the page shows it.
@@ -27,10 +26,7 @@ type entryView struct {
 
 func viewOf(e memsync.Entry) entryView {
 	v := entryView{Entry: e, Head: e.Heading(), Extra: maps.Clone(e.Fields)}
-	for _, k := range []string{provenance.AuthorField, provenance.BranchField, provenance.WorktreeField, provenance.CommitField,
-		provenance.AgentField, provenance.EditedField, "Session"} {
-		delete(v.Extra, k)
-	}
+	maps.DeleteFunc(v.Extra, func(k, _ string) bool { return memsync.ProvenanceField(k) })
 	return v
 }
 
