@@ -1,9 +1,13 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/memsync/memsync/memfile"
@@ -36,6 +40,138 @@ func BenchmarkTake10MB(b *testing.B) {
 		res, err := h.Take(ctx, "", Provenance{})
 		if err != nil || !res.Created {
 			b.Fatal(res, err)
+		}
+	}
+}
+
+// editFile applies one random edit to data: an append, an insertion, a
+// deletion, a byte changed, damage or another dialect's line put in, or
+// the whole file rewritten as another writer would.
+func editFile(r *rand.Rand, data []byte, i int) []byte {
+	lineStart := func() int {
+		at := r.IntN(len(data) + 1)
+		return bytes.LastIndexByte(data[:at], '\n') + 1
+	}
+	insert := func(s string) []byte {
+		at := lineStart()
+		return append(data[:at:at], append([]byte(s), data[at:]...)...)
+	}
+	switch r.IntN(10) {
+	case 0, 1:
+		return append(data, fmt.Sprintf("\n## Fix: change %d\n- Tags: t\n- Content: learned %d\n", i, i)...)
+	case 2:
+		return insert(fmt.Sprintf("## Note: inserted %d\n- Content: x\n\n", i))
+	case 3:
+		at := lineStart()
+		end := min(len(data), at+r.IntN(3000))
+		return append(data[:at:at], data[end:]...)
+	case 4:
+		if len(data) > 0 {
+			data = bytes.Clone(data)
+			data[r.IntN(len(data))] = "#x\n -"[r.IntN(5)]
+		}
+		return data
+	case 5:
+		return insert([]string{"<<<<<<< ours\n", "=======\n", ">>>>>>> theirs\n", "bad \x00 byte\n", "bad \xff utf-8\n",
+			"crlf\r\n", "### mem-1 [decision]\n", "- a bullet\n"}[r.IntN(8)])
+	case 6:
+		return insert(strings.Repeat("long line without end ", 8000)) // past 2 × chunkMax
+	case 7:
+		return memfile.GenerateFile(64<<10+r.IntN(256<<10), uint64(i))
+	default:
+		return bytes.Clone(data) // unchanged
+	}
+}
+
+// The chunks cut knowing the parent's (chunkCached) are chunkFile's, byte
+// for byte and hash for hash, whatever the edit.
+func TestChunkCachedIsChunkFile(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	data := memfile.GenerateFile(512<<10, 4)
+	prev := &fileCache{chunks: chunkCached(data, nil).sums}
+	for i := range 400 {
+		next := editFile(r, data, i)
+		got, want := chunkCached(next, prev), chunkFile(next)
+		if len(got.objs) != len(want.objs) {
+			t.Fatalf("edit %d: %d chunks, want %d", i, len(got.objs), len(want.objs))
+		}
+		for k, o := range got.objs {
+			if o.hash != want.objs[k].hash || !bytes.Equal(o.data, want.objs[k].data) || got.sums[k] != sumOf(o.data, o.hash) {
+				t.Fatalf("edit %d: chunk %d differs", i, k)
+			}
+		}
+		data, prev = next, &fileCache{chunks: got.sums}
+	}
+}
+
+// A snapshot's tree with the chunk cache is the tree without it, byte for
+// byte, over random edits, a file rewritten by another writer, and caches
+// that are corrupt, stale or gone; its record of the change and its damage
+// report are those of the whole files.
+func TestSnapshotCacheKeepsTheTree(t *testing.T) {
+	h, _ := testRepo(t)
+	h.AcceptRemoval = true // random deletions are no mass removal to refuse here
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(3, 4))
+	data := memfile.GenerateFile(256<<10, 3)
+	write(t, h.Store.Path(), string(data))
+	take(t, h, "")
+	cache := h.cachePath(MemoryName)
+	var stale []byte
+	for i := range 120 {
+		data = editFile(r, data, i)
+		if err := os.WriteFile(h.Store.Path(), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		old, err := h.head()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch c, _ := os.ReadFile(cache); r.IntN(8) {
+		case 0: // corrupt
+			if len(c) > 0 {
+				c[r.IntN(len(c))] ^= byte(1 + r.IntN(255))
+				write(t, cache, string(c))
+			}
+		case 1: // cut short
+			write(t, cache, string(c[:r.IntN(len(c)+1)]))
+		case 2: // gone
+			_ = os.Remove(cache)
+		case 3: // an older snapshot's
+			if stale != nil {
+				write(t, cache, string(stale))
+			}
+			stale = c
+		}
+		res, err := h.Take(ctx, "", Provenance{})
+		if err != nil {
+			t.Fatalf("edit %d: %v", i, err)
+		}
+		head, err := h.head()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := readCommit(h.st, head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := addFiles(&batch{}, Files{Memory: data}, nil); c.tree != want {
+			t.Fatalf("edit %d: the snapshot's tree is %s, without the cache %s", i, c.tree, want)
+		}
+		if !res.Created {
+			continue
+		}
+		if want := memfile.Damage(data); !reflect.DeepEqual(res.Problems, want) {
+			t.Fatalf("edit %d: damage %v, want %v", i, res.Problems, want)
+		}
+		parent, err := h.Files(old.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, _ := recordOf(parent.Memory, data, true)
+		rec.deliberate = true
+		if !strings.HasSuffix(c.message, rec.trailers()) {
+			t.Fatalf("edit %d: the record\n%s\nwant\n%s", i, c.message, rec.trailers())
 		}
 	}
 }
