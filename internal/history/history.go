@@ -33,6 +33,7 @@ import (
 
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
+	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
@@ -347,7 +348,7 @@ func (h *History) readLiveLocked() (Files, error) {
 		if err != nil {
 			return f, err
 		}
-		b, err := os.ReadFile(target)
+		b, err := hugepage.ReadFile(target) // once, into a buffer of its size
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
