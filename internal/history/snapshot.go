@@ -177,7 +177,8 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 		return res, nil
 	}
 	livePlain := plainOrch(beforeMem, memCache, read)
-	plain := read && !beforeMem.absent && livePlain && (memCache != nil && memCache.plain || memCache == nil && memfile.PlainOrch(beforeMem.whole()))
+	// A cache's false says "not known": the parent's file is checked then.
+	plain := read && !beforeMem.absent && livePlain && (memCache != nil && memCache.plain || memfile.PlainOrch(beforeMem.whole()))
 	rec, ok := recordAround(parentMsg, beforeMem, read, plain)
 	before := Files{Memory: files.Memory, Archive: files.Archive}
 	if !archSame && archErr == nil {
@@ -267,27 +268,37 @@ func damage(p parentFile, c *fileCache, read bool) []memfile.Problem {
 
 // plainOrch is memfile.PlainOrch of the live file p.live, whose parent's
 // file p holds (read: it could be read). Where the parent's cache c says
-// that file is plain orch, the lines that differ are checked for a "\r"
-// and a ralph entry, and the first "## " heading, when it is a line the
-// parent's file has, for one of ralph's sections (with no ralph entry,
-// the first heading decides memfile's dialect).
+// that file is plain orch, only the lines that differ are checked for a
+// "\r" and a ralph entry, and the first "## " heading, when it comes
+// before them, for one of ralph's sections: with no ralph entry, the first
+// heading decides memfile's dialect.
 func plainOrch(p parentFile, c *fileCache, read bool) bool {
 	if c != nil && c.plain && read && !p.absent {
 		ls, le := p.changedLines()
-		region, live := p.live[ls:le], p.live
-		first := 0 // the first "## " line
-		if !bytes.HasPrefix(live, []byte("## ")) {
-			first = bytes.Index(live, []byte("\n## ")) + 1
-		}
-		end := bytes.IndexByte(live[first:], '\n') + first + 1 // its end
-		if first > 0 || bytes.HasPrefix(live, []byte("## ")) {
-			if end > first && end <= ls && bytes.IndexByte(region, '\r') < 0 && !bytes.HasPrefix(region, []byte("### mem-")) &&
-				!bytes.Contains(region, []byte("\n### mem-")) && memfile.PlainOrch(live[:end]) {
-				return true
-			}
+		region := p.live[ls:le]
+		if end := firstHeadingEnd(p.live[:ls]); end > 0 && bytes.IndexByte(region, '\r') < 0 &&
+			!bytes.HasPrefix(region, []byte("### mem-")) && !bytes.Contains(region, []byte("\n### mem-")) &&
+			memfile.PlainOrch(p.live[:end]) {
+			return true
 		}
 	}
 	return memfile.PlainOrch(p.live)
+}
+
+// firstHeadingEnd is where b's first "## " line ends (after its line end),
+// or -1 when b holds no whole one.
+func firstHeadingEnd(b []byte) int {
+	at := 0
+	if !bytes.HasPrefix(b, []byte("## ")) {
+		if at = bytes.Index(b, []byte("\n## ")) + 1; at == 0 {
+			return -1
+		}
+	}
+	nl := bytes.IndexByte(b[at:], '\n')
+	if nl < 0 {
+		return -1
+	}
+	return at + nl + 1
 }
 
 // keepCaches writes the chunk caches of the newest snapshot, whose files
