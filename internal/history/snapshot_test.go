@@ -3,7 +3,9 @@ package history
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -173,5 +175,40 @@ func TestSnapshotCacheKeepsTheTree(t *testing.T) {
 		if !strings.HasSuffix(c.message, rec.trailers()) {
 			t.Fatalf("edit %d: the record\n%s\nwant\n%s", i, c.message, rec.trailers())
 		}
+	}
+}
+
+// A cache file reads back as written; one cut short, with a byte changed,
+// a count that does not match its entries or a chunk no cut makes is no
+// cache, and reading it allocates nothing its size does not bound.
+func TestChunkCacheFile(t *testing.T) {
+	c := &fileCache{clean: true, chunks: chunkCached(memfile.GenerateFile(256<<10, 9), nil).sums}
+	data := c.encode()
+	if got := decodeCache(data); got == nil || !reflect.DeepEqual(got, c) {
+		t.Fatalf("read back %+v", got)
+	}
+	for i := range len(data) - 1 {
+		if decodeCache(data[:i]) != nil {
+			t.Fatalf("a cache cut to %d bytes is read", i)
+		}
+		flipped := bytes.Clone(data)
+		flipped[i] ^= 0x20
+		if decodeCache(flipped) != nil {
+			t.Fatalf("a cache with byte %d changed is read", i)
+		}
+	}
+	resum := func(b []byte) []byte { // b with a valid checksum
+		b = b[:len(b)-4]
+		return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	}
+	huge := bytes.Clone(data)
+	binary.BigEndian.PutUint32(huge[len(cacheHeader)+1:], 1<<31) // the count
+	if decodeCache(resum(huge)) != nil {
+		t.Fatal("a count larger than the entries is read")
+	}
+	big := bytes.Clone(data)
+	binary.BigEndian.PutUint32(big[len(cacheHeader)+5:], 1<<31) // the first chunk's size
+	if decodeCache(resum(big)) != nil {
+		t.Fatal("a chunk of 2 GB is read")
 	}
 }
