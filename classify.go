@@ -11,6 +11,7 @@ import (
 	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/policy"
+	"github.com/memsync/memsync/internal/remote"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
@@ -41,7 +42,7 @@ func Classify(err error) (Kind, string) {
 
 func kindOf(err error) Kind {
 	switch {
-	case errors.As(err, new(*config.Error)), errors.As(err, new(*ConfigError)):
+	case errors.As(err, new(*config.Error)), errors.As(err, new(*ConfigError)), errors.Is(err, remote.ErrBadRemote):
 		return KindUsage
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
 		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot), errors.Is(err, history.ErrNothingToPurge):
@@ -62,7 +63,20 @@ func kindOf(err error) Kind {
 }
 
 func hintOf(err error) string {
+	var hw *hooksInWorktreeError
+	var se *syncError
+	var fe *config.Error
 	switch {
+	case errors.As(err, new(*ConfigError)) && errors.As(err, &fe) && fe.File != "environment":
+		return "fix the value in that file (memories: enabled true|false, inject auto|manual|none, budget TOKENS, filter: types, tags, recent_days; role, max_entries, ttl_days, model)"
+	case errors.As(err, &hw):
+		return hw.hint()
+	case errors.As(err, &se) && se.hint() != "":
+		return se.hint()
+	case errors.As(err, new(*memfile.DialectError)):
+		return "this memory is in ralph-orchestrator's format: give the tag another name"
+	case errors.Is(err, history.ErrNothingToPurge):
+		return "'memsync list' and 'memsync log -p' show the entries' IDs; 'memsync purge --dry-run --secret RULE' lists what a rule finds"
 	case errors.As(err, new(*lock.TimeoutError)):
 		return "another process holds the memory's lock; retry, or wait longer with --lock-timeout (MEMSYNC_LOCK_TIMEOUT)"
 	case errors.Is(err, worktree.ErrNotRepo):
@@ -73,7 +87,7 @@ func hintOf(err error) string {
 		if se.Snapshot != "" {
 			return fmt.Sprintf("nothing was merged or pushed; 'memsync purge %s' drops the entry here and, at the next sync, from %s's history (whoever wrote it must rotate the key)", se.ID, se.Source)
 		}
-		return SecretSnapshotHint(se.ID)
+		return secretSnapshotHint(se.ID)
 	case memfile.Fix(err) != "":
 		return memfile.Fix(err)
 	case errors.Is(err, policy.ErrRefused):
@@ -93,6 +107,41 @@ func hintOf(err error) string {
 	}
 	if ge := new(gitcmd.Error); errors.As(err, &ge) {
 		return fmt.Sprintf("git's message says why 'git %s' failed; fix what it names (run the command yourself to see more), then run memsync again", ge.Command())
+	}
+	return ""
+}
+
+// syncError is Sync's failure, with the remote's name for its hint.
+type syncError struct {
+	remote string
+	err    error
+}
+
+func (e *syncError) Error() string { return e.err.Error() }
+func (e *syncError) Unwrap() error { return e.err }
+
+// hint says what a sync's failure left as it was, and what to do.
+func (e *syncError) hint() string {
+	name := e.remote
+	switch err := e.err; {
+	case errors.Is(err, remote.ErrBadRemote):
+		return "see 'memsync --help' or 'memsync COMMAND --help'"
+	case errors.Is(err, remote.ErrBusy):
+		return "wait for that sync to finish and run 'memsync sync' again, or wait longer with --lock-timeout"
+	case errors.Is(err, remote.ErrTimeout):
+		return fmt.Sprintf("your memory is unchanged and no git is left running; check that %s answers ('git fetch %s'), or give it longer with --timeout", name, name)
+	case errors.Is(err, remote.ErrFetch):
+		return fmt.Sprintf("your memory is unchanged; check the remote ('git remote -v', 'git fetch %s') and sync again", name)
+	case errors.Is(err, remote.ErrPush):
+		return fmt.Sprintf("your memory holds what was merged, snapshotted; nothing reached %s: check your push access to it and sync again", name)
+	case errors.Is(err, remote.ErrRaced):
+		return "another repository pushes to this clone's ref (copies of one repository?); your memory holds what was merged; run 'memsync sync' again"
+	case errors.Is(err, history.ErrMassRemoval):
+		return "nothing was snapshotted or pushed; see what went: 'memsync diff'; put it back: memsync rollback '~0'; if the removal is meant: 'memsync sync --accept-removal'"
+	case errors.Is(err, history.ErrTooBig):
+		return fmt.Sprintf("nothing was changed here; whoever pushed it can put back an earlier memory (memsync rollback '~1', then memsync sync --force); if the memory is meant to be that large, raise the cap (--max-bytes, MEMSYNC_MAX_BYTES: a snapshot's file may be twice the cap) and sync %s again", name)
+	case errors.Is(err, merge.ErrMassDeletion):
+		return "nothing was changed; see what would go: 'memsync sync --dry-run'; if that is right: 'memsync sync --force'"
 	}
 	return ""
 }

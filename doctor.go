@@ -17,16 +17,16 @@ import (
 
 // The statuses of a doctor check.
 const (
-	CheckOK      = "ok"
-	CheckProblem = "problem"
-	CheckFixed   = "fixed" // a problem Doctor repaired
-	CheckInfo    = "info"
+	checkOK      = "ok"
+	checkProblem = "problem"
+	checkFixed   = "fixed" // a problem Doctor repaired
+	checkInfo    = "info"
 )
 
 // Check is one finding of Doctor (README documents the JSON).
 type Check struct {
 	Check  string `json:"check"`  // memory, archive, lock, temp, layout, worktree, hooks, history, conflicts, tracked
-	Status string `json:"status"` // CheckOK, CheckProblem, CheckFixed or CheckInfo
+	Status string `json:"status"` // ok, problem, fixed (a problem Doctor repaired) or info
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`    // what repairs a problem, for people
 	Backup string `json:"backup,omitempty"` // where a repair kept the old content
@@ -44,7 +44,7 @@ type DoctorReport struct {
 // with Fix would repair one of them.
 func (r DoctorReport) Problems() (left int, fixable bool) {
 	for _, ch := range r.Checks {
-		if ch.Status == CheckProblem {
+		if ch.Status == checkProblem {
 			left++
 			fixable = fixable || ch.Fixable
 		}
@@ -58,7 +58,8 @@ type DoctorOptions struct {
 	// entry), duplicate IDs, entries not in the file's dialect (a file
 	// ralph and memsync both wrote), temp files of interrupted writes, worktree
 	// links (as WorktreeDoctor), a stale lock on the snapshot ref, a
-	// snapshot ref that points at missing objects (history.Repair).
+	// snapshot ref that points at missing objects (reset to its newest
+	// snapshot the repository holds).
 	Fix bool
 }
 
@@ -109,16 +110,16 @@ func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, err
 		}
 		checks = append(checks, more...)
 	}
-	rs, err := merge.LoadLog(m.ConflictLog())
+	rs, err := merge.LoadLog(m.conflictLog)
 	if err != nil {
 		return DoctorReport{}, err
 	}
 	if n := len(rs); n > 0 {
-		checks = append(checks, Check{Check: "conflicts", Status: CheckProblem,
+		checks = append(checks, Check{Check: "conflicts", Status: checkProblem,
 			Detail: fmt.Sprintf("%d recorded conflict%s", n, words.Plural(n, "", "s")),
 			Fix:    "see them: memsync conflicts; settle each: memsync resolve ID --ours|--theirs|--edit"})
 	} else {
-		checks = append(checks, Check{Check: "conflicts", Status: CheckOK, Detail: "no recorded conflicts"})
+		checks = append(checks, Check{Check: "conflicts", Status: checkOK, Detail: "no recorded conflicts"})
 	}
 	r := DoctorReport{Checks: checks}
 	left, _ := r.Problems()
@@ -131,7 +132,7 @@ func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, err
 // and entries that repeat an earlier entry's ID get new IDs. What it cannot
 // repair gets the step to take by hand, never "doctor --fix" again.
 func (m *Memory) checkFile(name, path string, fix bool, update func(func(*memfile.File) error) error) (Check, error) {
-	ch := Check{Check: name, Status: CheckOK}
+	ch := Check{Check: name, Status: checkOK}
 	target, err := m.store.Resolve(path)
 	if err != nil {
 		return ch, err
@@ -149,7 +150,7 @@ func (m *Memory) checkFile(name, path string, fix bool, update func(func(*memfil
 	if len(f.Problems) == 0 {
 		return ch, nil
 	}
-	ch.Status = CheckProblem
+	ch.Status = checkProblem
 	ch.Detail = fmt.Sprintf("%s: %d problem(s), first at line %d: %s", path, len(f.Problems), f.Problems[0].Line, f.Problems[0].Msg)
 	marked, dups := memfile.HasConflictMarkers(data), len(memfile.DuplicateIDs(f))
 	mixed := 0
@@ -201,11 +202,11 @@ func (m *Memory) checkFile(name, path string, fix bool, update func(func(*memfil
 		ch.Detail = fmt.Sprintf("%s: %d problem(s) left, first at line %d: %s", path, len(g.Problems), g.Problems[0].Line, g.Problems[0].Msg)
 		ch.Fix = byHand(path, g.Problems[0].Line, ch.Backup)
 	case marked:
-		ch.Status, ch.Detail = CheckFixed, fmt.Sprintf("%s: merged the two sides of the conflict by entry: %d entries", path, len(g.Entries))
+		ch.Status, ch.Detail = checkFixed, fmt.Sprintf("%s: merged the two sides of the conflict by entry: %d entries", path, len(g.Entries))
 	case mixed > 0:
-		ch.Status, ch.Detail = CheckFixed, fmt.Sprintf("%s: wrote %d entr%s in the file's dialect, %s: %d entries", path, mixed, words.Plural(mixed, "y", "ies"), g.Dialect, len(g.Entries))
+		ch.Status, ch.Detail = checkFixed, fmt.Sprintf("%s: wrote %d entr%s in the file's dialect, %s: %d entries", path, mixed, words.Plural(mixed, "y", "ies"), g.Dialect, len(g.Entries))
 	default:
-		ch.Status, ch.Detail = CheckFixed, fmt.Sprintf("%s: gave %d entr%s a new ID: %d entries", path, dups, words.Plural(dups, "y", "ies"), len(g.Entries))
+		ch.Status, ch.Detail = checkFixed, fmt.Sprintf("%s: gave %d entr%s a new ID: %d entries", path, dups, words.Plural(dups, "y", "ies"), len(g.Entries))
 	}
 	return ch, nil
 }
@@ -227,7 +228,7 @@ func (m *Memory) checkTorn(ctx context.Context, name, path string, fix bool) (Ch
 	if !torn {
 		return Check{}, false, nil
 	}
-	ch := Check{Check: name, Status: CheckProblem, Fixable: true,
+	ch := Check{Check: name, Status: checkProblem, Fixable: true,
 		Detail: fmt.Sprintf("%s: the last entry (line %d, byte %d on) is torn: an append cut it off part-way (a full disk, an I/O error, a crash)", path, line, at),
 		Fix:    "memsync doctor --fix removes the torn entry (the whole file is kept in a backup); then add it again"}
 	if !fix {
@@ -249,8 +250,8 @@ func (m *Memory) checkTorn(ctx context.Context, name, path string, fix bool) (Ch
 		return after, true, nil
 	}
 	removed := fmt.Sprintf("removed the torn last entry (line %d; the old file is in %s)", line, backup)
-	if after.Status == CheckOK {
-		after.Status = CheckFixed
+	if after.Status == checkOK {
+		after.Status = checkFixed
 	}
 	after.Detail = removed + "; " + after.Detail
 	if after.Backup == "" {
@@ -275,7 +276,7 @@ func pathCheck(name, path string, unsafe []error) (Check, bool) {
 	for _, err := range unsafe {
 		var pe *memfile.PathError
 		if errors.As(err, &pe) && (pe.Path == path || pe.Other == path) {
-			return Check{Check: name, Status: CheckProblem, Detail: err.Error(), Fix: pe.Fix()}, true
+			return Check{Check: name, Status: checkProblem, Detail: err.Error(), Fix: pe.Fix()}, true
 		}
 	}
 	return Check{}, false
@@ -289,7 +290,7 @@ func (m *Memory) checkLock(unsafe []error) Check {
 		return ch
 	}
 	if _, err := m.store.Resolve(m.store.Path()); err != nil {
-		return Check{Check: "lock", Status: CheckInfo, Detail: "not checked: it lies beside the memory file, whose path is unsafe"}
+		return Check{Check: "lock", Status: checkInfo, Detail: "not checked: it lies beside the memory file, whose path is unsafe"}
 	}
 	if real, err := m.store.LockPath(); err == nil {
 		lp = real
@@ -297,14 +298,14 @@ func (m *Memory) checkLock(unsafe []error) Check {
 	if ch, ok := pathCheck("lock", lp, unsafe); ok {
 		return ch
 	}
-	return Check{Check: "lock", Status: CheckOK, Detail: lp}
+	return Check{Check: "lock", Status: checkOK, Detail: lp}
 }
 
 // checkTemps reports the temp files that killed rewrites left in the memory
 // home; with fix (and only where every path is safe) it removes them under
 // the writers' lock.
 func (m *Memory) checkTemps(ctx context.Context, fix, safe bool) (Check, error) {
-	ch := Check{Check: "temp", Status: CheckOK, Detail: "no temp files left by interrupted writes"}
+	ch := Check{Check: "temp", Status: checkOK, Detail: "no temp files left by interrupted writes"}
 	stale, err := m.store.StaleTemps()
 	if err != nil || len(stale) == 0 {
 		return ch, err
@@ -315,7 +316,7 @@ func (m *Memory) checkTemps(ctx context.Context, fix, safe bool) (Check, error) 
 			size += fi.Size()
 		}
 	}
-	ch.Status, ch.Fix = CheckProblem, "memsync doctor --fix removes them (no live process is writing them)"
+	ch.Status, ch.Fix = checkProblem, "memsync doctor --fix removes them (no live process is writing them)"
 	ch.Detail = fmt.Sprintf("%d temp file%s left by interrupted writes (%d bytes), e.g. %s", len(stale), words.Plural(len(stale), "", "s"), size, stale[0])
 	if !fix || !safe {
 		return ch, nil
@@ -324,7 +325,7 @@ func (m *Memory) checkTemps(ctx context.Context, fix, safe bool) (Check, error) 
 	if err != nil {
 		return ch, err
 	}
-	ch.Status = CheckFixed
+	ch.Status = checkFixed
 	ch.Detail = fmt.Sprintf("removed %d temp file%s left by interrupted writes", len(removed), words.Plural(len(removed), "", "s"))
 	return ch, nil
 }
@@ -339,11 +340,11 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 	driver := m.mergeDriverSet()
 	trackedSeen := false
 	for _, f := range findings {
-		ch := Check{Check: "worktree", Status: CheckProblem, Detail: fmt.Sprintf("%s: %s: %s", f.Worktree.Path, f.Worktree.Status.State, f.Worktree.Status.Detail), Fix: f.Fix}
+		ch := Check{Check: "worktree", Status: checkProblem, Detail: fmt.Sprintf("%s: %s: %s", f.Worktree.Path, f.Worktree.Status.State, f.Worktree.Status.Detail), Fix: f.Fix}
 		if f.Worktree.Status.Tracked && m.repo.Layout != worktree.LayoutRalph {
 			trackedSeen = true
 			if driver { // tracked on purpose, merged by memsync's merge driver
-				ch.Status, ch.Fix = CheckInfo, ""
+				ch.Status, ch.Fix = checkInfo, ""
 				ch.Detail = f.Worktree.Path + ": .agent/memories.md is tracked by git, merged by memsync's merge driver"
 			}
 		}
@@ -353,13 +354,13 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 			if err != nil {
 				ch.Detail += " (repair failed: " + err.Error() + ")"
 			} else {
-				ch.Status, ch.Detail, ch.Backup = CheckFixed, f.Worktree.Path+": "+res.Message, res.Backup
+				ch.Status, ch.Detail, ch.Backup = checkFixed, f.Worktree.Path+": "+res.Message, res.Backup
 			}
 		}
 		out = append(out, ch)
 	}
 	if len(findings) == 0 {
-		out = append(out, Check{Check: "worktree", Status: CheckOK, Detail: "every worktree shares the memory"})
+		out = append(out, Check{Check: "worktree", Status: checkOK, Detail: "every worktree shares the memory"})
 	}
 	if st, err := hooks.Report(m.repo); err == nil {
 		n := 0
@@ -368,18 +369,18 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 				n++
 			}
 		}
-		ch := Check{Check: "hooks", Status: CheckOK, Detail: fmt.Sprintf("%d of %d hooks installed in %s", n, len(st.Hooks), st.Dir)}
+		ch := Check{Check: "hooks", Status: checkOK, Detail: fmt.Sprintf("%d of %d hooks installed in %s", n, len(st.Hooks), st.Dir)}
 		switch msg := m.HooksNotRun(); {
 		case msg != "":
-			ch.Status, ch.Detail, ch.Fix = CheckProblem, msg, "memsync hooks install"
+			ch.Status, ch.Detail, ch.Fix = checkProblem, msg, "memsync hooks install"
 		case n == 0:
-			ch.Status, ch.Detail = CheckInfo, "no hooks installed: no snapshots after commits (memsync hooks install)"
+			ch.Status, ch.Detail = checkInfo, "no hooks installed: no snapshots after commits (memsync hooks install)"
 		case n < len(st.Hooks):
-			ch.Status, ch.Fix = CheckProblem, "memsync hooks install"
+			ch.Status, ch.Fix = checkProblem, "memsync hooks install"
 		}
 		out = append(out, ch)
 		for _, mg := range st.Managers {
-			out = append(out, Check{Check: "hooks", Status: CheckInfo, Detail: mg.Name + " manages hooks here (" + mg.Config + "); memsync hooks install goes through it; see memsync hooks status"})
+			out = append(out, Check{Check: "hooks", Status: checkInfo, Detail: mg.Name + " manages hooks here (" + mg.Config + "); memsync hooks install goes through it; see memsync hooks status"})
 		}
 	}
 	if ch, err := m.checkRefLock(ctx, fix); err != nil {
@@ -394,14 +395,14 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 	out = append(out, damaged...)
 	if m.repo.Layout == worktree.LayoutRalph {
 		if trackedIn(m.repo) {
-			ch := Check{Check: "tracked", Status: CheckInfo, Detail: m.repo.RelFile() + " is tracked by git (ralph's default): linked worktrees keep skip-worktree on it; merged by memsync's merge driver"}
+			ch := Check{Check: "tracked", Status: checkInfo, Detail: m.repo.RelFile() + " is tracked by git (ralph's default): linked worktrees keep skip-worktree on it; merged by memsync's merge driver"}
 			if !driver {
 				ch.Detail = m.repo.RelFile() + " is tracked by git (ralph's default): linked worktrees keep skip-worktree on it; set up the merge driver so merges go by entry: memsync init --merge-driver"
 			}
 			out = append(out, ch)
 		}
 	} else if !trackedSeen && !driver && trackedIn(m.repo) {
-		out = append(out, Check{Check: "tracked", Status: CheckProblem, Detail: ".agent/memories.md is tracked by git on this branch",
+		out = append(out, Check{Check: "tracked", Status: checkProblem, Detail: ".agent/memories.md is tracked by git on this branch",
 			Fix: "git rm --cached .agent/memories.md && git commit (memsync keeps history on refs/memsync/snapshots; or keep it tracked with the merge driver: memsync init --merge-driver)"})
 	}
 	return out, nil
@@ -421,7 +422,7 @@ func (m *Memory) layoutCheck() Check {
 	case r.InWorktree:
 		where = "the primary worktree's file, which its branches track (git config " + worktree.HomeKey + "=worktree)"
 	}
-	return Check{Check: "layout", Status: CheckInfo,
+	return Check{Check: "layout", Status: checkInfo,
 		Detail: fmt.Sprintf("the memory is %s, %s (%s): %s; git config %s=agent|ralph chooses (memsync init --layout)", m.Path(), where, what, r.LayoutWhy, worktree.LayoutKey)}
 }
 
@@ -431,9 +432,9 @@ func (m *Memory) layoutCheck() Check {
 func (m *Memory) otherLayoutCheck(fix bool) Check {
 	path := worktree.OtherLayoutFile(m.repo)
 	if path == "" {
-		return Check{Check: "layout", Status: CheckOK, Detail: "no memory file of the other layout in the primary worktree"}
+		return Check{Check: "layout", Status: checkOK, Detail: "no memory file of the other layout in the primary worktree"}
 	}
-	ch := Check{Check: "layout", Status: CheckProblem, Fixable: true,
+	ch := Check{Check: "layout", Status: checkProblem, Fixable: true,
 		Detail: otherLayoutMessage(m.repo, path),
 		Fix:    "memsync doctor --fix folds its entries into the memory and moves the file aside (or choose that layout: memsync init --layout)"}
 	if fix {
@@ -442,7 +443,7 @@ func (m *Memory) otherLayoutCheck(fix bool) Check {
 			ch.Detail += " (fold failed: " + err.Error() + ")"
 			return ch
 		}
-		ch.Status, ch.Backup = CheckFixed, res.Backup
+		ch.Status, ch.Backup = checkFixed, res.Backup
 		ch.Detail = fmt.Sprintf("folded %d entr%s of %s into the memory; the file is kept as %s", res.Added, words.Plural(res.Added, "y", "ies"), path, res.Backup)
 	}
 	return ch
@@ -462,7 +463,7 @@ func (m *Memory) checkRefLock(ctx context.Context, fix bool) (*Check, error) {
 	if err != nil || path == "" {
 		return nil, err
 	}
-	ch := &Check{Check: "history", Status: CheckProblem,
+	ch := &Check{Check: "history", Status: checkProblem,
 		Detail: fmt.Sprintf("%s is older than %s and no process holds it: a killed snapshot left it (the next snapshot removes it too)", path, history.StaleRefLockAge),
 		Fix:    "memsync doctor --fix removes it"}
 	if !fix {
@@ -471,7 +472,7 @@ func (m *Memory) checkRefLock(ctx context.Context, fix bool) (*Check, error) {
 	if path, err = h.StaleRefLock(true); err != nil {
 		ch.Detail += " (removing it failed: " + err.Error() + ")"
 	} else if path != "" {
-		ch.Status, ch.Detail = CheckFixed, "removed "+path+", left by a killed snapshot"
+		ch.Status, ch.Detail = checkFixed, "removed "+path+", left by a killed snapshot"
 	}
 	return ch, nil
 }
@@ -488,7 +489,7 @@ func (m *Memory) checkHistory(ctx context.Context, fix bool) ([]Check, error) {
 	}
 	var out []Check
 	for _, d := range damaged {
-		ch := Check{Check: "history", Status: CheckProblem, Fixable: true,
+		ch := Check{Check: "history", Status: checkProblem, Fixable: true,
 			Detail: fmt.Sprintf("%s points at %s, whose objects the repository lacks (%s); every snapshot fails until it is repaired", d.Ref, words.Short(d.Commit), d.Why),
 			Fix:    "memsync doctor --fix moves it back to the newest whole snapshot (or rebuilds it from the live memory)"}
 		if fix {
@@ -496,7 +497,7 @@ func (m *Memory) checkHistory(ctx context.Context, fix bool) ([]Check, error) {
 			if err != nil {
 				ch.Detail += " (repair failed: " + err.Error() + ")"
 			} else {
-				ch.Status, ch.Detail = CheckFixed, repairMessage(res)
+				ch.Status, ch.Detail = checkFixed, repairMessage(res)
 			}
 		}
 		out = append(out, ch)

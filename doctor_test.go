@@ -68,13 +68,13 @@ func TestDoctorConflictMarkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem := checkOf(t, rep, "memory")
-	if rep.OK || mem.Status != CheckProblem || !mem.Fixable || !strings.Contains(mem.Detail, "conflict marker") {
+	if rep.OK || mem.Status != checkProblem || !mem.Fixable || !strings.Contains(mem.Detail, "conflict marker") {
 		t.Fatalf("Doctor = %+v", rep)
 	}
 	if left, fixable := rep.Problems(); left != 1 || !fixable {
 		t.Fatalf("Problems = %d, %v: %+v", left, fixable, rep)
 	}
-	if ch := checkOf(t, rep, "worktree"); ch.Status != CheckOK {
+	if ch := checkOf(t, rep, "worktree"); ch.Status != checkOK {
 		t.Fatalf("worktree check: %+v", ch)
 	}
 	data, err := json.Marshal(rep)
@@ -87,7 +87,7 @@ func TestDoctorConflictMarkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem = checkOf(t, rep, "memory")
-	if !rep.OK || mem.Status != CheckFixed || mem.Backup == "" {
+	if !rep.OK || mem.Status != checkFixed || mem.Backup == "" {
 		t.Fatalf("Doctor --fix = %+v", rep)
 	}
 	all, err := m.List(ctx, View{})
@@ -120,11 +120,11 @@ func TestDoctorDamageAndWorktree(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem := checkOf(t, rep, "memory")
-	if mem.Status != CheckProblem || mem.Fixable || !strings.Contains(mem.Fix, "by hand") {
+	if mem.Status != checkProblem || mem.Fixable || !strings.Contains(mem.Fix, "by hand") {
 		t.Fatalf("memory check: %+v", mem)
 	}
 	wt := checkOf(t, rep, "worktree")
-	if wt.Status != CheckProblem || !wt.Fixable || !strings.Contains(wt.Detail, "missing") {
+	if wt.Status != checkProblem || !wt.Fixable || !strings.Contains(wt.Detail, "missing") {
 		t.Fatalf("worktree check: %+v", wt)
 	}
 
@@ -132,7 +132,7 @@ func TestDoctorDamageAndWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wt := checkOf(t, rep, "worktree"); wt.Status != CheckFixed {
+	if wt := checkOf(t, rep, "worktree"); wt.Status != checkFixed {
 		t.Fatalf("worktree check after the fix: %+v", wt)
 	}
 	if left, _ := rep.Problems(); left != 1 {

@@ -31,7 +31,7 @@ func TestDoctorTornLastEntry(t *testing.T) {
 				t.Fatal(err)
 			}
 			ch := checkOf(t, rep, "memory")
-			if ch.Status != CheckProblem || !ch.Fixable || !strings.Contains(ch.Detail, "torn") ||
+			if ch.Status != checkProblem || !ch.Fixable || !strings.Contains(ch.Detail, "torn") ||
 				!strings.Contains(ch.Detail, "line "+strconv.Itoa(c.line)) || !strings.Contains(ch.Fix, "doctor --fix") {
 				t.Fatalf("doctor on a torn file: %+v", ch)
 			}
@@ -44,7 +44,7 @@ func TestDoctorTornLastEntry(t *testing.T) {
 				t.Fatal(err)
 			}
 			ch = checkOf(t, rep, "memory")
-			if ch.Status != CheckFixed || ch.Backup == "" || !strings.Contains(ch.Detail, "removed the torn last entry") {
+			if ch.Status != checkFixed || ch.Backup == "" || !strings.Contains(ch.Detail, "removed the torn last entry") {
 				t.Fatalf("doctor --fix on a torn file: %+v", ch)
 			}
 			if b, err := os.ReadFile(ch.Backup); err != nil || string(b) != c.whole+c.torn {
@@ -67,7 +67,7 @@ func TestDoctorTornLastEntry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ch := checkOf(t, rep, "memory"); ch.Status != CheckOK {
+			if ch := checkOf(t, rep, "memory"); ch.Status != checkOK {
 				t.Fatalf("doctor after the repair: %+v", ch)
 			}
 
@@ -83,7 +83,7 @@ func TestDoctorTornLastEntry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ch := checkOf(t, rep, "memory"); ch.Status != CheckOK {
+			if ch := checkOf(t, rep, "memory"); ch.Status != checkOK {
 				t.Fatalf("doctor on a file saved without a final newline: %+v", ch)
 			}
 		})

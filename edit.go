@@ -54,7 +54,7 @@ func (m *Memory) Edit(ctx context.Context, ref string, o EditOptions) (EditResul
 	}
 	var res EditResult
 	err = st.Update(func(f *memfile.File) error {
-		m.ReportDamage(m.store.Path(), f)
+		m.reportDamage(m.store.Path(), f)
 		i, err := f.Find(ref)
 		if err != nil {
 			return err
@@ -64,7 +64,7 @@ func (m *Memory) Edit(ctx context.Context, ref string, o EditOptions) (EditResul
 		before := memfile.RenderEntry(&e, memfile.Orch)
 		applyEdit(&e, o)
 		if memfile.RenderEntry(&e, memfile.Orch) == before {
-			res = EditResult{Entry: EntryOf(&f.Entries[i], i+1)}
+			res = EditResult{Entry: entryOf(&f.Entries[i], i+1)}
 			return errUnchanged
 		}
 		e.SetField(provenance.EditedField, provenance.Edited(time.Now(), m.writer().Author))
@@ -75,7 +75,7 @@ func (m *Memory) Edit(ctx context.Context, ref string, o EditOptions) (EditResul
 			return err
 		}
 		f.Entries[i] = e
-		res = EditResult{Entry: EntryOf(&e, i+1), Changed: true}
+		res = EditResult{Entry: entryOf(&e, i+1), Changed: true}
 		return nil
 	})
 	if errors.Is(err, errUnchanged) {

@@ -1,6 +1,9 @@
 package memsync
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/memsync/memsync/internal/provenance"
 	"github.com/memsync/memsync/memfile"
 )
@@ -28,7 +31,8 @@ type Entry struct {
 	// nothing was added: "active", or "archive" (Restore brings it back).
 	Duplicate string `json:"duplicate,omitempty"`
 
-	heading string // the heading as the file spells it
+	heading string         // the heading as the file spells it
+	src     *memfile.Entry // the entry as parsed, where kept (Get, Conflict.Edited): Text and Resolve use it
 }
 
 // Heading is the entry's heading line as the file spells it ("Pattern:
@@ -70,12 +74,32 @@ func provenanceOf(e *memfile.Entry) *Provenance {
 	return &p
 }
 
-// EntryOf converts an entry of a memory file; number is its 1-based
+// entryOf converts an entry of a memory file; number is its 1-based
 // position (0: none).
-func EntryOf(e *memfile.Entry, number int) Entry {
+func entryOf(e *memfile.Entry, number int) Entry {
 	return Entry{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content,
 		Fields: e.Fields(), Provenance: provenanceOf(e), heading: e.Heading()}
 }
 
 // dupName is how Entry.Duplicate names what Add found.
 var dupName = map[memfile.Dup]string{memfile.DupActive: "active", memfile.DupArchived: "archive"}
+
+// fileEntry is e as a memory file holds it: the entry it was read as, else
+// one made of its fields.
+func fileEntry(e *Entry) memfile.Entry {
+	if e.src != nil {
+		return *e.src
+	}
+	f := memfile.Entry{ID: e.ID, Type: e.Type, Title: e.Title, Tags: e.Tags, Date: e.Date, Content: e.Content}
+	for _, k := range slices.Sorted(maps.Keys(e.Fields)) {
+		f.SetField(k, e.Fields[k])
+	}
+	return f
+}
+
+// Text is the entry as the memory file spells it (orch's dialect), as
+// 'memsync show' prints it.
+func (e *Entry) Text() string {
+	f := fileEntry(e)
+	return memfile.RenderEntry(&f, memfile.Orch)
+}

@@ -33,27 +33,21 @@ func (m *Memory) history(ctx context.Context) (*history.History, error) {
 	return history.Open(m.repo, m.st(ctx)), nil
 }
 
-// ConflictLog is the file that records the conflicts of this memory: the
-// repository's <git common dir>/memsync/conflicts.json, or the global
-// layer's state/conflicts.json.
-func (m *Memory) ConflictLog() string { return m.conflictLog }
-
 // SnapshotOptions tune Snapshot.
 type SnapshotOptions struct {
 	Message string // the snapshot's subject ("" for memsync's own)
 	// AcceptRemoval snapshots a memory that lost more than half of the
 	// newest snapshot's entries outside memsync (an editor, a script); without
-	// it Snapshot refuses such a memory with a *history.RemovalError.
+	// it Snapshot refuses such a memory (KindRefused).
 	AcceptRemoval bool
 }
 
 // SnapshotResult is what Snapshot did.
 type SnapshotResult struct {
-	Created  bool              `json:"created"`  // a new snapshot was committed
-	Snapshot *history.Snapshot `json:"snapshot"` // the newest snapshot now; nil when there is none
-	// Problems is the damage found in the active file, which is snapshotted
-	// as it is (Snapshot also warns of it through Options.Warn).
-	Problems []memfile.Problem `json:"-"`
+	Created  bool      `json:"created"`  // a new snapshot was committed
+	Snapshot *Snapshot `json:"snapshot"` // the newest snapshot now; nil when there is none
+
+	problems []memfile.Problem // the damage found in the active file, snapshotted as it is
 }
 
 // Snapshot commits the memory (the active file and the archive) onto
@@ -65,8 +59,8 @@ func (m *Memory) Snapshot(ctx context.Context, o SnapshotOptions) (*SnapshotResu
 	if err != nil {
 		return nil, err
 	}
-	if n := len(res.Problems); n > 0 {
-		m.warn(fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is", m.Path(), n, res.Problems[0]))
+	if n := len(res.problems); n > 0 {
+		m.warn(fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is", m.Path(), n, res.problems[0]))
 	}
 	return res, nil
 }
@@ -82,17 +76,15 @@ func (m *Memory) snapshot(ctx context.Context, msg, hook string, accept bool) (*
 	if err != nil {
 		return nil, err
 	}
-	return &SnapshotResult{Created: res.Created, Snapshot: res.Snapshot, Problems: res.Problems}, nil
+	out := &SnapshotResult{Created: res.Created, problems: res.Problems}
+	if res.Snapshot != nil {
+		snap := snapshotOf(res.Snapshot)
+		out.Snapshot = &snap
+	}
+	return out, nil
 }
 
-// Log lists the snapshots newest first, each with its provenance and what
-// changed in the active file since the snapshot before it; at most n of
-// them (n <= 0: all).
-func (m *Memory) Log(ctx context.Context, n int) ([]history.LogEntry, error) {
-	return m.LogWith(ctx, LogOptions{N: n})
-}
-
-// LogOptions tune LogWith.
+// LogOptions tune Log.
 type LogOptions struct {
 	N     int  // at most N snapshots (0: all)
 	Stat  bool // name the entries each snapshot added, removed and changed (LogEntry.Changes)
@@ -104,11 +96,12 @@ type LogOptions struct {
 	Entry string
 }
 
-// LogWith lists the snapshots newest first as Log does; o names the
-// entries they changed, or follows one entry (history.History.EntryLog:
-// every snapshot, merges' second parents too, compared with its first
-// parent). An Entry that no snapshot touched is memfile.ErrNotFound.
-func (m *Memory) LogWith(ctx context.Context, o LogOptions) ([]history.LogEntry, error) {
+// Log lists the snapshots newest first, each with its provenance and what
+// changed in the active file since the snapshot before it; o bounds the
+// list, names the entries each snapshot changed, or follows one entry
+// (every snapshot, merges' second parents too, compared with its first
+// parent). An Entry that no snapshot touched is ErrNotFound.
+func (m *Memory) Log(ctx context.Context, o LogOptions) ([]LogEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -132,10 +125,7 @@ func (m *Memory) LogWith(ctx context.Context, o LogOptions) ([]history.LogEntry,
 	default:
 		entries, err = h.Log(o.N)
 	}
-	if entries == nil {
-		entries = []history.LogEntry{}
-	}
-	return entries, err
+	return logOf(entries), err
 }
 
 // entryRef resolves the entry LogOptions.Entry names: in the active
@@ -144,7 +134,7 @@ func (m *Memory) LogWith(ctx context.Context, o LogOptions) ([]history.LogEntry,
 func (m *Memory) entryRef(ctx context.Context, ref string) (history.EntryRef, error) {
 	ref = strings.TrimSpace(ref)
 	for _, v := range []View{{}, {Archive: true}} {
-		f, err := m.Load(ctx, v)
+		f, err := m.load(ctx, v)
 		if err != nil {
 			return history.EntryRef{}, err
 		}
@@ -175,7 +165,7 @@ func (m *Memory) entryRef(ctx context.Context, ref string) (history.EntryRef, er
 // Change is one entry that differs between two states of the memory,
 // matched by ID.
 type Change struct {
-	Kind   string `json:"kind"` // history.Added, history.Removed or history.Changed
+	Kind   string `json:"kind"` // added, removed or changed
 	ID     string `json:"id"`
 	Before *Entry `json:"before"` // nil when added
 	After  *Entry `json:"after"`  // nil when removed
@@ -187,11 +177,11 @@ func changesOf(changes []history.Change) []Change {
 	for _, ch := range changes {
 		c := Change{Kind: ch.Kind, ID: ch.ID}
 		if ch.Before != nil {
-			e := EntryOf(ch.Before, 0)
+			e := entryOf(ch.Before, 0)
 			c.Before = &e
 		}
 		if ch.After != nil {
-			e := EntryOf(ch.After, 0)
+			e := entryOf(ch.After, 0)
 			c.After = &e
 		}
 		out = append(out, c)
@@ -222,7 +212,7 @@ type DiffResult struct {
 // is anything git rev-parse understands that names a snapshot
 // (refs/memsync/snapshots~2, a hash or a prefix of one), "~N" for the N-th
 // snapshot before the newest, or LiveRev for the files as they are now. a ""
-// is the newest snapshot (history.ErrNoSnapshot without one), b "" is live.
+// is the newest snapshot (KindNotFound without one), b "" is live.
 func (m *Memory) Diff(ctx context.Context, a, b string, o DiffOptions) (*DiffResult, error) {
 	h, err := m.history(ctx)
 	if err != nil {
@@ -276,22 +266,23 @@ func revFiles(ctx context.Context, h *history.History, rev string) (string, hist
 // prefixes, or numbers as rev's list had them) — changed back, put back, or
 // removed when they did not exist at rev. The memory is snapshotted before
 // and after, so the result's Before undoes it. Owner and admin only.
-func (m *Memory) Rollback(ctx context.Context, rev string, refs ...string) (*history.RollbackResult, error) {
+func (m *Memory) Rollback(ctx context.Context, rev string, refs ...string) (*RollbackResult, error) {
 	h, err := m.history(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Allow(policy.OpRollback); err != nil {
+	if err := m.allow(policy.OpRollback); err != nil {
 		return nil, err
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return nil, err
 	}
 	target, err := h.Resolve(ctx, rev)
 	if err != nil {
 		return nil, err
 	}
-	return h.Rollback(ctx, target, refs, h.CurrentProvenance(""))
+	res, err := h.Rollback(ctx, target, refs, h.CurrentProvenance(""))
+	return rollbackOf(res), err
 }
 
 // SyncOptions tune Sync.
@@ -303,14 +294,39 @@ type SyncOptions struct {
 	// SnapshotOptions.AcceptRemoval), so the removal is pushed.
 	AcceptRemoval bool
 	// Timeout bounds each git fetch and push; MEMSYNC_SYNC_TIMEOUT; default
-	// remote.DefaultTimeout. A remote that does not answer in time is an
-	// error wrapping remote.ErrTimeout; git and its children are stopped.
+	// 2m. A remote that does not answer in time is an error (its hint says
+	// so); git and its children are stopped.
 	Timeout time.Duration
 }
 
 // SyncResult is what Sync did.
 type SyncResult struct {
-	*remote.Result
+	Remote string `json:"remote"`
+	// Clone is this clone's ID: its snapshots are on the remote at
+	// refs/memsync/clones/<Clone>.
+	Clone string `json:"clone"`
+	// Fetched is the remote's newest shared snapshot (its
+	// refs/memsync/snapshots, else a clone's), "" when it has none.
+	Fetched string `json:"fetched"`
+	// Merged names the remote refs whose snapshots were merged in (or with
+	// DryRun would be), e.g. "refs/memsync/clones/ana-1f2e3d4c".
+	Merged []string `json:"merged"`
+	// Kind is the most any merge did: "up-to-date" (theirs is nothing
+	// new), "fast-forward" (ours had nothing theirs lacks) or "merged" (by
+	// entry, in a merge snapshot).
+	Kind   string `json:"kind"`
+	Pushed bool   `json:"pushed"`
+	Tries  int    `json:"tries"` // fetch, merge and push rounds
+	// Snapshot is our newest snapshot after the sync: what the remote
+	// holds at this clone's ref after a push.
+	Snapshot string   `json:"snapshot"`
+	Notes    []string `json:"notes,omitempty"` // what the merges did a person should know
+	// Purged are the entries purged here because the remote's tombstones
+	// name them (another clone ran Purge).
+	Purged []string `json:"purged,omitempty"`
+	Backup string   `json:"backup,omitempty"` // where a damaged memory file's content was kept
+	// Refused is, for a dry run, why the sync would stop without Force.
+	Refused        string         `json:"refused,omitempty"`
 	DryRun         bool           `json:"dry_run"`
 	Changes        []Change       `json:"changes"`         // the active file's entries the merges changed
 	ArchiveChanges []Change       `json:"archive_changes"` // the archive's
@@ -326,7 +342,7 @@ type SyncConflict struct {
 
 // Sync exchanges the memory with a git remote ("" for the current branch's
 // remote, else origin): snapshot, fetch the remote's snapshots, merge them
-// entry by entry, push back with a lease (package remote). It returns what
+// entry by entry, push back with a lease. It returns what
 // it did also when it fails part-way (Remote is always set; a merge of
 // both sides is made locally only once it is pushed). ctx kills a fetch or
 // push under way.
@@ -338,14 +354,23 @@ func (m *Memory) Sync(ctx context.Context, name string, o SyncOptions) (*SyncRes
 	if name == "" {
 		name = remote.DefaultRemote(h)
 	}
-	out := &SyncResult{Result: &remote.Result{Remote: name}, DryRun: o.DryRun, Changes: []Change{}, ArchiveChanges: []Change{}, Conflicts: []SyncConflict{}}
+	res, err := m.sync(ctx, h, name, o)
+	if err != nil {
+		err = &syncError{remote: name, err: err}
+	}
+	return res, err
+}
+
+// sync is Sync with the remote's name known.
+func (m *Memory) sync(ctx context.Context, h *history.History, name string, o SyncOptions) (*SyncResult, error) {
+	out := &SyncResult{Remote: name, DryRun: o.DryRun, Changes: []Change{}, ArchiveChanges: []Change{}, Conflicts: []SyncConflict{}}
 	if o.Force && !o.DryRun {
-		if err := m.Allow(policy.OpSyncForce); err != nil {
+		if err := m.allow(policy.OpSyncForce); err != nil {
 			return out, err
 		}
 	}
 	if !o.DryRun {
-		if err := m.BeforeWrite(); err != nil {
+		if err := m.beforeWrite(); err != nil {
 			return out, err
 		}
 	}
@@ -364,7 +389,9 @@ func (m *Memory) Sync(ctx context.Context, name string, o SyncOptions) (*SyncRes
 	if res == nil {
 		return out, err
 	}
-	out.Result = res
+	out.Remote, out.Clone, out.Fetched, out.Merged = res.Remote, res.Clone, res.Fetched, res.Merged
+	out.Kind, out.Pushed, out.Tries, out.Snapshot = res.Kind, res.Pushed, res.Tries, res.Snapshot
+	out.Notes, out.Purged, out.Backup, out.Refused = res.Notes, res.Purged, res.Backup, res.Refused
 	out.Changes, out.ArchiveChanges = changesOf(res.Changes), changesOf(res.ArchiveChanges)
 	for _, cf := range res.Conflicts {
 		out.Conflicts = append(out.Conflicts, SyncConflict{cf.ID, cf.Ours.Heading()})
@@ -410,26 +437,28 @@ func (c *Conflict) EditText() string {
 // Edited reads back the edited text: the one entry left, with the
 // conflict's ID, for Resolution.Edited. No entry is ErrEditCancelled; more
 // than one is an error.
-func (c *Conflict) Edited(text []byte) (memfile.Entry, error) {
+func (c *Conflict) Edited(text []byte) (Entry, error) {
 	switch f := memfile.Parse(text); len(f.Entries) {
 	case 0:
-		return memfile.Entry{}, ErrEditCancelled
+		return Entry{}, ErrEditCancelled
 	case 1:
 		e := f.Entries[0]
 		e.ID = c.ID
-		return e, nil
+		out := entryOf(&e, 0)
+		out.src = &e
+		return out, nil
 	default:
-		return memfile.Entry{}, fmt.Errorf("the edited file holds %d entries", len(f.Entries))
+		return Entry{}, fmt.Errorf("the edited file holds %d entries", len(f.Entries))
 	}
 }
 
 func conflictOf(r *merge.Record) Conflict {
 	base, ours, theirs := r.Versions()
 	c := Conflict{ID: r.ID, Title: r.Title, Source: r.Source, Time: r.Time,
-		Ours: EntryOf(&ours, 0), Theirs: EntryOf(&theirs, 0), Diff: history.TextDiff(r.Ours, r.Theirs),
+		Ours: entryOf(&ours, 0), Theirs: entryOf(&theirs, 0), Diff: history.TextDiff(r.Ours, r.Theirs),
 		ours: r.Ours, theirs: r.Theirs}
 	if base != nil {
-		b := EntryOf(base, 0)
+		b := entryOf(base, 0)
 		c.Base = &b
 	}
 	c.Kind = "conflict"
@@ -437,7 +466,7 @@ func conflictOf(r *merge.Record) Conflict {
 		before := *r
 		before.Ours = r.Before
 		_, b, _ := before.Versions()
-		e := EntryOf(&b, 0)
+		e := entryOf(&b, 0)
 		c.Kind, c.Before, c.Diff = merge.Merged, &e, history.TextDiff(r.Before, r.Ours)
 	}
 	return c
@@ -448,7 +477,7 @@ func (m *Memory) Conflicts(ctx context.Context) ([]Conflict, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rs, err := merge.LoadLog(m.ConflictLog())
+	rs, err := merge.LoadLog(m.conflictLog)
 	if err != nil {
 		return nil, err
 	}
@@ -460,12 +489,12 @@ func (m *Memory) Conflicts(ctx context.Context) ([]Conflict, error) {
 }
 
 // Conflict returns the recorded conflict ref names (its ID or a unique
-// prefix; memfile.ErrNotFound or memfile.ErrAmbiguous otherwise).
+// prefix; ErrNotFound or ErrAmbiguous otherwise).
 func (m *Memory) Conflict(ctx context.Context, ref string) (Conflict, error) {
 	if err := ctx.Err(); err != nil {
 		return Conflict{}, err
 	}
-	rs, err := merge.LoadLog(m.ConflictLog())
+	rs, err := merge.LoadLog(m.conflictLog)
 	if err != nil {
 		return Conflict{}, err
 	}
@@ -491,7 +520,7 @@ type Resolution struct {
 	Keep Keep
 	// Edited is, for KeepEdit, the entry to keep (its ID is set to the
 	// conflict's).
-	Edited *memfile.Entry
+	Edited *Entry
 }
 
 // ResolveResult is what Resolve did.
@@ -519,7 +548,7 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := m.Allow(policy.OpResolve); err != nil {
+	if err := m.allow(policy.OpResolve); err != nil {
 		return nil, err
 	}
 	switch r.Keep {
@@ -531,11 +560,11 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 	default:
 		return nil, fmt.Errorf("%w: resolve keeps ours, theirs or an edited entry, not %q", memfile.ErrInvalid, r.Keep)
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return nil, err
 	}
 	st := m.undoable(ctx, "resolve")
-	logPath := m.ConflictLog()
+	logPath := m.conflictLog
 	rs, err := merge.LoadLog(logPath)
 	if err != nil {
 		return nil, err
@@ -550,7 +579,7 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 	case KeepTheirs:
 		keep = theirs
 	case KeepEdit:
-		keep = *r.Edited
+		keep = fileEntry(r.Edited)
 		keep.ID = rec.ID
 	}
 	if r.Keep != KeepOurs {
@@ -572,7 +601,7 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 	if err != nil {
 		return nil, err
 	}
-	out := &ResolveResult{ID: rec.ID, Kept: r.Keep, Entry: EntryOf(&keep, 0)}
+	out := &ResolveResult{ID: rec.ID, Kept: r.Keep, Entry: entryOf(&keep, 0)}
 	if m.repo != nil {
 		res, err := m.snapshot(ctx, "memsync resolve "+rec.ID+" ("+string(r.Keep)+")", "", false)
 		if err != nil {

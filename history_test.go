@@ -67,7 +67,7 @@ func TestSnapshotsAfterHookTimeout(t *testing.T) {
 	add(t, m, "third")
 	out.Reset()
 	RunHook(ctx, dir, "post-commit", nil, HookOptions{Stderr: &out})
-	log, err := m.Log(ctx, 0)
+	log, err := m.Log(ctx, LogOptions{})
 	if err != nil || out.Len() > 0 || len(log) != 3 || log[0].Hook != "post-commit" {
 		t.Fatalf("hook after the timeout: %q, %d snapshots, %v", out.String(), len(log), err)
 	}
@@ -78,7 +78,7 @@ func TestSnapshotsAfterHookTimeout(t *testing.T) {
 func TestHistoryOperations(t *testing.T) {
 	ctx := context.Background()
 	m, _ := openRepo(t, Options{})
-	if log, err := m.Log(ctx, 0); err != nil || log == nil || len(log) != 0 {
+	if log, err := m.Log(ctx, LogOptions{}); err != nil || log == nil || len(log) != 0 {
 		t.Fatalf("log without snapshots: %#v, %v", log, err)
 	}
 	if _, err := m.Diff(ctx, "", "", DiffOptions{}); !errors.Is(err, history.ErrNoSnapshot) {
@@ -101,7 +101,7 @@ func TestHistoryOperations(t *testing.T) {
 	if _, err := m.Snapshot(ctx, SnapshotOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	log, err := m.Log(ctx, 1)
+	log, err := m.Log(ctx, LogOptions{N: 1})
 	if err != nil || len(log) != 1 || log[0].Entries != 2 || log[0].Added != 1 {
 		t.Fatalf("log: %+v, %v", log, err)
 	}
@@ -140,7 +140,7 @@ func TestHistoryRefusals(t *testing.T) {
 	}
 	for name, call := range map[string]func() error{
 		"snapshot": func() error { _, err := g.Snapshot(ctx, SnapshotOptions{}); return err },
-		"log":      func() error { _, err := g.Log(ctx, 0); return err },
+		"log":      func() error { _, err := g.Log(ctx, LogOptions{}); return err },
 		"diff":     func() error { _, err := g.Diff(ctx, "", "", DiffOptions{}); return err },
 		"rollback": func() error { _, err := g.Rollback(ctx, "~1"); return err },
 		"sync":     func() error { _, err := g.Sync(ctx, "", SyncOptions{}); return err },
@@ -207,7 +207,7 @@ func TestConflictsResolve(t *testing.T) {
 	ctx := context.Background()
 	m, _ := openRepo(t, Options{})
 	a, b := add(t, m, "the build uses ninja"), add(t, m, "tests run in ci")
-	f, err := m.Load(ctx, View{})
+	f, err := m.load(ctx, View{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestConflictsResolve(t *testing.T) {
 		t.Helper()
 		th := e
 		th.Content = theirs
-		if err := merge.Log(m.ConflictLog(), "test", []merge.Conflict{{ID: e.ID, Ours: e, Theirs: th}}); err != nil {
+		if err := merge.Log(m.conflictLog, "test", []merge.Conflict{{ID: e.ID, Ours: e, Theirs: th}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -234,7 +234,7 @@ func TestConflictsResolve(t *testing.T) {
 	if _, err := m.Resolve(ctx, a.ID, Resolution{Keep: KeepEdit}); !errors.Is(err, memfile.ErrInvalid) {
 		t.Fatalf("edit without an entry: %v", err)
 	}
-	edited := f.Entries[0]
+	edited := entryOf(&f.Entries[0], 0) // an Entry made by hand: no file entry behind it
 	edited.ID, edited.Content = "", "the build uses bazel 7"
 	res, err := m.Resolve(ctx, a.ID[:8], Resolution{Keep: KeepEdit, Edited: &edited})
 	if err != nil || res.ID != a.ID || res.Kept != KeepEdit || res.Entry.ID != a.ID || res.Snapshot == "" {

@@ -16,9 +16,11 @@ import (
 
 // HookOptions bound a hook run.
 type HookOptions struct {
-	Stderr      io.Writer     // for the one warning line (os.Stderr when nil)
-	Timeout     time.Duration // the whole run; hooks.DefaultTimeout when 0
-	LockTimeout time.Duration // waiting for the memory lock; hooks.DefaultLockTimeout when 0
+	Stderr  io.Writer     // for the one warning line (os.Stderr when nil)
+	Timeout time.Duration // the whole run; 10s when 0
+	// LockTimeout bounds the wait for the memory lock, at most 3s (a hook
+	// holds up git); 0 is MEMSYNC_LOCK_TIMEOUT where it is set, else 3s.
+	LockTimeout time.Duration
 }
 
 // RunHook is the handler of git hook name, called with git's arguments in
@@ -27,9 +29,8 @@ type HookOptions struct {
 // repository, a damaged memory file, a lock timeout, running out of time)
 // is one warning line on Stderr, and the git command stands. It never
 // writes HEAD, nor the index but for the skip-worktree bit of a new
-// worktree's tracked ralph memory file it links (worktree.Link), and the git
-// it spawns ignores the variables git sets for hooks (package
-// internal/gitcmd).
+// worktree's tracked ralph memory file it links, and the git it spawns
+// ignores the variables git sets for hooks.
 //
 //   - post-commit, post-merge, post-rewrite, post-applypatch (git am): snapshot the memory (no commit
 //     when it is unchanged, so a rebase of many commits snapshots once).
@@ -50,6 +51,12 @@ type HookOptions struct {
 // left running or latched: the next snapshot of the process works as usual.
 func RunHook(ctx context.Context, dir, name string, args []string, o HookOptions) {
 	if o.LockTimeout <= 0 {
+		var env Options
+		if env.fromEnv(os.Getenv) == nil {
+			o.LockTimeout = env.LockTimeout
+		}
+	}
+	if o.LockTimeout <= 0 || o.LockTimeout > hooks.DefaultLockTimeout {
 		o.LockTimeout = hooks.DefaultLockTimeout
 	}
 	hooks.Run(ctx, name, func(ctx context.Context) string { return hookWork(ctx, dir, name, args, o.LockTimeout) },
@@ -85,12 +92,12 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 		if len(args) < 1 || strings.Trim(args[0], "0") != "" {
 			return warning("") // a branch switch or a file checkout: Open healed the links
 		}
-		r := m.Repo()
+		r := m.repo
 		if _, err := os.Stat(m.Path()); err != nil || !r.IsSecondary() {
 			return "" // the primary, or a repository without memory
 		}
 		said = said[:0] // a new worktree: its first link is no repair
-		if err := m.BeforeWrite(); err != nil {
+		if err := m.beforeWrite(); err != nil {
 			return warning("link the new worktree's memory: " + err.Error() + " (run 'memsync worktree doctor')")
 		}
 		return warning("")
@@ -100,14 +107,14 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 		return warning("snapshot skipped: " + err.Error() + "; see 'memsync diff', then put them back (memsync rollback '~0') or keep the removal ('memsync snapshot --accept-removal')")
 	}
 	if se := new(history.SecretError); errors.As(err, &se) {
-		return warning("snapshot skipped: " + err.Error() + "; " + SecretSnapshotHint(se.ID))
+		return warning("snapshot skipped: " + err.Error() + "; " + secretSnapshotHint(se.ID))
 	}
 	if err != nil {
 		return warning("snapshot skipped: " + err.Error())
 	}
-	if n := len(res.Problems); n > 0 {
+	if n := len(res.problems); n > 0 {
 		return warning(fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is; 'memsync list' shows them",
-			m.Path(), n, res.Problems[0]))
+			m.Path(), n, res.problems[0]))
 	}
 	return warning("")
 }
@@ -115,15 +122,26 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 // HooksResult is what InstallHooks and UninstallHooks did: the hooks
 // folder and each script (the JSON of 'memsync hooks install|uninstall').
 type HooksResult struct {
-	Dir   string       `json:"dir"`
-	Hooks []hooks.Hook `json:"hooks"`
+	Dir   string `json:"dir"`
+	Hooks []Hook `json:"hooks"`
 }
 
-// InstallHooks installs the git hook scripts, which run bin (the memsync
-// command) as 'bin hook NAME'; a hook that was there is kept and runs first.
-// A hooks folder in the worktree that git status shows is refused
-// (hooks.ErrInWorktree, with the folder in the result) unless force.
-func (m *Memory) InstallHooks(ctx context.Context, bin string, force bool) (HooksResult, error) {
+// InstallHooksOptions set up InstallHooks.
+type InstallHooksOptions struct {
+	// Executable is the memsync binary the scripts run; "" is this program
+	// (os.Executable).
+	Executable string
+	// Force installs also into a hooks folder in the worktree that git
+	// status shows (the change shows there, and the scripts name this
+	// machine's memsync).
+	Force bool
+}
+
+// InstallHooks installs the git hook scripts, which run the memsync
+// command as 'memsync hook NAME'; a hook that was there is kept and runs
+// first. A hooks folder in the worktree that git status shows is refused
+// (KindRefused, with the folder in the result) unless o.Force.
+func (m *Memory) InstallHooks(ctx context.Context, o InstallHooksOptions) (HooksResult, error) {
 	if m.repo == nil {
 		return HooksResult{}, ErrGlobalLayer
 	}
@@ -131,15 +149,41 @@ func (m *Memory) InstallHooks(ctx context.Context, bin string, force bool) (Hook
 		return HooksResult{}, err
 	}
 	// The worktrees post-checkout links must stay out of git status.
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return HooksResult{}, err
 	}
+	bin := o.Executable
+	if bin == "" {
+		var err error
+		if bin, err = os.Executable(); err != nil {
+			return HooksResult{}, err
+		}
+	}
 	dir, hs, err := hooks.Install(m.repo, bin)
-	if errors.Is(err, hooks.ErrInWorktree) && force {
+	if errors.Is(err, hooks.ErrInWorktree) && o.Force {
 		m.warn(err.Error() + "; installing anyway (--force): git status will show these changes, and the scripts name this machine's memsync")
 		dir, hs, err = hooks.InstallForce(m.repo, bin)
 	}
+	if errors.Is(err, hooks.ErrInWorktree) {
+		err = &hooksInWorktreeError{dir, err}
+	}
 	return hooksResult(dir, hs), err
+}
+
+// hooksInWorktreeError is InstallHooks' refusal of a hooks folder that git
+// status shows: its hint (Classify) names the folder.
+type hooksInWorktreeError struct {
+	dir string
+	err error
+}
+
+func (e *hooksInWorktreeError) Error() string { return e.err.Error() }
+func (e *hooksInWorktreeError) Unwrap() error { return e.err }
+
+// hint is the way out: have the tracked hooks run memsync, or --force.
+func (e *hooksInWorktreeError) hint() string {
+	return "nothing was changed; have your tracked hooks run memsync: add the line  memsync hook NAME \"$@\"  to " +
+		e.dir + "/NAME for NAME in " + strings.Join(hooks.Names(), ", ") + " (and commit them); or install memsync's scripts there anyway: memsync hooks install --force"
 }
 
 // UninstallHooks removes memsync's hook scripts and puts back what was there.
@@ -155,14 +199,18 @@ func (m *Memory) UninstallHooks(ctx context.Context) (HooksResult, error) {
 }
 
 // Hooks reports what is installed where, and the hook managers in use.
-func (m *Memory) Hooks(ctx context.Context) (*hooks.Status, error) {
+func (m *Memory) Hooks(ctx context.Context) (*HookStatus, error) {
 	if m.repo == nil {
 		return nil, ErrGlobalLayer
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return hooks.Report(m.repo)
+	st, err := hooks.Report(m.repo)
+	if err != nil {
+		return nil, err
+	}
+	return hookStatusOf(st), nil
 }
 
 // HooksNotRun returns the warning for a repository where 'memsync hooks
@@ -184,8 +232,5 @@ func (m *Memory) HooksNotRun() string {
 }
 
 func hooksResult(dir string, hs []hooks.Hook) HooksResult {
-	if hs == nil {
-		hs = []hooks.Hook{}
-	}
-	return HooksResult{Dir: dir, Hooks: hs}
+	return HooksResult{Dir: dir, Hooks: hooksOf(hs)}
 }

@@ -37,6 +37,16 @@ type InitResult struct {
 	// MergeDriverSet tells that an attribute routes the memory file to
 	// memsync's merge driver (tracking it is then on purpose).
 	MergeDriverSet bool `json:"-"`
+	// ExcludeFile is the common info/exclude Excluded went to ("" on the
+	// global layer).
+	ExcludeFile string `json:"-"`
+	// Layout is where the repository keeps its memory, "agent" or "ralph"
+	// (see SetLayout; "" on the global layer), LayoutWhy why (the git config memsync.layout, or what the
+	// primary worktree holds), and RelFile the memory file relative to a
+	// worktree's top.
+	Layout    string `json:"-"`
+	LayoutWhy string `json:"-"`
+	RelFile   string `json:"-"`
 }
 
 // MergeDriver is the merge driver Init set up.
@@ -84,7 +94,9 @@ func (m *Memory) Init(ctx context.Context, o InitOptions) (InitResult, error) {
 	if m.repo == nil {
 		return res, nil
 	}
-	added, err := m.Exclude()
+	res.ExcludeFile = filepath.Join(m.repo.CommonDir, "info", "exclude")
+	res.Layout, res.LayoutWhy, res.RelFile = string(m.repo.Layout), m.repo.LayoutWhy, m.repo.RelFile()
+	added, err := m.exclude()
 	if err != nil {
 		return res, err
 	}
@@ -181,18 +193,19 @@ func trackedIn(r *worktree.Repo) bool {
 
 // SetLayout chooses where the memory of the repository containing dir
 // lives, in its git config (memsync.layout, shared by every worktree of the
-// clone): worktree.LayoutRalph for ralph-orchestrator's
-// .ralph/agent/memories.md, worktree.LayoutAgent for .agent/memories.md.
+// clone): "agent" for memsync's own <worktree>/.agent/memories.md, "ralph"
+// for ralph-orchestrator's <worktree>/.ralph/agent/memories.md (v2.3.0 on).
 // Open the memory after it. Without the setting, Open works the layout out
-// from the primary worktree (see worktree.Repo.Layout).
-func SetLayout(ctx context.Context, dir string, layout worktree.Layout) error {
-	if _, err := worktree.ParseLayout(string(layout)); err != nil {
-		return err
+// from the primary worktree (the layout whose memory file is there).
+// Another name is a *ConfigError.
+func SetLayout(ctx context.Context, dir, layout string) error {
+	if _, err := worktree.ParseLayout(layout); err != nil {
+		return &ConfigError{err}
 	}
 	r, err := worktree.Discover(dir)
 	if err != nil {
 		return err
 	}
-	_, err = gitcmd.OutputContext(ctx, r.CommonDir, "--git-dir="+r.CommonDir, "config", worktree.LayoutKey, string(layout))
+	_, err = gitcmd.OutputContext(ctx, r.CommonDir, "--git-dir="+r.CommonDir, "config", worktree.LayoutKey, layout)
 	return err
 }

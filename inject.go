@@ -15,9 +15,11 @@ import (
 // (orch.yml's memories block, .agent/memsync.yml, MEMSYNC_ENABLED,
 // MEMSYNC_INJECT, MEMSYNC_BUDGET). Nil and "" leave the configuration's.
 type InjectOptions struct {
-	// Mode is auto, manual or none. Memories disabled in the configuration
-	// (enabled: false) make it none whatever Mode says.
-	Mode config.Mode
+	// Mode is how the memories reach the prompt: "auto" (put before it),
+	// "manual" (the prompt is left as it is; the agent reads them apart) or
+	// "none". Memories disabled in the configuration (enabled: false) make
+	// it none whatever Mode says.
+	Mode string
 	// Budget is the most tokens of memory to add (about 4 bytes each; 0:
 	// no limit).
 	Budget *int
@@ -56,7 +58,7 @@ type InjectResult struct {
 // read with o's overrides.
 func (o InjectOptions) settings(cfg config.Config) config.Config {
 	if o.Mode != "" {
-		cfg.Inject = o.Mode
+		cfg.Inject = config.Mode(o.Mode)
 	}
 	if o.Budget != nil {
 		cfg.Budget = *o.Budget
@@ -83,9 +85,11 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 		return InjectResult{}, err
 	}
 	if o.Mode != "" {
-		if _, err := config.ParseMode(string(o.Mode)); err != nil {
-			return InjectResult{}, err
+		mode, err := config.ParseMode(o.Mode)
+		if err != nil {
+			return InjectResult{}, &ConfigError{fmt.Errorf("mode: %w", err)}
 		}
+		o.Mode = string(mode)
 	}
 	if o.Budget != nil && *o.Budget < 0 {
 		return InjectResult{}, fmt.Errorf("the budget must be 0 or more tokens, not %d", *o.Budget)
@@ -95,7 +99,7 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 	if cfg.Mode() == config.None {
 		return out, nil
 	}
-	f, err := m.Load(ctx, View{})
+	f, err := m.load(ctx, View{})
 	if err != nil {
 		return out, err
 	}
@@ -107,17 +111,17 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 	if err != nil {
 		return out, err
 	}
-	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter, Keep: m.InView, Vectors: sem, User: m.gitEmail()})
+	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter, Keep: m.inView, Vectors: sem, User: m.gitEmail()})
 	if res.Block == "" && res.Omitted > 0 {
 		m.warn(fmt.Sprintf("a budget of %d tokens leaves no room for any memory; %s", cfg.Budget, inject.Note(res.Omitted, res.Filtered)))
 	}
 	out.Path, out.Memories, out.Omitted, out.Filtered = m.store.Path(), res.Block, res.Omitted, res.Filtered
 	ids := make([]string, 0, len(res.Chosen))
 	for _, i := range res.Chosen {
-		out.Entries = append(out.Entries, EntryOf(&f.Entries[i], i+1))
+		out.Entries = append(out.Entries, entryOf(&f.Entries[i], i+1))
 		ids = append(ids, f.Entries[i].ID)
 	}
-	m.Touch(ids...) // injected memories are in use (gc's TTL)
+	m.touch(ids...) // injected memories are in use (gc's TTL)
 	if cfg.Mode() == config.Auto {
 		out.Output = res.Prompt(prompt)
 	}

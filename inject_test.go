@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/internal/testgit"
 )
 
@@ -46,7 +45,7 @@ func TestInjectBudget(t *testing.T) {
 		t.Fatalf("output: %q", res.Output)
 	}
 
-	none, err := m.Inject(ctx, "task\n", memsync.InjectOptions{Mode: config.None})
+	none, err := m.Inject(ctx, "task\n", memsync.InjectOptions{Mode: "none"})
 	if err != nil || none.Output != "task\n" || len(none.Entries) != 0 {
 		t.Fatalf("mode none: %+v, %v", none, err)
 	}

@@ -45,7 +45,7 @@ func (m *Memory) move(ctx context.Context, op policy.Op, dir memfile.Direction, 
 		from = m.store.ArchivePath()
 	}
 	moved, err := st.Move(dir, func(f *memfile.File) ([]int, error) {
-		m.ReportDamage(from, f)
+		m.reportDamage(from, f)
 		idx, err := f.FindAll(refs)
 		if err != nil && dir == memfile.ToActive {
 			return nil, fmt.Errorf("%w in the archive", err)
@@ -70,7 +70,7 @@ func (m *Memory) move(ctx context.Context, op policy.Op, dir memfile.Direction, 
 func entriesOf(es []memfile.Entry, layer string) []Entry {
 	out := make([]Entry, len(es))
 	for i := range es {
-		out[i] = EntryOf(&es[i], 0)
+		out[i] = entryOf(&es[i], 0)
 		out[i].Layer = layer
 	}
 	return out
@@ -91,7 +91,7 @@ type GCResult struct {
 
 // GC moves to the archive (never deletes) the entries not accessed for the
 // TTL, then, while more than the max count remain, the least recently
-// accessed (Limits; Options.MaxEntries and TTLDays). Owner and admin only,
+// accessed (Options.MaxEntries and TTLDays). Owner and admin only,
 // except a dry run.
 func (m *Memory) GC(ctx context.Context, o GCOptions) (GCResult, error) {
 	st := m.st(ctx)
@@ -105,7 +105,7 @@ func (m *Memory) GC(ctx context.Context, o GCOptions) (GCResult, error) {
 			return GCResult{}, err
 		}
 	}
-	lim := m.Limits()
+	lim := m.limits()
 	moved, err := st.GC(lim, o.DryRun)
 	if err != nil {
 		return GCResult{}, err
@@ -123,44 +123,55 @@ type SummaryOptions struct {
 // Summary is the state of a memory and its archive: the JSON of `memsync
 // summary --json` and of the MCP summary tools (README documents it).
 type Summary struct {
-	Layer      string           `json:"layer" jsonschema:"project or global"`
-	Session    string           `json:"session,omitempty"`
-	Path       string           `json:"path" jsonschema:"the memory file"`
-	Active     *memfile.Summary `json:"active,omitempty" jsonschema:"the active memory: entries, bytes, types, tags, oldest and newest date"`
-	Archive    *memfile.Summary `json:"archive"`
-	MaxBytes   int64            `json:"max_bytes" jsonschema:"size cap of the active file; past it the oldest entries are archived"`
-	MaxEntries int              `json:"max_entries" jsonschema:"most active entries; past it gc archives the least recently used"`
-	TTLDays    int              `json:"ttl_days" jsonschema:"gc archives entries not accessed for this many days"`
-	Problems   int              `json:"problems,omitempty" jsonschema:"damaged lines found in the active file (what parses is still served)"`
+	Layer      string       `json:"layer" jsonschema:"project or global"`
+	Session    string       `json:"session,omitempty"`
+	Path       string       `json:"path" jsonschema:"the memory file"`
+	Active     *FileSummary `json:"active,omitempty" jsonschema:"the active memory: entries, bytes, types, tags, oldest and newest date"`
+	Archive    *FileSummary `json:"archive"`
+	MaxBytes   int64        `json:"max_bytes" jsonschema:"size cap of the active file; past it the oldest entries are archived"`
+	MaxEntries int          `json:"max_entries" jsonschema:"most active entries; past it gc archives the least recently used"`
+	TTLDays    int          `json:"ttl_days" jsonschema:"gc archives entries not accessed for this many days"`
+	Problems   int          `json:"problems,omitempty" jsonschema:"damaged lines found in the active file (what parses is still served)"`
+}
+
+// FileSummary describes a memory file: counts by type and tag, the range
+// of dates, the size.
+type FileSummary struct {
+	Entries int            `json:"entries"`
+	Bytes   int64          `json:"bytes"` // the file's size on disk
+	Types   map[string]int `json:"types"` // "" counts entries without a type
+	Tags    map[string]int `json:"tags"`
+	Oldest  string         `json:"oldest,omitempty"` // smallest Date
+	Newest  string         `json:"newest,omitempty"` // largest Date
 }
 
 // Summary counts the entries in the session's view of the memory and its
 // archive (by type and by tag, oldest and newest date), with the files'
 // sizes and the limits.
 func (m *Memory) Summary(ctx context.Context, o SummaryOptions) (Summary, error) {
-	lim := m.Limits()
+	lim := m.limits()
 	maxBytes := m.store.MaxBytes
 	if maxBytes <= 0 {
 		maxBytes = memfile.DefaultMaxBytes
 	}
-	out := Summary{Layer: m.LayerName(), Session: m.session, Path: m.Path(), MaxBytes: maxBytes,
+	out := Summary{Layer: m.layerName(), Session: m.session, Path: m.Path(), MaxBytes: maxBytes,
 		MaxEntries: lim.MaxEntries, TTLDays: days(lim.TTL)}
 	views := []View{{Archive: true}}
 	if !o.ArchiveOnly {
 		views = append(views, View{})
 	}
 	for _, v := range views {
-		f, err := m.Load(ctx, v)
+		f, err := m.load(ctx, v)
 		if err != nil {
 			return Summary{}, err
 		}
 		in := &memfile.File{}
 		for i := range f.Entries {
-			if m.InView(&f.Entries[i]) {
+			if m.inView(&f.Entries[i]) {
 				in.Entries = append(in.Entries, f.Entries[i])
 			}
 		}
-		s := memfile.Summarize(in)
+		s := FileSummary(memfile.Summarize(in))
 		if v.Archive {
 			s.Bytes = m.fileSize(m.ArchivePath())
 			out.Archive = &s
@@ -193,14 +204,14 @@ func (m *Memory) fileSize(path string) int64 {
 // layer already holds only has its project copy archived. The global layer
 // is opened with this Memory's Options. Owner and admin only.
 func (m *Memory) Promote(ctx context.Context, refs ...string) ([]Entry, error) {
-	if m.Global() {
+	if m.repo == nil {
 		return nil, errors.New("promote copies from a project's memory to the global layer; this is the global layer")
 	}
 	st, err := m.beginWrite(ctx, policy.OpPromote, "promote")
 	if err != nil {
 		return nil, err
 	}
-	f, err := m.Load(ctx, View{})
+	f, err := m.load(ctx, View{})
 	if err != nil {
 		return nil, err
 	}
@@ -264,8 +275,8 @@ func (e *ImportError) Error() string { return e.Err.Error() }
 // Unwrap returns the reading error.
 func (e *ImportError) Unwrap() error { return e.Err }
 
-// Import adds memories kept by other tools (memfile.ReadForeign: a folder of
-// folder of front-matter files, ralph's and orch's memories.md), archived
+// Import adds memories kept by other tools (a folder of front-matter
+// files, ralph's and orch's memories.md), archived
 // ones to the archive, skipping any whose ID or content is already stored,
 // so importing twice adds nothing. Every source is read before anything is
 // written. An entry that records no provenance gets the importer's (see
@@ -275,7 +286,7 @@ func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, err
 	if err := ctx.Err(); err != nil {
 		return ImportResult{}, err
 	}
-	if err := m.Allow(policy.OpImport); err != nil {
+	if err := m.allow(policy.OpImport); err != nil {
 		return ImportResult{}, err
 	}
 	var active, archived []memfile.Entry
@@ -295,7 +306,7 @@ func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, err
 			who.Stamp(&es[i])
 		}
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return ImportResult{}, err
 	}
 	added, skipped, err := m.st(ctx).Import(active, archived)

@@ -129,7 +129,7 @@ func TestSummary(t *testing.T) {
 	if _, err := m.Add(ctx, Entry{Type: "decision", Tags: []string{"db"}, Content: "in s1"}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := Open(m.Repo().WorkTree, Options{Session: "s2"})
+	other, err := Open(m.repo.WorkTree, Options{Session: "s2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestWorkerRefusedLifecycle(t *testing.T) {
 	if err := os.WriteFile(src, []byte("---\nkey: k\n---\nimported\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	global, _ := GlobalDir()
+	global, _ := globalDir()
 	files := []string{m.Path(), m.ArchivePath(), exclude}
 	read := func() []string {
 		var out []string

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/memsync/memsync/internal/hugepage"
+	"github.com/memsync/memsync/internal/inject"
 	"github.com/memsync/memsync/internal/recall"
 	"github.com/memsync/memsync/memfile"
 )
@@ -19,10 +20,10 @@ type cache struct {
 	docs [2][]recall.Doc
 }
 
-// Load reads the active memory (or the archive) now, under the readers'
+// load reads the active memory (or the archive) now, under the readers'
 // lock, and warns of damaged lines (Options.Warn). The file may be shared
 // with other calls: read it, never change it.
-func (m *Memory) Load(ctx context.Context, v View) (*memfile.File, error) {
+func (m *Memory) load(ctx context.Context, v View) (*memfile.File, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func (m *Memory) Load(ctx context.Context, v View) (*memfile.File, error) {
 		return nil, err
 	}
 	if f != prev {
-		m.ReportDamage(path, f)
+		m.reportDamage(path, f)
 		m.cache.mu.Lock()
 		m.cache.last[k], m.cache.docs[k] = f, nil
 		m.cache.mu.Unlock()
@@ -47,26 +48,26 @@ func (m *Memory) Load(ctx context.Context, v View) (*memfile.File, error) {
 	return f, nil
 }
 
-// docs are the search documents of f, a file Load returned.
+// docs are the search documents of f, a file load returned.
 func (m *Memory) docs(f *memfile.File) []recall.Doc {
 	m.cache.mu.Lock()
 	defer m.cache.mu.Unlock()
 	for k := range m.cache.last {
 		if m.cache.last[k] == f {
 			if m.cache.docs[k] == nil {
-				m.cache.docs[k] = Docs(f)
+				m.cache.docs[k] = docsOf(f)
 			}
 			return m.cache.docs[k]
 		}
 	}
-	return Docs(f)
+	return docsOf(f)
 }
 
-// Docs are the entries of f as search documents, in file order.
-func Docs(f *memfile.File) []recall.Doc {
+// docsOf are the entries of f as search documents, in file order.
+func docsOf(f *memfile.File) []recall.Doc {
 	docs := hugepage.Make[recall.Doc](len(f.Entries))
 	for i := range f.Entries {
-		docs[i] = f.Entries[i].Doc()
+		docs[i] = inject.Doc(&f.Entries[i])
 	}
 	return docs
 }

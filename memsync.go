@@ -37,14 +37,16 @@ import (
 // (orch.yml's memories block, .agent/memsync.yml) where they set it, else
 // memsync's default — the same order for every front door.
 type Options struct {
-	// Global opens the global layer (GlobalDir) instead of the repository's
-	// memory.
+	// Global opens the global layer instead of the repository's memory:
+	// $MEMSYNC_GLOBAL_DIR, else $XDG_DATA_HOME/memsync, else
+	// ~/.local/share/memsync.
 	Global bool
 	// Session scopes the memory: entries added get a "- Session:" bullet, and
 	// reads (and the duplicate check) see the session's entries and those of
 	// no session.
 	Session string
-	// Role is owner, admin or worker (package policy); MEMSYNC_ROLE; default owner.
+	// Role is owner, admin or worker (README: Roles); MEMSYNC_ROLE; default
+	// owner.
 	Role string
 	// LockTimeout bounds a wait for the memory lock; MEMSYNC_LOCK_TIMEOUT;
 	// default 10s.
@@ -62,7 +64,7 @@ type Options struct {
 	NoAccessLog bool
 	// Embedder, if set, fuses meaning into search and inject: a second
 	// ranking by the cosine of entry and query vectors (package embed),
-	// merged with the lexical one (package recall).
+	// merged with the lexical one.
 	Embedder embed.Embedder
 	// Model is the folder of a Model2Vec model to use as the Embedder when
 	// none is set; MEMSYNC_MODEL; the configuration's model key. It is read
@@ -88,8 +90,24 @@ type Memory struct {
 	cache       cache
 	embedder    func() (embed.Embedder, error) // nil: lexical search only
 	opts        Options                        // as Open got them, after the environment (Promote opens the global layer with them)
-	conflictLog string                         // where conflicts are recorded (ConflictLog)
+	conflictLog string                         // where conflicts are recorded: <git common dir>/memsync/conflicts.json, or the global layer's state/conflicts.json
 }
+
+// ErrNotFound is what a reference that names no entry (or conflict, or
+// snapshot entry) returns, wrapped; ErrAmbiguous what an ID prefix that
+// names more than one returns.
+var (
+	ErrNotFound  = memfile.ErrNotFound
+	ErrAmbiguous = memfile.ErrAmbiguous
+)
+
+// MaxEntryBytes is the size of the largest entry memsync stores, as the
+// memory file spells it.
+const MaxEntryBytes = memfile.DefaultMaxEntryBytes
+
+// ErrUnknownRole is what Open returns (wrapped) for an Options.Role (or
+// MEMSYNC_ROLE) that is not owner, admin or worker.
+var ErrUnknownRole = policy.ErrUnknownRole
 
 // ErrNoRepository is what Open returns (wrapped) when it finds no git
 // repository at dir (Options.Global opens the global layer instead).
@@ -102,6 +120,11 @@ func Open(dir string, o Options) (*Memory, error) {
 	if err := o.fromEnv(os.Getenv); err != nil {
 		return nil, &ConfigError{err}
 	}
+	if o.Role != "" { // before discovery: a bad role is a usage error wherever memsync runs
+		if _, err := policy.Parse(o.Role); err != nil {
+			return nil, err
+		}
+	}
 	m := &Memory{session: o.Session, noAccess: o.NoAccessLog, warn: o.Warn, opts: o}
 	if m.warn == nil {
 		m.warn = func(string) {}
@@ -111,7 +134,7 @@ func Open(dir string, o Options) (*Memory, error) {
 	var shared fsutil.Shared
 	if o.Global {
 		var err error
-		if home, err = OpenGlobalDir(); err != nil {
+		if home, err = openGlobalDir(); err != nil {
 			return nil, err
 		}
 		state = filepath.Join(home, "state")
@@ -172,7 +195,7 @@ func Open(dir string, o Options) (*Memory, error) {
 		m.store.RemovalLog = filepath.Join(state, "removed")
 	}
 	m.conflictLog = conflicts
-	m.store.Unmark = merge.Hook(conflicts, m.warn)
+	m.store.Conflicts = merge.LogFile(conflicts)
 	m.embedder = newEmbedder(o, cfg)
 	if m.repo != nil {
 		m.heal(false)
@@ -256,7 +279,8 @@ func (o *Options) fromEnv(getenv func(string) string) error {
 	return nil
 }
 
-// ConfigError is a configuration file Open could not use.
+// ConfigError is a setting memsync could not use: in a configuration file
+// or the environment (Open), or an option (SetLayout, InjectOptions.Mode).
 type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
@@ -269,11 +293,14 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // callers need not change when that does.
 func (m *Memory) Close() error { return nil }
 
-// Repo is the repository (nil for the global layer).
-func (m *Memory) Repo() *worktree.Repo { return m.repo }
-
-// Global tells whether this is the global layer.
-func (m *Memory) Global() bool { return m.repo == nil }
+// WorkTree is the top of the worktree Open found dir in: "" for the global
+// layer, and in a bare repository or a git folder.
+func (m *Memory) WorkTree() string {
+	if m.repo == nil {
+		return ""
+	}
+	return m.repo.WorkTree
+}
 
 // Path is the active memory file.
 func (m *Memory) Path() string { return m.store.Path() }
@@ -281,37 +308,44 @@ func (m *Memory) Path() string { return m.store.Path() }
 // ArchivePath is the archive file.
 func (m *Memory) ArchivePath() string { return m.store.ArchivePath() }
 
-// Config is the configuration Open read (files and environment).
-func (m *Memory) Config() config.Config { return m.cfg }
-
-// Role is the role operations are checked against.
-func (m *Memory) Role() policy.Role { return m.role }
-
 // Session is the session the memory is scoped to ("" for none).
 func (m *Memory) Session() string { return m.session }
 
-// Limits are gc's limits.
-func (m *Memory) Limits() memfile.Limits { return *m.store.Limits }
+// limits are gc's limits.
+func (m *Memory) limits() memfile.Limits { return *m.store.Limits }
 
 // st is the store for one call: its lock waits end when ctx is done.
 func (m *Memory) st(ctx context.Context) *memfile.Store { return m.store.WithContext(ctx) }
 
-// Allow refuses an operation the role may not do, before anything changes.
-func (m *Memory) Allow(op policy.Op) error { return m.role.Check(op) }
+// Allow refuses an operation the role may not do, before anything
+// changes: op is named as the command line names it ("edit", "resolve",
+// "delete", ...; see README: Roles). A front door checks before it asks a
+// person for input (an editor), as every operation checks again.
+func (m *Memory) Allow(op string) error {
+	for _, o := range policy.Ops() {
+		if o.String() == op {
+			return m.allow(o)
+		}
+	}
+	return fmt.Errorf("%w: no operation %q", memfile.ErrInvalid, op)
+}
+
+// allow refuses an operation the role may not do.
+func (m *Memory) allow(op policy.Op) error { return m.role.Check(op) }
 
 // beginWrite is the prologue of a write that removes or replaces entries
 // (what names it in the snapshot's subject): the context is live, the role
-// may do op, and the write will leave git status clean (BeforeWrite). It
+// may do op, and the write will leave git status clean (beforeWrite). It
 // returns the store to write through, which makes the write undoable
 // (undoable).
 func (m *Memory) beginWrite(ctx context.Context, op policy.Op, what string) (*memfile.Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := m.Allow(op); err != nil {
+	if err := m.allow(op); err != nil {
 		return nil, err
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return nil, err
 	}
 	return m.undoable(ctx, what), nil
@@ -350,12 +384,12 @@ func (m *Memory) undoable(ctx context.Context, what string) *memfile.Store {
 	return st
 }
 
-// BeforeWrite makes sure a write leaves git status clean: the memory files
+// beforeWrite makes sure a write leaves git status clean: the memory files
 // are in the common info/exclude (a read of one small file when they are
 // already). Every write of a Memory runs it; it is exported for the adapters
 // that still write through Store.
-func (m *Memory) BeforeWrite() error {
-	if _, err := m.Exclude(); err != nil {
+func (m *Memory) beforeWrite() error {
+	if _, err := m.exclude(); err != nil {
 		return err
 	}
 	if err := m.ensureRalphFile(); err != nil {
@@ -402,9 +436,9 @@ func (m *Memory) createRalphFile() (bool, error) {
 	return created, err
 }
 
-// Exclude adds the memory files to the common info/exclude, shared by every
+// exclude adds the memory files to the common info/exclude, shared by every
 // worktree, and returns the patterns it added (none when they were there).
-func (m *Memory) Exclude() ([]string, error) {
+func (m *Memory) exclude() ([]string, error) {
 	if m.repo == nil {
 		return nil, nil
 	}
@@ -415,10 +449,10 @@ func (m *Memory) Exclude() ([]string, error) {
 	return added, nil
 }
 
-// GlobalDir is the memory home of the global layer, shared by all
+// globalDir is the memory home of the global layer, shared by all
 // repositories of a user: $MEMSYNC_GLOBAL_DIR, else $XDG_DATA_HOME/memsync,
 // else ~/.local/share/memsync.
-func GlobalDir() (string, error) {
+func globalDir() (string, error) {
 	if d := os.Getenv("MEMSYNC_GLOBAL_DIR"); d != "" {
 		return d, nil
 	}
@@ -432,10 +466,10 @@ func GlobalDir() (string, error) {
 	return filepath.Join(home, ".local", "share", "memsync"), nil
 }
 
-// OpenGlobalDir creates the global memory home if needed (private: 0700) and
+// openGlobalDir creates the global memory home if needed (private: 0700) and
 // returns it with symlinks resolved.
-func OpenGlobalDir() (string, error) {
-	dir, err := GlobalDir()
+func openGlobalDir() (string, error) {
+	dir, err := globalDir()
 	if err != nil {
 		return "", err
 	}

@@ -17,11 +17,11 @@ import (
 func TestGlobalDir(t *testing.T) {
 	t.Setenv("MEMSYNC_GLOBAL_DIR", "")
 	t.Setenv("XDG_DATA_HOME", "/x/data")
-	if d, _ := GlobalDir(); d != filepath.FromSlash("/x/data/memsync") {
+	if d, _ := globalDir(); d != filepath.FromSlash("/x/data/memsync") {
 		t.Fatalf("XDG: %s", d)
 	}
 	t.Setenv("MEMSYNC_GLOBAL_DIR", "/g")
-	if d, _ := GlobalDir(); d != "/g" {
+	if d, _ := globalDir(); d != "/g" {
 		t.Fatalf("override: %s", d)
 	}
 }
@@ -64,8 +64,8 @@ func TestOptionsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Role() != policy.Worker || m.Limits().MaxEntries != 7 || m.Limits().TTL != 3*24*time.Hour {
-		t.Fatalf("configuration: role %s, limits %+v", m.Role(), m.Limits())
+	if m.role != policy.Worker || m.limits().MaxEntries != 7 || m.limits().TTL != 3*24*time.Hour {
+		t.Fatalf("configuration: role %s, limits %+v", m.role, m.limits())
 	}
 	if _, err := m.Delete(context.Background(), "1"); !errors.Is(err, policy.ErrRefused) {
 		t.Fatalf("worker delete: %v", err)
@@ -75,8 +75,8 @@ func TestOptionsOrder(t *testing.T) {
 	if m, err = Open(dir, Options{MaxEntries: new(0)}); err != nil {
 		t.Fatal(err)
 	}
-	if m.Role() != policy.Admin || m.Limits().MaxEntries != 0 || m.Limits().TTL != 0 {
-		t.Fatalf("environment and options: role %s, limits %+v", m.Role(), m.Limits())
+	if m.role != policy.Admin || m.limits().MaxEntries != 0 || m.limits().TTL != 0 {
+		t.Fatalf("environment and options: role %s, limits %+v", m.role, m.limits())
 	}
 	t.Setenv("MCP_MEMORY_TTL_DAYS", "soon")
 	var ce *ConfigError
@@ -155,5 +155,25 @@ func TestAddReturnsWhatIsStored(t *testing.T) {
 		if !slices.Equal(e.Tags, []string{"net", "io"}) {
 			t.Fatalf("ralph %v: tags %q, want [net io]", ralph, e.Tags)
 		}
+	}
+}
+
+// TestAllowByName: Allow names operations as the command line does, and
+// refuses a worker what the role may not do, and a name it does not know.
+func TestAllowByName(t *testing.T) {
+	m, _ := openRepo(t, Options{Role: "worker"})
+	if err := m.Allow("add"); err != nil {
+		t.Errorf("worker add: %v", err)
+	}
+	for _, op := range []string{"edit", "resolve", "sync --force"} {
+		if err := m.Allow(op); !errors.Is(err, policy.ErrRefused) {
+			t.Errorf("worker %s: %v, want a refusal", op, err)
+		}
+	}
+	if err := m.Allow("fly"); err == nil || errors.Is(err, policy.ErrRefused) {
+		t.Errorf("unknown operation: %v", err)
+	}
+	if _, err := Open(t.TempDir(), Options{Role: "root"}); !errors.Is(err, ErrUnknownRole) {
+		t.Errorf("Open outside a repository with role root: %v, want ErrUnknownRole first", err)
 	}
 }

@@ -26,7 +26,7 @@ type View struct {
 // already stored (ignoring case and whitespace, within the session's view)
 // is not stored twice: Add returns the stored entry with Duplicate set. The
 // entry gets the memory's session; Fields become bullets (a "Key" names the
-// entry for Get, see memfile.CheckKey). In a memory in ralph-orchestrator's
+// entry for Get: one line of text, not a number). In a memory in ralph-orchestrator's
 // dialect, the type, title, key, session and fields are kept as tags that
 // ralph keeps and memsync reads back; a tag of the entry's own that would
 // read back as one of them is refused. An entry holding a secret is refused
@@ -61,14 +61,14 @@ func (m *Memory) Add(ctx context.Context, in Entry) (Entry, error) {
 		return Entry{}, err
 	}
 	allowAsked(ctx, &e)
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return Entry{}, err
 	}
 	e, dup, err := m.st(ctx).Add(e)
 	if err != nil {
 		return Entry{}, err
 	}
-	out := EntryOf(&e, 0)
+	out := entryOf(&e, 0)
 	out.Duplicate = dupName[dup]
 	return out, nil
 }
@@ -83,22 +83,22 @@ func oneLine(name, v string) error {
 	return nil
 }
 
-// InView tells whether an entry is in the session's view: without a
+// inView tells whether an entry is in the session's view: without a
 // session every entry; with one, the session's entries and those saved
 // without a session (shared by all sessions).
-func (m *Memory) InView(e *memfile.Entry) bool { return memfile.Visible(e, m.session) }
+func (m *Memory) inView(e *memfile.Entry) bool { return memfile.Visible(e, m.session) }
 
 // List returns the entries in the session's view, in file order, numbered
 // as the file numbers them.
 func (m *Memory) List(ctx context.Context, v View) ([]Entry, error) {
-	f, err := m.Load(ctx, v)
+	f, err := m.load(ctx, v)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Entry, 0, len(f.Entries))
 	for i := range f.Entries {
-		if m.InView(&f.Entries[i]) {
-			out = append(out, EntryOf(&f.Entries[i], i+1))
+		if m.inView(&f.Entries[i]) {
+			out = append(out, entryOf(&f.Entries[i], i+1))
 		}
 	}
 	return out, nil
@@ -107,10 +107,10 @@ func (m *Memory) List(ctx context.Context, v View) ([]Entry, error) {
 // Get returns the entries refs name, in that order, each once. A reference
 // is, first match wins: a full ID, a number (the N-th entry as List numbers
 // it), a key (the Key field an entry was saved with), a unique ID prefix of
-// memfile.MinPrefix or more characters (memfile.File.Find). Entries
+// 4 or more characters. Entries
 // returned from the active memory count as accessed (gc's TTL).
 func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, error) {
-	f, err := m.Load(ctx, v)
+	f, err := m.load(ctx, v)
 	if err != nil {
 		return nil, err
 	}
@@ -121,11 +121,13 @@ func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, erro
 	out := make([]Entry, len(idx))
 	ids := make([]string, len(idx))
 	for k, i := range idx {
-		out[k] = EntryOf(&f.Entries[i], i+1)
-		ids[k] = f.Entries[i].ID
+		e := f.Entries[i] // a copy: Text renders it as the file has it
+		out[k] = entryOf(&e, i+1)
+		out[k].src = &e
+		ids[k] = e.ID
 	}
 	if !v.Archive {
-		m.Touch(ids...)
+		m.touch(ids...)
 	}
 	return out, nil
 }
@@ -142,7 +144,7 @@ func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
 	}
 	var deleted []Entry
 	err = st.Update(func(f *memfile.File) error {
-		m.ReportDamage(m.store.Path(), f)
+		m.reportDamage(m.store.Path(), f)
 		idx, err := f.FindAll(refs)
 		if err != nil {
 			return err
@@ -150,7 +152,7 @@ func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
 		drop := map[int]bool{}
 		for _, i := range idx {
 			drop[i] = true
-			deleted = append(deleted, EntryOf(&f.Entries[i], i+1))
+			deleted = append(deleted, entryOf(&f.Entries[i], i+1))
 		}
 		kept := f.Entries[:0]
 		for i, e := range f.Entries {
@@ -180,7 +182,7 @@ type SearchOptions struct {
 }
 
 // Search ranks the entries in the session's view for query (BM25 over
-// title, tags, type and content; package recall), best first; with an
+// title, tags, type and content), best first; with an
 // Embedder (Options.Embedder, Options.Model), fused with a ranking by
 // meaning. Entries returned from the active memory count as accessed.
 func (m *Memory) Search(ctx context.Context, query string, o SearchOptions) ([]Entry, error) {
@@ -194,7 +196,7 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 	files := make([]*memfile.File, len(layers))
 	n := 0
 	for k, m := range layers {
-		f, err := m.Load(ctx, o.View)
+		f, err := m.load(ctx, o.View)
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +214,7 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 			f := files[k]
 			all := m.docs(f)
 			for i := range f.Entries {
-				if m.InView(&f.Entries[i]) {
+				if m.inView(&f.Entries[i]) {
 					docs = append(docs, all[i])
 					at = append(at, origin{k, i})
 				}
@@ -239,37 +241,37 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 			src = at[h.Index]
 		}
 		e := &files[src.layer].Entries[src.i]
-		x := EntryOf(e, src.i+1)
-		if !o.Filter.Match(&x) {
+		x := entryOf(e, src.i+1)
+		if !o.Filter.match(&x) {
 			continue
 		}
 		score := h.Score
 		x.Score = &score
 		if len(layers) > 1 {
-			x.Layer = layers[src.layer].LayerName()
+			x.Layer = layers[src.layer].layerName()
 		}
 		out = append(out, x)
 		touched[src.layer] = append(touched[src.layer], e.ID)
 	}
 	if !o.Archive {
 		for k, ids := range touched {
-			layers[k].Touch(ids...)
+			layers[k].touch(ids...)
 		}
 	}
 	return out, nil
 }
 
-// LayerName is "global" or "project".
-func (m *Memory) LayerName() string {
-	if m.Global() {
+// layerName is "global" or "project".
+func (m *Memory) layerName() string {
+	if m.repo == nil {
 		return "global"
 	}
 	return "project"
 }
 
-// Touch records that entries were returned to a reader (gc's TTL counts
+// touch records that entries were returned to a reader (gc's TTL counts
 // from the last access), unless Options.NoAccessLog (MEMSYNC_RECORD_ACCESS=0).
-func (m *Memory) Touch(ids ...string) {
+func (m *Memory) touch(ids ...string) {
 	if !m.noAccess && len(ids) > 0 {
 		m.store.RecordAccess(ids...)
 	}
@@ -278,9 +280,9 @@ func (m *Memory) Touch(ids ...string) {
 // maxProblems is how many damage reports a read warns of before summing up.
 const maxProblems = 5
 
-// ReportDamage warns (Options.Warn) about what of f, read from path, did
+// reportDamage warns (Options.Warn) about what of f, read from path, did
 // not parse; the operation goes on with what did.
-func (m *Memory) ReportDamage(path string, f *memfile.File) {
+func (m *Memory) reportDamage(path string, f *memfile.File) {
 	for i, p := range f.Problems {
 		if i == maxProblems {
 			m.warn(fmt.Sprintf("%s: %d more problem(s)", path, len(f.Problems)-maxProblems))

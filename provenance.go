@@ -27,8 +27,8 @@ type Filter struct {
 	Agent  string // the agent or loop, exactly
 }
 
-// Match tells whether e passes the filter.
-func (f Filter) Match(e *Entry) bool {
+// match tells whether e passes the filter.
+func (f Filter) match(e *Entry) bool {
 	if f == (Filter{}) {
 		return true
 	}
@@ -48,7 +48,7 @@ func Filtered(entries []Entry, f Filter) []Entry {
 	}
 	out := entries[:0:0]
 	for i := range entries {
-		if f.Match(&entries[i]) {
+		if f.match(&entries[i]) {
 			out = append(out, entries[i])
 		}
 	}

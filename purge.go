@@ -36,11 +36,18 @@ type PurgeOptions struct {
 
 // PurgeResult is what Purge did, or with DryRun would do.
 type PurgeResult struct {
-	*history.PurgeResult
-	DryRun bool        `json:"dry_run"`
-	Remote string      `json:"remote"`         // the remote synced with ("" none)
-	Sync   *SyncResult `json:"sync,omitempty"` // the sync that pushed the new history
-	Pruned bool        `json:"pruned"`         // --prune ran
+	IDs       []string    `json:"ids"`       // the entries purged
+	Titles    []string    `json:"titles"`    // their titles (one line each), as last seen
+	Snapshots int         `json:"snapshots"` // snapshots in the history
+	Holding   int         `json:"holding"`   // snapshots that held one of them
+	Rewritten int         `json:"rewritten"` // snapshots rewritten (new hashes)
+	Live      int         `json:"live"`      // entries taken out of the live memory and archive
+	Old       string      `json:"old"`       // the snapshot ref before ("" none)
+	Snapshot  string      `json:"snapshot"`  // the snapshot ref after (a dry run: as before)
+	DryRun    bool        `json:"dry_run"`
+	Remote    string      `json:"remote"`         // the remote synced with ("" none)
+	Sync      *SyncResult `json:"sync,omitempty"` // the sync that pushed the new history
+	Pruned    bool        `json:"pruned"`         // --prune ran
 	// Remains says where the old snapshots may still be: this clone's
 	// object store (without Prune), the remote's (until its own gc), and
 	// every other clone (until it syncs).
@@ -48,7 +55,8 @@ type PurgeResult struct {
 }
 
 // Purge takes entries out of the memory, the archive and every snapshot of
-// the history (refs/memsync/snapshots is rewritten; see history.Purge),
+// the history (refs/memsync/snapshots is rewritten from the first snapshot
+// that holds one),
 // records them as tombstones that every clone's sync honours, and syncs
 // with the remote, which pushes the new history over the old one with a
 // lease. ids are entry IDs or unique prefixes, found in the memory or
@@ -58,12 +66,12 @@ func (m *Memory) Purge(ctx context.Context, ids []string, o PurgeOptions) (*Purg
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Allow(policy.OpPurge); err != nil {
+	if err := m.allow(policy.OpPurge); err != nil {
 		return nil, err
 	}
 	out := &PurgeResult{DryRun: o.DryRun, Remains: []string{}}
 	if !o.DryRun {
-		if err := m.BeforeWrite(); err != nil {
+		if err := m.beforeWrite(); err != nil {
 			return nil, err
 		}
 	}
@@ -71,7 +79,8 @@ func (m *Memory) Purge(ctx context.Context, ids []string, o PurgeOptions) (*Purg
 	if err != nil {
 		return nil, err
 	}
-	out.PurgeResult = res
+	out.IDs, out.Titles, out.Snapshots, out.Holding, out.Rewritten, out.Live, out.Old, out.Snapshot =
+		res.IDs, res.Titles, res.Snapshots, res.Holding, res.Rewritten, res.Live, res.Old, res.Snapshot
 	if o.DryRun {
 		return out, nil
 	}

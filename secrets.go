@@ -17,8 +17,8 @@ type allowSecretsKey struct{}
 // AllowSecrets returns a context under which a Memory's writes (Add,
 // Import, Restore, Resolve) let in what the secret rules find: the override
 // for a false positive. Each entry let in this way records the rules in its
-// "Secret-Allowed" bullet (memfile.SecretAllowedField), so the choice is
-// visible and later writes of the entry pass.
+// "Secret-Allowed" bullet, so the choice is visible and later writes of the
+// entry pass.
 func AllowSecrets(ctx context.Context) context.Context {
 	return context.WithValue(ctx, allowSecretsKey{}, true)
 }
@@ -45,9 +45,9 @@ func admitSecrets(ctx context.Context, e *memfile.Entry) error {
 	return memfile.CheckSecrets(e)
 }
 
-// SecretSnapshotHint is the advice that goes with a snapshot or a merge
+// secretSnapshotHint is the advice that goes with a snapshot or a merge
 // refused for a secret in the entry id (a *history.SecretError).
-func SecretSnapshotHint(id string) string {
+func secretSnapshotHint(id string) string {
 	return "nothing was snapshotted or pushed; take the secret out ('memsync edit " + id + "') or the entry ('memsync delete " + id +
 		"'), and rotate the key if it is a real one; if it is no secret, add the line '- " + memfile.SecretAllowedField + ": RULE' to the entry"
 }

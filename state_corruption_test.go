@@ -48,7 +48,7 @@ func TestCorruptStateNeverLosesOrMisleads(t *testing.T) {
 			if _, err := m.Archive(ctx, ids[0]); err != nil {
 				t.Fatal(err)
 			}
-			m.Touch(ids[1], ids[2])
+			m.touch(ids[1], ids[2])
 			c.corrupt(t, stateDir(m), otherState)
 
 			// A fresh Open, as the next process would.

@@ -29,14 +29,14 @@ func TestDestructiveOpsSnapshotFirst(t *testing.T) {
 		{"gc", false, Options{MaxEntries: new(1)}, func(m *Memory, e Entry) error { _, err := m.GC(ctx, GCOptions{}); return err }},
 		{"promote", true, Options{}, func(m *Memory, e Entry) error { _, err := m.Promote(ctx, e.ID); return err }},
 		{"resolve", false, Options{}, func(m *Memory, e Entry) error {
-			f, err := m.Load(ctx, View{})
+			f, err := m.load(ctx, View{})
 			if err != nil {
 				return err
 			}
 			ours := f.Entries[len(f.Entries)-1]
 			theirs := ours
 			theirs.Content = "theirs replaces it"
-			if err := merge.Log(m.ConflictLog(), "test", []merge.Conflict{{ID: ours.ID, Ours: ours, Theirs: theirs}}); err != nil {
+			if err := merge.Log(m.conflictLog, "test", []merge.Conflict{{ID: ours.ID, Ours: ours, Theirs: theirs}}); err != nil {
 				return err
 			}
 			_, err = m.Resolve(ctx, e.ID, Resolution{Keep: KeepTheirs})
@@ -50,7 +50,7 @@ func TestDestructiveOpsSnapshotFirst(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, dir := lifecycleRepo(t, tc.o, "kept from the start")
 			if tc.hooks {
-				if _, err := m.InstallHooks(ctx, "memsync", false); err != nil {
+				if _, err := m.InstallHooks(ctx, InstallHooksOptions{Executable: "memsync"}); err != nil {
 					t.Fatal(err)
 				}
 			} else if _, err := m.Snapshot(ctx, SnapshotOptions{}); err != nil {
@@ -60,11 +60,11 @@ func TestDestructiveOpsSnapshotFirst(t *testing.T) {
 			if err := tc.run(m, doomed); err != nil {
 				t.Fatal(err)
 			}
-			log, err := m.Log(ctx, 0)
+			log, err := m.Log(ctx, LogOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var before *history.LogEntry
+			var before *LogEntry
 			for i := range log {
 				if log[i].Subject == "memsync snapshot before "+tc.op {
 					before = &log[i]

@@ -38,6 +38,36 @@ type WorktreeAddOptions struct {
 	Quiet       bool   // --quiet
 }
 
+// args are git's arguments after "worktree add" for path.
+func (o *WorktreeAddOptions) args(path string) []string {
+	var args []string
+	if o.Branch != "" {
+		args = append(args, "-b", o.Branch)
+	}
+	if o.ResetBranch != "" {
+		args = append(args, "-B", o.ResetBranch)
+	}
+	for _, f := range []struct {
+		on   bool
+		flag string
+	}{{o.Detach, "--detach"}, {o.Force, "--force"}, {o.Quiet, "--quiet"}} {
+		if f.on {
+			args = append(args, f.flag)
+		}
+	}
+	args = append(args, "--", path)
+	if o.CommitIsh != "" {
+		args = append(args, o.CommitIsh)
+	}
+	return args
+}
+
+// WorktreeRemoveOptions set up WorktreeRemove.
+type WorktreeRemoveOptions struct {
+	Git
+	Force bool // --force: remove a worktree with changes git would keep
+}
+
 // WorktreeLinkResult is what WorktreeAdd and WorktreeLink did (the JSON of
 // `memsync worktree add|link --json`).
 type WorktreeLinkResult struct {
@@ -64,12 +94,15 @@ type Worktree struct {
 	Head     string `json:"head"`
 	Locked   bool   `json:"locked"`
 	Prunable bool   `json:"prunable"`
-	State    string `json:"state"` // see worktree.State
-	File     string `json:"file"`  // <worktree>/.agent/memories.md
-	Link     string `json:"link,omitempty"`
-	Target   string `json:"target,omitempty"`
-	Tracked  bool   `json:"tracked"`
-	Detail   string `json:"detail"`
+	// State is the memory's state there: primary, linked, missing,
+	// broken, wrong-target, copy-identical, copy-diverged, unsafe,
+	// prunable, copy, lock-unshared or typechange (README: worktree list).
+	State   string `json:"state"`
+	File    string `json:"file"` // <worktree>/.agent/memories.md
+	Link    string `json:"link,omitempty"`
+	Target  string `json:"target,omitempty"`
+	Tracked bool   `json:"tracked"`
+	Detail  string `json:"detail"`
 	// Fix is what repairs the worktree's memory, for people.
 	Fix string `json:"fix,omitempty"`
 	// Fixed is set when a repair was tried: whether it worked.
@@ -119,12 +152,10 @@ func (m *Memory) WorktreeAdd(ctx context.Context, path string, o WorktreeAddOpti
 	if err != nil {
 		return WorktreeLinkResult{}, err
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return WorktreeLinkResult{}, err
 	}
-	wo := worktree.AddOptions{Path: path, CommitIsh: o.CommitIsh, Branch: o.Branch, ResetBranch: o.ResetBranch,
-		Detach: o.Detach, Force: o.Force, Quiet: o.Quiet}
-	res, err := worktree.Add(ctx, r, m.st(ctx), o.Dir, wo, o.Stdout, o.Stderr)
+	res, err := worktree.Add(ctx, r, m.st(ctx), o.Dir, path, o.args(path), o.Stdout, o.Stderr)
 	if errors.As(err, new(*worktree.GitError)) && m.isWorktree(ctx, worktree.AbsIn(o.Dir, path)) {
 		err = &WorktreeExistsError{Path: path, Err: err}
 	}
@@ -171,7 +202,7 @@ func (m *Memory) WorktreeLink(ctx context.Context, path string) (WorktreeLinkRes
 	if err != nil {
 		return WorktreeLinkResult{}, err
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return WorktreeLinkResult{}, err
 	}
 	res, err := worktree.Link(r, m.st(ctx), worktree.AbsIn("", path))
@@ -197,17 +228,18 @@ func (m *Memory) Worktrees(ctx context.Context) ([]Worktree, error) {
 }
 
 // WorktreeDoctor returns every worktree whose memory is not shared as it
-// should be, with the fix. With fix it repairs what it can (a diverged copy
-// is folded into the memory, its Diff kept, then linked; a vanished worktree
-// is pruned); a repair that fails is warned of (Options.Warn) and leaves
-// Fixed false.
-func (m *Memory) WorktreeDoctor(ctx context.Context, fix bool) ([]Worktree, error) {
+// should be, with the fix. With o.Fix it repairs what it can (a diverged
+// copy is folded into the memory, its Diff kept, then linked; a vanished
+// worktree is pruned); a repair that fails is warned of (Options.Warn) and
+// leaves Fixed false.
+func (m *Memory) WorktreeDoctor(ctx context.Context, o DoctorOptions) ([]Worktree, error) {
+	fix := o.Fix
 	r, err := m.repoFor(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if fix {
-		if err := m.BeforeWrite(); err != nil {
+		if err := m.beforeWrite(); err != nil {
 			return nil, err
 		}
 	}
@@ -247,16 +279,16 @@ func (m *Memory) repair(ctx context.Context, f worktree.Finding) (worktree.LinkR
 // WorktreeRemove folds the entries only in the worktree's copy of the
 // memory into the memory (with its dedup; the copy is kept in the memory
 // home as memories.md.bak-<time>-<name>), then runs `git worktree remove`
-// (--force with force) in g.Dir. What was folded is returned even when git
-// then fails (a *worktree.GitError).
-func (m *Memory) WorktreeRemove(ctx context.Context, path string, force bool, g Git) (WorktreeRemoval, error) {
+// (--force with o.Force) in o.Dir. What was folded is returned even when
+// git then fails (a *worktree.GitError).
+func (m *Memory) WorktreeRemove(ctx context.Context, path string, o WorktreeRemoveOptions) (WorktreeRemoval, error) {
 	r, err := m.repoFor(ctx)
 	if err != nil {
 		return WorktreeRemoval{}, err
 	}
-	if err := m.BeforeWrite(); err != nil {
+	if err := m.beforeWrite(); err != nil {
 		return WorktreeRemoval{}, err
 	}
-	res, err := worktree.Remove(ctx, r, m.st(ctx), g.Dir, path, force, g.Stdout, g.Stderr)
+	res, err := worktree.Remove(ctx, r, m.st(ctx), o.Dir, path, o.Force, o.Stdout, o.Stderr)
 	return WorktreeRemoval{Path: path, Removed: err == nil, Added: res.Added, Backup: res.Backup}, err
 }

@@ -132,7 +132,7 @@ func TestWorktreeRemoveFoldDedups(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := m.WorktreeRemove(ctx, wt, false, Git{Dir: primary})
+	res, err := m.WorktreeRemove(ctx, wt, WorktreeRemoveOptions{Git: Git{Dir: primary}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,11 +181,11 @@ func TestWorktreeDoctorFix(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wt, ".agent", "memories.md"), []byte(copied), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	found, err := m.WorktreeDoctor(ctx, false)
+	found, err := m.WorktreeDoctor(ctx, DoctorOptions{})
 	if err != nil || len(found) != 1 || found[0].State != "copy-diverged" || found[0].Fixed != nil || !*found[0].Fixable {
 		t.Fatalf("WorktreeDoctor = %+v, %v", found, err)
 	}
-	fixed, err := m.WorktreeDoctor(ctx, true)
+	fixed, err := m.WorktreeDoctor(ctx, DoctorOptions{Fix: true})
 	if err != nil || len(fixed) != 1 {
 		t.Fatalf("WorktreeDoctor(fix) = %+v, %v", fixed, err)
 	}
@@ -193,7 +193,7 @@ func TestWorktreeDoctorFix(t *testing.T) {
 	if w.Fixed == nil || !*w.Fixed || w.Added != 1 || !strings.Contains(w.Diff, "\n+- Content: only in the loop") {
 		t.Fatalf("WorktreeDoctor(fix) = %+v", w)
 	}
-	if found, err := m.WorktreeDoctor(ctx, false); err != nil || len(found) != 0 {
+	if found, err := m.WorktreeDoctor(ctx, DoctorOptions{}); err != nil || len(found) != 0 {
 		t.Fatalf("after the fix: %+v, %v", found, err)
 	}
 }

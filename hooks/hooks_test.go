@@ -12,15 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/testgit"
-	"github.com/memsync/memsync/worktree"
 )
 
-func testRepo(t *testing.T) *worktree.Repo {
+func testRepo(t *testing.T) *gitrepo.Repo {
 	t.Helper()
 	dir := testgit.Isolate(t)
 	testgit.Git(t, dir, "init", "-q", ".")
-	r, err := worktree.Discover(dir)
+	r, err := gitrepo.Discover(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestDirReadsConfigFiles(t *testing.T) {
 	testgit.Git(t, r.WorkTree, "worktree", "add", "-q", linkedTop)
 	testgit.Git(t, r.WorkTree, "config", "extensions.worktreeConfig", "true")
 	testgit.Git(t, linkedTop, "config", "--worktree", "core.hooksPath", "wt-hooks")
-	linked, err := worktree.Discover(linkedTop)
+	linked, err := gitrepo.Discover(linkedTop)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ import (
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
-	"github.com/memsync/memsync/worktree"
+	"github.com/memsync/memsync/internal/gitrepo"
 )
 
 // Names returns the hooks memsync installs (a fresh slice each call).
@@ -53,7 +53,7 @@ const OrigSuffix = ".memsync-orig"
 // directory), else <CommonDir>/hooks. core.hooksPath is read from the
 // system, global, repository and worktree config files, as git reads them
 // for this worktree (without includes); no git is spawned.
-func Dir(r *worktree.Repo) string {
+func Dir(r *gitrepo.Repo) string {
 	base := r.WorkTree
 	if base == "" {
 		base = r.GitDir
@@ -205,17 +205,17 @@ var ErrInWorktree = errors.New("the hooks folder is inside the worktree")
 // file it would write is tracked by git or not ignored (it would show in
 // git status); a folder git ignores (husky's .husky/_) is fine.
 // InstallForce installs anyway.
-func Install(r *worktree.Repo, bin string) (string, []Hook, error) {
+func Install(r *gitrepo.Repo, bin string) (string, []Hook, error) {
 	return install(r, bin, false)
 }
 
 // InstallForce is Install, also into a hooks folder whose files git status
 // shows, and into a tracked .husky/NAME.
-func InstallForce(r *worktree.Repo, bin string) (string, []Hook, error) {
+func InstallForce(r *gitrepo.Repo, bin string) (string, []Hook, error) {
 	return install(r, bin, true)
 }
 
-func install(r *worktree.Repo, bin string, force bool) (string, []Hook, error) {
+func install(r *gitrepo.Repo, bin string, force bool) (string, []Hook, error) {
 	dir := Dir(r)
 	done := map[string]Hook{}
 	var scripts, lefthook, husky []string
@@ -302,7 +302,7 @@ func variants(dir, name string) []string {
 
 // installScripts writes memsync's script for each of names into dir (at
 // target), after cleaning up what managers and older installs left.
-func installScripts(r *worktree.Repo, dir string, names []string, bin string, force bool) ([]Hook, error) {
+func installScripts(r *gitrepo.Repo, dir string, names []string, bin string, force bool) ([]Hook, error) {
 	type step struct {
 		h      Hook
 		script []byte
@@ -436,7 +436,7 @@ func scriptState(p string) string {
 }
 
 // hookState tells hook name's state in the worktree r whose hooks folder is dir.
-func hookState(r *worktree.Repo, dir, name string) Hook {
+func hookState(r *gitrepo.Repo, dir, name string) Hook {
 	p := filepath.Join(dir, name)
 	if hd := huskyDir(dir); hd != "" {
 		if f := filepath.Join(hd, name); hasBlock(f) {
@@ -463,11 +463,11 @@ func hookState(r *worktree.Repo, dir, name string) Hook {
 // recordPath is the file that says memsync's hooks are installed in the
 // repository (so that a memsync command can tell when git stopped running
 // them).
-func recordPath(r *worktree.Repo) string {
+func recordPath(r *gitrepo.Repo) string {
 	return filepath.Join(r.CommonDir, "memsync", "hooks-installed")
 }
 
-func record(r *worktree.Repo, installed bool) error {
+func record(r *gitrepo.Repo, installed bool) error {
 	p := recordPath(r)
 	if !installed {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -484,7 +484,7 @@ func record(r *worktree.Repo, installed bool) error {
 // checkUnseen returns an error wrapping ErrInWorktree when one of paths
 // (files in the hooks folder dir) is inside the worktree and tracked by git,
 // or not ignored: writing it would show in git status.
-func checkUnseen(r *worktree.Repo, dir string, paths []string) error {
+func checkUnseen(r *gitrepo.Repo, dir string, paths []string) error {
 	if r.WorkTree == "" || len(paths) == 0 {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/memsync/memsync/internal/fsutil"
-	"github.com/memsync/memsync/worktree"
+	"github.com/memsync/memsync/internal/gitrepo"
 )
 
 // The hook managers memsync installs through (Hook.Manager).
@@ -246,11 +246,11 @@ func withBlock(data []byte, block string) []byte {
 const excludeComment = "# memsync hooks install: its own file (memsync hooks uninstall removes this)"
 
 // excludeFile returns the path of the common info/exclude.
-func excludeFile(r *worktree.Repo) string { return filepath.Join(r.CommonDir, "info", "exclude") }
+func excludeFile(r *gitrepo.Repo) string { return filepath.Join(r.CommonDir, "info", "exclude") }
 
 // setExclude adds (or removes) the pattern of the file rel (relative to the
 // worktree top, slashes) in info/exclude, with memsync's comment.
-func setExclude(r *worktree.Repo, rel string, add bool) error {
+func setExclude(r *gitrepo.Repo, rel string, add bool) error {
 	path := excludeFile(r)
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -279,7 +279,7 @@ func setExclude(r *worktree.Repo, rel string, add bool) error {
 func hasBlock(p string) bool { return contains(p, blockBegin) }
 
 // rel is p relative to the worktree top, with slashes.
-func rel(r *worktree.Repo, p string) string {
+func rel(r *gitrepo.Repo, p string) string {
 	s, err := filepath.Rel(r.WorkTree, p)
 	if err != nil {
 		return p
@@ -318,7 +318,7 @@ func dropStaleOrig(q string, same func(string) bool) error {
 // installHusky puts memsync's lines into husky's NAME files in hd for each
 // of names, and returns the names whose file is tracked (without force):
 // those get memsync's script in dir instead.
-func installHusky(r *worktree.Repo, hd, dir string, names []string, bin string, force bool) ([]Hook, []string, error) {
+func installHusky(r *gitrepo.Repo, hd, dir string, names []string, bin string, force bool) ([]Hook, []string, error) {
 	var rels []string
 	for _, name := range names {
 		rels = append(rels, rel(r, filepath.Join(hd, name)))
@@ -374,7 +374,7 @@ func installHusky(r *worktree.Repo, hd, dir string, names []string, bin string, 
 
 // removeBlock removes memsync's lines from hd/NAME, and the file when it
 // held nothing else (and its line in info/exclude).
-func removeBlock(r *worktree.Repo, hd, name string) (bool, error) {
+func removeBlock(r *gitrepo.Repo, hd, name string) (bool, error) {
 	f := filepath.Join(hd, name)
 	data, err := readHook(f)
 	if err != nil {
@@ -397,7 +397,7 @@ func removeBlock(r *worktree.Repo, hd, name string) (bool, error) {
 // lefthook's script runs) into lefthook's local config, and removes it
 // for the other hooks (lefthook no longer runs them). A tracked local config
 // is refused (ErrInWorktree) unless force.
-func installLefthook(r *worktree.Repo, dir string, names []string, bin string, force bool) ([]Hook, error) {
+func installLefthook(r *gitrepo.Repo, dir string, names []string, bin string, force bool) ([]Hook, error) {
 	cfg := lefthookLocal(r.WorkTree)
 	data, err := readHook(cfg)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -472,7 +472,7 @@ func installLefthook(r *worktree.Repo, dir string, names []string, bin string, f
 // uninstallLefthook removes memsync's commands from lefthook's local config
 // (the file and its line in info/exclude when nothing else is left), and
 // returns the hooks it removed them from.
-func uninstallLefthook(r *worktree.Repo) ([]string, error) {
+func uninstallLefthook(r *gitrepo.Repo) ([]string, error) {
 	cfg := lefthookLocal(r.WorkTree)
 	data, err := readHook(cfg)
 	if err != nil {

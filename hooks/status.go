@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync/internal/fsutil"
-	"github.com/memsync/memsync/worktree"
+	"github.com/memsync/memsync/internal/gitrepo"
 )
 
 // Uninstall removes all of memsync's hooks from the worktree r and the
@@ -18,7 +18,7 @@ import (
 // lefthook-local.yml (the file too, when memsync created it), and its lines
 // in info/exclude. A hook that is not memsync's is left alone, so the hook
 // managers keep working.
-func Uninstall(r *worktree.Repo) (string, []Hook, error) {
+func Uninstall(r *gitrepo.Repo) (string, []Hook, error) {
 	dir := Dir(r)
 	acts := map[string]string{}
 	folders := []string{dir}
@@ -112,7 +112,7 @@ type Status struct {
 
 // Report tells what is installed where, whether git runs it, and which
 // hook managers (husky, lefthook, pre-commit) the worktree uses.
-func Report(r *worktree.Repo) (*Status, error) {
+func Report(r *gitrepo.Repo) (*Status, error) {
 	dir := Dir(r)
 	s := &Status{Dir: dir, Managers: managers(r, dir)}
 	for _, name := range Names() {
@@ -128,7 +128,7 @@ func Report(r *worktree.Repo) (*Status, error) {
 // 'memsync hooks install' ran in the repository (and no uninstall since) or
 // memsync's scripts are in the common hooks folder; nil otherwise. It reads
 // a few small files and spawns nothing: cheap enough for every command.
-func NotRun(r *worktree.Repo) []string {
+func NotRun(r *gitrepo.Repo) []string {
 	dir := Dir(r)
 	if !Installed(r) {
 		return nil
@@ -152,7 +152,7 @@ func NotRun(r *worktree.Repo) []string {
 // hooksStamp names, by path, size, mode and time of change, every file
 // hookState reads for the hooks in dir: when it is unchanged, so is what
 // NotRun found. Stats only.
-func hooksStamp(r *worktree.Repo, dir string) string {
+func hooksStamp(r *gitrepo.Repo, dir string) string {
 	var b strings.Builder
 	stat := func(p string) {
 		b.WriteString(p)
@@ -181,12 +181,12 @@ func hooksStamp(r *worktree.Repo, dir string) string {
 // r: 'memsync hooks install' ran (and no uninstall since), or memsync's
 // post-commit is in the common hooks folder. It reads a file or two and
 // spawns nothing.
-func Installed(r *worktree.Repo) bool {
+func Installed(r *gitrepo.Repo) bool {
 	return exists(recordPath(r)) || isOurs(filepath.Join(r.CommonDir, "hooks", "post-commit"))
 }
 
 // managers finds the hook managers in use in the worktree.
-func managers(r *worktree.Repo, dir string) []Manager {
+func managers(r *gitrepo.Repo, dir string) []Manager {
 	out := []Manager{}
 	if hd := huskyDir(dir); hd != "" {
 		out = append(out, Manager{Name: ManagerHusky, Config: hd})

@@ -27,7 +27,6 @@ import (
 	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/worktree"
 )
 
 // Options configure a server. Role, session and access recording are the
@@ -43,7 +42,7 @@ type Options struct {
 	// (ralph makes .ralph/agent/memories.md, git config memsync.layout is
 	// set); the Memory in use is kept while its file stays the one chosen,
 	// so its parse cache lives on. Project is then the first Memory, or nil;
-	// an error wrapping worktree.ErrNotRepo is reported as NoProject.
+	// an error wrapping memsync.ErrNoRepository is reported as NoProject.
 	OpenProject func() (*memsync.Memory, error)
 	// Global opens the global layer; nil opens it as
 	// memsync.Open("", memsync.Options{Global: true}) on first use, in
@@ -113,7 +112,7 @@ func projectOpener(opts Options) func() (*memsync.Memory, error) {
 		}
 		m, err := opts.OpenProject()
 		switch {
-		case errors.Is(err, worktree.ErrNotRepo):
+		case errors.Is(err, memsync.ErrNoRepository):
 			return nil, noProject()
 		case err != nil:
 			return nil, err
@@ -189,7 +188,7 @@ func toolError(err error, l *layer) error {
 		return fmt.Errorf("%w; give the text to remember in 'content'", err)
 	case errors.Is(err, memfile.ErrTooLarge):
 		return fmt.Errorf("%w; split the content into several smaller entries and save each", err)
-	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
+	case errors.Is(err, memsync.ErrNotFound), errors.Is(err, memsync.ErrAmbiguous):
 		return fmt.Errorf("%w; %s shows each entry's number and ID (an entry is named by its full ID, its number, the key it was saved with, or a unique ID prefix of 4+ characters, first match wins)", err, listTool)
 	case errors.As(err, new(*memfile.KeyTakenError)):
 		getTool, delTool := tool{base: "get_memory_entry"}.name(l.global), tool{base: "delete_memory_entry"}.name(l.global)

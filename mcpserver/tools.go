@@ -251,13 +251,13 @@ func list(ctx context.Context, m *memsync.Memory, in ListInput, archive bool) (E
 	if err != nil {
 		return Entries{}, err
 	}
+	all = memsync.Filtered(all, memsync.Filter{Author: in.Author, Branch: in.Branch, Agent: in.Agent})
 	typ := memfile.NormalizeType(in.Type)
-	filter := memsync.Filter{Author: in.Author, Branch: in.Branch, Agent: in.Agent}
 	out := Entries{Entries: []memsync.Entry{}}
 	limit := limitOr(in.Limit, defaultListLimit)
 	for i := len(all) - 1; i >= 0; i-- {
 		e := &all[i]
-		if (typ != "" && e.Type != typ) || !hasAll(e, in.Tags) || !filter.Match(e) {
+		if (typ != "" && e.Type != typ) || !hasAll(e, in.Tags) {
 			continue
 		}
 		if out.Total >= in.Offset && len(out.Entries) < limit {

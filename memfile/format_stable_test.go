@@ -157,7 +157,7 @@ func TestSetextUnderlineIsNotDamage(t *testing.T) {
 		t.Error("CRLF conflict not found")
 	}
 	// An underline in the common text or on one side does not stop a merge.
-	o, th, ok := SplitConflictSides([]byte("Title\n=======\n<<<<<<< HEAD\nours\n=======\nSub\n=======\n>>>>>>> b\n"))
+	o, th, ok := splitConflictSides([]byte("Title\n=======\n<<<<<<< HEAD\nours\n=======\nSub\n=======\n>>>>>>> b\n"))
 	if !ok || string(o) != "Title\n=======\nours\n" || string(th) != "Title\n=======\nSub\n=======\n" {
 		t.Fatalf("%v %q %q", ok, o, th)
 	}

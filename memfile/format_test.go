@@ -222,14 +222,14 @@ func BenchmarkRender10MB(b *testing.B) {
 
 func TestSplitConflictSides(t *testing.T) {
 	data := "# M\n\n<<<<<<< HEAD\nours 1\n||||||| base\nbase\n=======\ntheirs 1\n>>>>>>> b\ncommon\n<<<<<<< HEAD\n=======\ntheirs 2\n>>>>>>> b\n"
-	o, th, ok := SplitConflictSides([]byte(data))
+	o, th, ok := splitConflictSides([]byte(data))
 	if !ok || string(o) != "# M\n\nours 1\ncommon\n" || string(th) != "# M\n\ntheirs 1\ncommon\ntheirs 2\n" {
 		t.Fatalf("%v\n%q\n%q", ok, o, th)
 	}
 	if !HasConflictMarkers([]byte(data)) || HasConflictMarkers([]byte("- Content: a\n  <<<<<<< not at the start\n")) {
 		t.Fatal("HasConflictMarkers")
 	}
-	if _, _, ok := SplitConflictSides([]byte("a\n>>>>>>> b\n")); ok {
+	if _, _, ok := splitConflictSides([]byte("a\n>>>>>>> b\n")); ok {
 		t.Fatal("split a malformed conflict")
 	}
 }

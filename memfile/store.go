@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/hugepage"
-	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/lock"
 )
 
@@ -69,13 +69,12 @@ type Store struct {
 	// Limits, when set (and with a StateDir), make Add run GC once a write
 	// passes them.
 	Limits *Limits
-	// Unmark, when set, merges a memory file that holds git conflict
-	// markers before any rewrite of it (path is the file, data its bytes):
-	// it returns the file to write instead, or false to keep the damaged one
-	// as it parses. The damaged bytes are backed up first either way. It is
-	// a hook because the entry-level merge lives in package merge, which
-	// imports this package (the CLI sets it to merge.Unmark).
-	Unmark func(path string, data []byte) (*File, bool)
+	// Conflicts, when set, lets a rewrite of a memory file that holds git
+	// conflict markers merge its two sides by entry first (Unmark): the
+	// entries the sides hold differently keep ours in the file and are
+	// recorded there. Without it the file is rewritten as it parses. The
+	// damaged bytes are backed up first either way.
+	Conflicts ConflictLog
 	// Locked, when set, runs each time the store has taken the writers'
 	// lock (WithLock and every write), before the write's own work; its
 	// error stops the write. The root package sets it on the store of an
@@ -408,24 +407,35 @@ func (s *Store) NewEntry(typ, title, content string, tags []string) Entry {
 	return e
 }
 
-// Control tells a character other than a tab that a terminal or a viewer
-// would act on (a terminal escape, a bell, C1, a bidi override, a line
-// separator; termsafe.Unsafe): one a one-line field may not hold.
-func Control(r rune) bool { return r != '\t' && termsafe.Unsafe(r) }
-
-// TitleFrom makes a heading from content: its first line, shortened,
-// without control characters (a terminal escape in pasted output).
-func TitleFrom(content string) string {
-	first, _, _ := strings.Cut(strings.TrimSpace(content), "\n")
-	first = strings.Map(func(r rune) rune {
-		if Control(r) {
-			return -1
-		}
-		return r
-	}, first)
-	first = strings.Join(strings.Fields(first), " ")
-	if r := []rune(first); len(r) > 60 {
-		first = strings.TrimSpace(string(r[:59])) + "…"
+// CheckDialect refuses, before a write, an entry the active file's dialect
+// cannot keep (an ErrInvalid; see ralphRefuses). Append checks again under
+// the lock.
+func (s *Store) CheckDialect(e *Entry) error {
+	d, err := s.Dialect()
+	if err != nil || d != Ralph {
+		return err
 	}
-	return first
+	return ralphRefuses(e)
+}
+
+// Dialect is the dialect of the active file as Append sees it, from the
+// file's head; Orch for a file not yet written.
+func (s *Store) Dialect() (Dialect, error) {
+	target, err := s.Resolve(s.Path())
+	if err != nil {
+		return Orch, err
+	}
+	f, err := os.Open(target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Orch, nil
+	} else if err != nil {
+		return Orch, err
+	}
+	defer func() { _ = f.Close() }()
+	head := make([]byte, sniffBytes)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return Orch, err
+	}
+	return sniffDialect(head[:n]), nil
 }

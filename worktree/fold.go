@@ -153,7 +153,7 @@ func replaceEdited(dst, src *memfile.File) int {
 // writer is the provenance of the entries a fold finds only in the copy
 // of the worktree whose top is top: this machine's git user (who wrote
 // them there), the worktree's branch and commit; the agent is not known.
-func (r *Repo) writer(top string) provenance.Info {
+func writer(r *Repo, top string) provenance.Info {
 	info := provenance.Current(provenance.Where{CommonDir: r.CommonDir, GitDir: provenance.GitDir(top), Primary: r.Primary, WorkTree: top}, os.Getenv)
 	info.Agent = ""
 	return info
@@ -185,50 +185,36 @@ func covered(dst, src *memfile.File) bool {
 	return true
 }
 
-// union appends to dst the entries of src whose ID dst lacks, and whose
-// content no file of stored holds where the entry's session sees it, in src's
-// order, and returns how many. An appended entry without provenance gets
-// from's. (A full 3-way merge by entry is the merge package's job; a
-// worktree copy only ever needs this union.)
+// union appends to dst the entries of src whose ID dst lacks, and that no
+// entry of stored says already (memfile.Dups: the same content in the
+// entry's session view), in src's order, and returns how many. An appended
+// entry without provenance gets from's. (A full 3-way merge by entry is the
+// merge package's job; a worktree copy only ever needs this union.)
 func union(dst, src *memfile.File, stored []*memfile.File, from provenance.Info) int {
 	have := make(map[string]bool, len(dst.Entries))
 	for _, e := range dst.Entries {
 		have[e.ID] = true
 	}
-	content := map[string][]*memfile.Entry{}
+	var dups memfile.Dups
 	for _, f := range stored {
 		for i := range f.Entries {
-			h := memfile.ContentHash(f.Entries[i].Content)
-			content[h] = append(content[h], &f.Entries[i])
+			dups.Add(&f.Entries[i])
 		}
 	}
 	n := 0
 	for _, e := range src.Entries {
-		if have[e.ID] || storedFor(content[memfile.ContentHash(e.Content)], &e) {
+		if have[e.ID] || dups.Find(&e) != nil {
 			continue
 		}
 		have[e.ID] = true
 		from.Stamp(&e)
 		dst.Entries = append(dst.Entries, e)
 		if stored != nil {
-			h := memfile.ContentHash(e.Content)
-			content[h] = append(content[h], &e)
+			dups.Add(&e)
 		}
 		n++
 	}
 	return n
-}
-
-// storedFor tells whether one of the stored entries with e's content is
-// in e's session's view.
-func storedFor(same []*memfile.Entry, e *memfile.Entry) bool {
-	session := e.Field("Session")
-	for _, c := range same {
-		if memfile.Visible(c, session) {
-			return true
-		}
-	}
-	return false
 }
 
 // readArchive reads the archive as it is on disk (the caller holds the

@@ -81,3 +81,23 @@ func TestUnionProperties(t *testing.T) {
 		}
 	}
 }
+
+// The fold follows the duplicate rule add follows (memfile.Dups): an entry
+// of the copy whose content a stored entry in its session's view holds
+// (whitespace and case folded) is not added again; another session's is.
+func TestUnionFollowsTheDuplicateRule(t *testing.T) {
+	stored := memfile.Parse([]byte(memfile.Header + "\n"))
+	e := memfile.Entry{ID: "a", Title: "a", Content: "Run the linter first"}
+	e.SetField("Session", "s1")
+	stored.Entries = append(stored.Entries, e)
+	src := &memfile.File{}
+	for i, session := range []string{"s1", "", "s2"} {
+		c := memfile.Entry{ID: fmt.Sprint("c", i), Title: "c", Content: "run  the LINTER first"}
+		c.SetField("Session", session)
+		src.Entries = append(src.Entries, c)
+	}
+	dst := &memfile.File{Entries: slices.Clone(stored.Entries)}
+	if n := union(dst, src, []*memfile.File{stored}, provenance.Info{}); n != 1 || dst.Entries[len(dst.Entries)-1].ID != "c2" {
+		t.Fatalf("added %d: %+v; want only s2's copy", n, dst.Entries)
+	}
+}

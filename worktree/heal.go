@@ -11,6 +11,7 @@ import (
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/provenance"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
@@ -245,7 +246,7 @@ func linkArchive(r *Repo, s *memfile.Store, create bool) (string, error) {
 	case err != nil && !create && !fileExists(home):
 		return "", nil
 	}
-	if dir, err := filepath.EvalSymlinks(r.WorkDir()); err != nil || !pathWithin(dir, r.Primary) {
+	if dir, err := filepath.EvalSymlinks(r.WorkDir()); err != nil || !gitrepo.PathWithin(dir, r.Primary) {
 		return "", nil // a memory folder that leads out of the worktree is never written: doctor reports it
 	}
 	msg := ""
@@ -356,10 +357,10 @@ func Pin(r *Repo, s *memfile.Store) error {
 		}
 		return missing
 	}
-	if r.pinned || len(unset()) == 0 {
+	if gitrepo.Pinned(r) || len(unset()) == 0 {
 		return nil
 	}
-	defer func() { r.pinned = len(unset()) == 0 }()
+	defer func() { gitrepo.SetPinned(r, len(unset()) == 0) }()
 	return s.WithLock(func() error {
 		for _, k := range unset() {
 			if _, err := gitcmd.Output(r.CommonDir, "--git-dir="+r.CommonDir, "config", k, want[k]); err != nil {
@@ -440,7 +441,7 @@ func OtherLayoutFile(r *Repo) string {
 // it adds record the primary worktree as where they were written.
 func FoldOther(r *Repo, s *memfile.Store, path string) (FoldResult, error) {
 	backup := path + ".bak-" + BackupStamp()
-	res, err := fold(s, path, backup, false, r.writer(r.Primary))
+	res, err := fold(s, path, backup, false, writer(r, r.Primary))
 	if err != nil {
 		return res, err
 	}

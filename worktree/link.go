@@ -14,34 +14,10 @@ import (
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 )
-
-// ExcludePatterns returns the patterns that keep the memory files out of git
-// status in every worktree (a fresh slice each call). They go into the
-// common info/exclude (see EnsureExclude), anchored at each worktree's top.
-func ExcludePatterns() []string {
-	return []string{
-		"/.agent/memories.md",
-		"/.agent/memories.md.*",
-		"/.agent/.memories.md.tmp-*",
-		"/.agent/archive/",
-	}
-}
-
-// Excludes are the patterns of the repository's layout (ExcludePatterns
-// for .agent/; the same files under .ralph/agent/ for ralph's layout). A
-// pattern never hides a file git tracks, so a ralph memories.md the
-// repository commits stays tracked; one it does not is kept out of git
-// status (git add -f starts tracking it).
-func (r *Repo) Excludes() []string {
-	if r.Layout != LayoutRalph {
-		return ExcludePatterns()
-	}
-	d := "/" + r.MemDir()
-	return []string{d + "/memories.md", d + "/memories.md.*", d + "/.memories.md.tmp-*", d + "/archive/"}
-}
 
 // State is how a worktree's .agent/memories.md relates to the memory home.
 type State string
@@ -109,7 +85,7 @@ type LinkResult struct {
 // home, inside the git dir (see Heal). s is the memory's store (the memory
 // home's file is created, and a copy folded, through it).
 func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
-	top, err := worktreeTop(r, wt)
+	top, err := gitrepo.WorktreeTop(r, wt)
 	if err != nil {
 		return LinkResult{}, err
 	}
@@ -125,47 +101,12 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 	}
 	res := LinkResult{State: StateLinked, Was: st.State}
 	copyMode := !symlinksEnabled(r)
-	switch st.State {
-	case StatePrimary:
-		res.State, res.Message = StatePrimary, "the primary worktree holds the memory itself"
-		return res, nil
-	case StateLinked:
-		res.Message = "already linked: " + st.Path + " -> " + st.Link
-		return res, nil
-	case StateCopy:
-		res.State, res.Message = StateCopy, "already a copy of the memory (core.symlinks=false): "+st.Path
-		return res, nil
-	case StatePrunable:
-		return res, fmt.Errorf("worktree: %s is gone (prunable); run git worktree prune", wt)
-	case StateLockUnshared, StateTypechange:
-		msg, err := shareRalph(r, s, top, st.Path)
-		if err != nil {
-			return res, err
-		}
-		res.Changed, res.Message = true, "already linked: "+st.Path+" -> "+st.Link+msg
-		return res, nil
-	}
-	if st.State == StateUnsafe && st.Link == "" {
-		return res, fmt.Errorf("%w: %s", ErrUnsafe, st.Detail)
-	}
-	if st.State == StateWrongTarget && st.Link == "" {
-		return res, fmt.Errorf("worktree: %s", st.Detail)
+	if done, err := linkDone(r, s, wt, top, st, &res); done {
+		return res, err
 	}
 	if st.State == StateCopyDiverged {
-		// Fold until the copy stays as folded: a tool may still write to it.
-		edits := !st.Tracked && newer(st.Path, s.Path())
-		for range 3 {
-			fr, err := fold(s, st.Path, "", edits, r.writer(top))
-			if err != nil {
-				return res, err
-			}
-			res.Added += fr.Added + fr.Edited
-			if fr.Backup != "" {
-				res.Backup = fr.Backup
-			}
-			if now, err := os.ReadFile(st.Path); err == nil && bytes.Equal(now, fr.folded) {
-				break
-			}
+		if err := foldCopy(r, s, top, st, &res); err != nil {
+			return res, err
 		}
 	}
 	if st.Tracked && r.Layout != LayoutRalph {
@@ -174,50 +115,84 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 		// are in the memory now; the file stays as the branch has it.
 		res.State, res.Changed = st.State, res.Added > 0
 		res.Message = fmt.Sprintf("%s is tracked by the branch: folded %d entr%s from it into the memory; left as the branch has it (%s)",
-			st.Path, res.Added, words.Plural(res.Added, "y", "ies"), r.trackedDetail())
+			st.Path, res.Added, words.Plural(res.Added, "y", "ies"), trackedDetail(r))
 		return res, nil
 	}
-	if err := place(r, s, st.Path, copyMode, &res); err != nil {
-		return res, err
+	return res, linkPlace(r, s, top, st, copyMode, &res)
+}
+
+// linkDone is Link's plan for the states that need no new link: done
+// reports that Link ends there, with err or with res saying why (already
+// linked, the primary's own file, a lock or index bit fixed in place; a
+// worktree gone, or an unsafe path or wrong file Link does not replace).
+func linkDone(r *Repo, s *memfile.Store, wt, top string, st Status, res *LinkResult) (done bool, err error) {
+	switch st.State {
+	case StatePrimary:
+		res.State, res.Message = StatePrimary, "the primary worktree holds the memory itself"
+		return true, nil
+	case StateLinked:
+		res.Message = "already linked: " + st.Path + " -> " + st.Link
+		return true, nil
+	case StateCopy:
+		res.State, res.Message = StateCopy, "already a copy of the memory (core.symlinks=false): "+st.Path
+		return true, nil
+	case StatePrunable:
+		return true, fmt.Errorf("worktree: %s is gone (prunable); run git worktree prune", wt)
+	case StateLockUnshared, StateTypechange:
+		msg, err := shareRalph(r, s, top, st.Path)
+		if err != nil {
+			return true, err
+		}
+		res.Changed, res.Message = true, "already linked: "+st.Path+" -> "+st.Link+msg
+		return true, nil
+	}
+	if st.State == StateUnsafe && st.Link == "" {
+		return true, fmt.Errorf("%w: %s", ErrUnsafe, st.Detail)
+	}
+	if st.State == StateWrongTarget && st.Link == "" {
+		return true, fmt.Errorf("worktree: %s", st.Detail)
+	}
+	return false, nil
+}
+
+// foldCopy folds a diverged copy into the memory, until the copy stays as
+// folded (a tool may still write to it), and counts its entries in res.
+func foldCopy(r *Repo, s *memfile.Store, top string, st Status, res *LinkResult) error {
+	edits := !st.Tracked && newer(st.Path, s.Path())
+	for range 3 {
+		fr, err := fold(s, st.Path, "", edits, writer(r, top))
+		if err != nil {
+			return err
+		}
+		res.Added += fr.Added + fr.Edited
+		if fr.Backup != "" {
+			res.Backup = fr.Backup
+		}
+		if now, err := os.ReadFile(st.Path); err == nil && bytes.Equal(now, fr.folded) {
+			break
+		}
+	}
+	return nil
+}
+
+// linkPlace is Link's last step: the link (or the copy) goes in place, the
+// lock of ralph's layout is shared, and res says what it did.
+func linkPlace(r *Repo, s *memfile.Store, top string, st Status, copyMode bool, res *LinkResult) error {
+	if err := place(r, s, st.Path, copyMode, res); err != nil {
+		return err
 	}
 	res.Changed = true
 	if res.State == StateLinked {
 		msg, err := shareRalph(r, s, top, st.Path)
 		if err != nil {
-			return res, err
+			return err
 		}
 		res.Message += msg
 	}
 	if res.Added > 0 || res.Backup != "" {
 		res.Message += fmt.Sprintf(" (folded %d entr%s from the copy into the memory; the copy is kept as %s)", res.Added, words.Plural(res.Added, "y", "ies"), res.Backup)
 	}
-	return res, nil
-}
-
-// worktreeTop returns the top of the worktree that contains wt, which must
-// be a worktree of r's repository. It reads files only, and ignores GIT_DIR
-// and the like (a hook's variables describe another worktree).
-func worktreeTop(r *Repo, wt string) (string, error) {
-	real, err := filepath.EvalSymlinks(wt)
-	if err != nil {
-		return "", fmt.Errorf("worktree: %w", err)
-	}
-	found, top, inGitDir, err := walkUp(real, "")
-	if err != nil {
-		return "", err
-	}
-	if found.path == "" || inGitDir || top == "" {
-		return "", fmt.Errorf("worktree: %s is not inside a worktree of %s", wt, r.CommonDir)
-	}
-	d := &discovery{known: []string{real}}
-	common := d.resolve(found.path)
-	if found.commondir != "" {
-		common = d.resolve(rawJoin(common, found.commondir))
-	}
-	if common != r.CommonDir {
-		return "", fmt.Errorf("worktree: %s belongs to another repository (%s, not %s)", wt, common, r.CommonDir)
-	}
-	return d.resolve(top), nil
+	return nil
 }
 
 // place puts the link (or, failing that, a copy) at path, replacing what is
@@ -284,7 +259,9 @@ func relLink(r *Repo, path string) (string, error) {
 
 // Inspect reports the memory state of the worktree at wt. Only reads files;
 // git is asked whether the file is tracked when it exists and is not linked.
-// s is the memory's store, whose home is r.Home.
+// s is the memory's store, whose home is r.Home. It finds the worktree and
+// the memory home, then looks at what the worktree's memory path is
+// (inspectFile).
 func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 	st := Status{}
 	real, err := filepath.EvalSymlinks(wt)
@@ -302,95 +279,120 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 	}
 	st.Primary = !r.Bare && real == r.Primary
 	if st.Primary && r.InWorktree {
-		st.State, st.Detail = StatePrimary, "holds the memory home "+r.Home
-		if homeErr != nil {
-			st.Link, _ = os.Readlink(st.Path)
-			st.State, st.Detail = StateUnsafe, homeErr.Error()
-		}
-		if _, err := os.Lstat(st.Path); err == nil && isTracked(r, real) {
-			st.Tracked = true
-			st.Detail += "; " + r.trackedDetail()
-		}
+		inspectHome(r, real, homeErr, &st)
 		return st, nil
 	}
 	if homeErr != nil {
 		st.State, st.Detail = StateUnsafe, homeErr.Error()
 		return st, nil
 	}
-	if agent, err := filepath.EvalSymlinks(filepath.Dir(st.Path)); err == nil && !pathWithin(agent, real) {
+	if agent, err := filepath.EvalSymlinks(filepath.Dir(st.Path)); err == nil && !gitrepo.PathWithin(agent, real) {
 		st.State, st.Detail = StateUnsafe, fmt.Sprintf("%s leads outside the worktree, to %s", filepath.Dir(st.Path), agent)
 		return st, nil
 	}
-	fi, err := os.Lstat(st.Path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		st.State, st.Detail = StateMissing, "no memory file"
-		return st, nil
-	case errors.Is(err, syscall.ENOTDIR):
-		st.State, st.Detail = StateWrongTarget, filepath.Dir(st.Path)+" is not a folder"
-		return st, nil
-	case err != nil:
-		return st, fmt.Errorf("worktree: %w", err)
-	case fi.Mode()&fs.ModeSymlink != 0:
-		if st.Link, err = os.Readlink(st.Path); err != nil {
-			return st, fmt.Errorf("worktree: %w", err)
-		}
-		target, rerr := s.Resolve(st.Path)
-		_, serr := os.Stat(st.Path)
-		switch {
-		case rerr == nil && target == home:
-			st.State, st.Target, st.Detail = StateLinked, target, "-> "+st.Link
-			inspectLinked(r, s, real, &st)
-			return st, nil
-		case serr != nil:
-			st.State, st.Detail = StateBroken, "dangling link -> "+st.Link
-		case errors.Is(rerr, memfile.ErrUnsafePath):
-			st.Target, _ = filepath.EvalSymlinks(st.Path)
-			st.State, st.Detail = StateUnsafe, fmt.Sprintf("link -> %s resolves outside the memory home, to %s", st.Link, st.Target)
-		case rerr != nil:
-			return st, rerr
-		default:
-			st.State, st.Target, st.Detail = StateWrongTarget, target, fmt.Sprintf("link -> %s resolves to %s, not %s", st.Link, target, home)
-		}
-	case fi.Mode().IsRegular():
-		mine, err := os.ReadFile(st.Path)
-		if err != nil {
-			return st, fmt.Errorf("worktree: %w", err)
-		}
-		theirs, err := os.ReadFile(home)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return st, fmt.Errorf("worktree: %w", err)
-		}
-		switch {
-		case bytes.Equal(mine, theirs) && !symlinksEnabled(r):
-			st.State, st.Detail = StateCopy, "a copy of the memory, as core.symlinks=false asks"
-		case bytes.Equal(mine, theirs):
-			st.State, st.Detail = StateCopyIdentical, "a regular file identical to the memory"
-		default:
-			st.State, st.Detail = StateCopyDiverged, "a regular file that differs from the memory"
-		}
-	default:
-		st.State, st.Detail = StateWrongTarget, st.Path+" is not a file or symlink"
+	if done, err := inspectFile(r, s, real, home, &st); done || err != nil {
+		return st, err
 	}
-	st.Tracked = isTracked(r, real)
+	st.Tracked = gitrepo.Tracked(r, real)
 	if st.Tracked {
-		st.Detail += "; " + r.trackedDetail()
+		st.Detail += "; " + trackedDetail(r)
 	}
 	return st, nil
 }
 
+// inspectHome is Inspect of the primary worktree whose file is the memory
+// home (memsync.home=worktree); homeErr is why the home is unsafe, if it is.
+func inspectHome(r *Repo, real string, homeErr error, st *Status) {
+	st.State, st.Detail = StatePrimary, "holds the memory home "+r.Home
+	if homeErr != nil {
+		st.Link, _ = os.Readlink(st.Path)
+		st.State, st.Detail = StateUnsafe, homeErr.Error()
+	}
+	if _, err := os.Lstat(st.Path); err == nil && gitrepo.Tracked(r, real) {
+		st.Tracked = true
+		st.Detail += "; " + trackedDetail(r)
+	}
+}
+
+// inspectFile sets st's state from what the memory path of the worktree
+// whose top is real is: missing, a symlink (inspectLink), a copy of the
+// memory home's file home (inspectCopy) or something else. done reports a
+// state that needs no more checks (missing, linked): else Inspect asks git
+// whether the file is tracked.
+func inspectFile(r *Repo, s *memfile.Store, real, home string, st *Status) (done bool, err error) {
+	fi, err := os.Lstat(st.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		st.State, st.Detail = StateMissing, "no memory file"
+		return true, nil
+	case errors.Is(err, syscall.ENOTDIR):
+		st.State, st.Detail = StateWrongTarget, filepath.Dir(st.Path)+" is not a folder"
+		return true, nil
+	case err != nil:
+		return true, fmt.Errorf("worktree: %w", err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return inspectLink(r, s, real, home, st)
+	case fi.Mode().IsRegular():
+		return false, inspectCopy(r, home, st)
+	}
+	st.State, st.Detail = StateWrongTarget, st.Path+" is not a file or symlink"
+	return false, nil
+}
+
+// inspectLink is inspectFile of a symlink: linked to the memory home's file
+// home (then inspectLinked), dangling, unsafe or pointing elsewhere.
+func inspectLink(r *Repo, s *memfile.Store, real, home string, st *Status) (done bool, err error) {
+	if st.Link, err = os.Readlink(st.Path); err != nil {
+		return true, fmt.Errorf("worktree: %w", err)
+	}
+	target, rerr := s.Resolve(st.Path)
+	_, serr := os.Stat(st.Path)
+	switch {
+	case rerr == nil && target == home:
+		st.State, st.Target, st.Detail = StateLinked, target, "-> "+st.Link
+		inspectLinked(r, s, real, st)
+		return true, nil
+	case serr != nil:
+		st.State, st.Detail = StateBroken, "dangling link -> "+st.Link
+	case errors.Is(rerr, memfile.ErrUnsafePath):
+		st.Target, _ = filepath.EvalSymlinks(st.Path)
+		st.State, st.Detail = StateUnsafe, fmt.Sprintf("link -> %s resolves outside the memory home, to %s", st.Link, st.Target)
+	case rerr != nil:
+		return true, rerr
+	default:
+		st.State, st.Target, st.Detail = StateWrongTarget, target, fmt.Sprintf("link -> %s resolves to %s, not %s", st.Link, target, home)
+	}
+	return false, nil
+}
+
+// inspectCopy is inspectFile of a regular file: a copy of the memory home's
+// file home, identical or not.
+func inspectCopy(r *Repo, home string, st *Status) error {
+	mine, err := os.ReadFile(st.Path)
+	if err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	theirs, err := os.ReadFile(home)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	switch {
+	case bytes.Equal(mine, theirs) && !symlinksEnabled(r):
+		st.State, st.Detail = StateCopy, "a copy of the memory, as core.symlinks=false asks"
+	case bytes.Equal(mine, theirs):
+		st.State, st.Detail = StateCopyIdentical, "a regular file identical to the memory"
+	default:
+		st.State, st.Detail = StateCopyDiverged, "a regular file that differs from the memory"
+	}
+	return nil
+}
+
 // trackedDetail says what to do about a tracked memory file.
-func (r *Repo) trackedDetail() string {
+func trackedDetail(r *Repo) string {
 	if r.Layout == LayoutRalph {
 		return "tracked by git (ralph's default; memsync links it with skip-worktree and folds a checked-out copy by entry)"
 	}
 	return "tracked by git (memsync folds its entries into the memory and leaves it to git; to stop tracking it: git rm --cached .agent/memories.md, then commit)"
-}
-
-// isTracked asks git whether the worktree's index tracks the memory file.
-func isTracked(r *Repo, wt string) bool {
-	_, err := gitcmd.Output(wt, "ls-files", "--error-unmatch", "--", r.RelFile())
-	return err == nil
 }
 
 // indexFlags asks git how the worktree's index holds the memory file:

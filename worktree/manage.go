@@ -53,7 +53,7 @@ func runGit(ctx context.Context, dir string, stdout, stderr io.Writer, args ...s
 }
 
 // gitRunDir is where to run git for repository-wide commands.
-func (r *Repo) gitRunDir() string {
+func gitRunDir(r *Repo) string {
 	if r.WorkTree != "" {
 		return r.WorkTree
 	}
@@ -65,7 +65,7 @@ func (r *Repo) gitRunDir() string {
 // is the memory's store).
 func List(ctx context.Context, r *Repo, s *memfile.Store) ([]Worktree, error) {
 	var buf bytes.Buffer
-	if err := runGit(ctx, r.gitRunDir(), &buf, nil, "worktree", "list", "--porcelain", "-z"); err != nil {
+	if err := runGit(ctx, gitRunDir(r), &buf, nil, "worktree", "list", "--porcelain", "-z"); err != nil {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
 	out := buf.String()
@@ -122,49 +122,20 @@ func List(ctx context.Context, r *Repo, s *memfile.Store) ([]Worktree, error) {
 	return list, nil
 }
 
-// AddOptions are the arguments of `git worktree add` that memsync passes on.
-type AddOptions struct {
-	Path        string // where the worktree goes; relative to the folder git runs in
-	CommitIsh   string // what to check out ("" for git's default)
-	Branch      string // -b: a new branch
-	ResetBranch string // -B: a new branch, or reset an existing one
-	Detach      bool   // --detach
-	Force       bool   // --force
-	Quiet       bool   // --quiet
-}
-
-// Add runs the user's `git worktree add` in dir, git's output going to
-// stdout and stderr (git runs hooks and filters; go-git cannot make linked
-// worktrees), then links the new worktree through the memory's store s.
-// When git fails the error is a *GitError carrying git's exit status.
-func Add(ctx context.Context, r *Repo, s *memfile.Store, dir string, o AddOptions, stdout, stderr io.Writer) (LinkResult, error) {
+// Add runs the user's `git worktree add` in dir with args (git's
+// arguments after "worktree add": flags, "--", path, commit-ish), git's
+// output going to stdout and stderr (git runs hooks and filters; go-git
+// cannot make linked worktrees), then links the new worktree at path (as
+// args name it) through the memory's store s. When git fails the error is
+// a *GitError carrying git's exit status.
+func Add(ctx context.Context, r *Repo, s *memfile.Store, dir, path string, args []string, stdout, stderr io.Writer) (LinkResult, error) {
 	if _, err := EnsureExclude(r, r.Excludes()); err != nil {
 		return LinkResult{}, err
 	}
-	args := []string{"worktree", "add"}
-	if o.Branch != "" {
-		args = append(args, "-b", o.Branch)
-	}
-	if o.ResetBranch != "" {
-		args = append(args, "-B", o.ResetBranch)
-	}
-	if o.Detach {
-		args = append(args, "--detach")
-	}
-	if o.Force {
-		args = append(args, "--force")
-	}
-	if o.Quiet {
-		args = append(args, "--quiet")
-	}
-	args = append(args, "--", o.Path)
-	if o.CommitIsh != "" {
-		args = append(args, o.CommitIsh)
-	}
-	if err := runGit(ctx, dir, stdout, stderr, args...); err != nil {
+	if err := runGit(ctx, dir, stdout, stderr, append([]string{"worktree", "add"}, args...)...); err != nil {
 		return LinkResult{}, err
 	}
-	return Link(r, s, AbsIn(dir, o.Path))
+	return Link(r, s, AbsIn(dir, path))
 }
 
 // Remove folds any entries only in the worktree's copy of the memory into
@@ -183,7 +154,7 @@ func Remove(ctx context.Context, r *Repo, s *memfile.Store, dir, path string, fo
 	}
 	if st.State == StateCopyDiverged {
 		backup := filepath.Join(r.Home, "memories.md.bak-"+BackupStamp()+"-"+filepath.Base(wt))
-		if res, err = fold(s, st.Path, backup, false, r.writer(wt)); err != nil {
+		if res, err = fold(s, st.Path, backup, false, writer(r, wt)); err != nil {
 			return res, err
 		}
 	}
@@ -251,7 +222,7 @@ func Repair(ctx context.Context, r *Repo, s *memfile.Store, f Finding, stdout, s
 	}
 	if f.Worktree.Status.State == StatePrunable {
 		res := LinkResult{State: StatePrunable, Was: StatePrunable, Changed: true, Message: "pruned git's records of " + f.Worktree.Path}
-		return res, runGit(ctx, r.gitRunDir(), stdout, stderr, "worktree", "prune")
+		return res, runGit(ctx, gitRunDir(r), stdout, stderr, "worktree", "prune")
 	}
 	return Link(r, s, f.Worktree.Path)
 }

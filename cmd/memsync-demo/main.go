@@ -14,8 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-
-	"github.com/memsync/memsync/internal/gitcmd"
 )
 
 func main() {
@@ -135,7 +133,7 @@ func demo(keep bool, adds int) error {
 
 	step("git status is clean in every worktree")
 	for _, d := range dirs {
-		st, err := gitcmd.Command(d, "status", "--porcelain").Output()
+		st, err := exec.Command("git", "-C", d, "status", "--porcelain").Output()
 		if err != nil {
 			return err
 		}
@@ -198,9 +196,6 @@ func step(s string) { fmt.Printf("\n== %s\n", s) }
 
 func run(dir, name string, args ...string) error {
 	cmd := exec.Command(name, args...)
-	if name == "git" {
-		cmd = gitcmd.Command(dir, args...) // git runs as memsync runs it
-	}
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stdout, os.Stderr
 	return cmd.Run()
 }

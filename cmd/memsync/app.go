@@ -7,15 +7,10 @@ import (
 	"io"
 	"os/exec"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/policy"
-	"github.com/memsync/memsync/internal/termsafe"
-	"github.com/memsync/memsync/lock"
-	"github.com/memsync/memsync/memfile"
 )
 
 // Exit codes, documented in README.md.
@@ -62,12 +57,14 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"},
 			&cli.StringFlag{Name: "C", Usage: "run as if memsync was started in `DIR`"},
 			&cli.BoolFlag{Name: "global", Usage: "use the global memory layer (MEMSYNC_GLOBAL_DIR, else the XDG data dir)"},
-			&cli.DurationFlag{Name: "lock-timeout", Value: lock.DefaultTimeout, EnvVars: []string{"MEMSYNC_LOCK_TIMEOUT"}, Usage: "how long to wait for the memory lock"},
-			&cli.Int64Flag{Name: "max-bytes", Value: memfile.DefaultMaxBytes, EnvVars: []string{"MEMSYNC_MAX_BYTES"}, Usage: "size cap of memories.md; past it the oldest entries are archived"},
-			&cli.StringFlag{Name: "role", Value: string(policy.Default), EnvVars: []string{"MEMSYNC_ROLE"}, Usage: "owner, admin or worker; workers cannot delete, restore, archive, gc, promote, import or roll back; the configuration may set it too"},
+			// The root reads the variables these flags name (memsync.Options);
+			// a flag given on the line overrides its variable.
+			&cli.DurationFlag{Name: "lock-timeout", DefaultText: "10s", Usage: "how long to wait for the memory lock (MEMSYNC_LOCK_TIMEOUT)"},
+			&cli.Int64Flag{Name: "max-bytes", DefaultText: "10485760", Usage: "size cap of memories.md; past it the oldest entries are archived (MEMSYNC_MAX_BYTES)"},
+			&cli.StringFlag{Name: "role", DefaultText: "owner", Usage: "owner, admin or worker; workers cannot delete, restore, archive, gc, promote, import or roll back; the configuration may set it too (MEMSYNC_ROLE)"},
 			&cli.StringFlag{Name: "session", EnvVars: []string{"MEMSYNC_SESSION"}, Usage: "session `ID`: add tags entries with it; list/search/summary see it and the entries of no session"},
-			&cli.IntFlag{Name: "max-entries", Value: memfile.DefaultLimits().MaxEntries, EnvVars: []string{"MCP_MEMORY_MAX_ENTRIES"}, Usage: "most active entries; past it gc archives the least recently used"},
-			&cli.IntFlag{Name: "ttl-days", Value: int(memfile.DefaultLimits().TTL / (24 * time.Hour)), EnvVars: []string{"MCP_MEMORY_TTL_DAYS"}, Usage: "gc archives entries not accessed for this many days"},
+			&cli.IntFlag{Name: "max-entries", DefaultText: "1000", Usage: "most active entries; past it gc archives the least recently used (MCP_MEMORY_MAX_ENTRIES)"},
+			&cli.IntFlag{Name: "ttl-days", DefaultText: "90", Usage: "gc archives entries not accessed for this many days (MCP_MEMORY_TTL_DAYS)"},
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
@@ -103,16 +100,16 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return code
 	}
 	if ctx.Err() != nil { // a signal: the command stopped where it was
-		fmt.Fprintf(stderr, "memsync: interrupted: %s\n", termsafe.Text(msg))
+		fmt.Fprintf(stderr, "memsync: interrupted: %s\n", memsync.Printable(msg))
 		return code
 	}
-	fmt.Fprintf(stderr, "memsync: error: %s\n", termsafe.Text(msg))
+	fmt.Fprintf(stderr, "memsync: error: %s\n", memsync.Printable(msg))
 	hint := defaultHint(err)
 	if h := (hinted{}); errors.As(err, &h) {
 		hint = h.hint
 	}
 	if hint != "" {
-		fmt.Fprintf(stderr, "hint: %s\n", termsafe.Text(hint))
+		fmt.Fprintf(stderr, "hint: %s\n", memsync.Printable(hint))
 	}
 	return code
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,8 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/config"
-	"github.com/memsync/memsync/memfile"
 )
 
 func addCommand() command {
@@ -37,10 +34,7 @@ func addCommand() command {
 			return nil
 		},
 		run: func(s *session, c *cli.Context) error {
-			e, err := s.m.Add(c.Context, memsync.Entry{Type: c.String("type"), Title: c.String("title"), Content: content, Tags: config.Split(c.String("tags"))})
-			if errors.As(err, new(*memfile.DialectError)) {
-				return withHint(err, "this memory is in ralph-orchestrator's format: give the tag another name")
-			}
+			e, err := s.m.Add(c.Context, memsync.Entry{Type: c.String("type"), Title: c.String("title"), Content: content, Tags: memsync.SplitList(c.String("tags"))})
 			if err != nil {
 				return err
 			}
@@ -59,7 +53,7 @@ func addCommand() command {
 // without its trailing newlines.
 func stdinContent(c *cli.Context) (string, error) {
 	// Read one byte past the limit so an oversized entry is refused, not cut.
-	b, err := io.ReadAll(io.LimitReader(c.App.Reader, memfile.DefaultMaxEntryBytes*4+1))
+	b, err := io.ReadAll(io.LimitReader(c.App.Reader, memsync.MaxEntryBytes*4+1))
 	if err != nil {
 		return "", err
 	}

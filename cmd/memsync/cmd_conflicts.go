@@ -12,10 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/policy"
-	"github.com/memsync/memsync/internal/termsafe"
-	"github.com/memsync/memsync/internal/words"
-	"github.com/memsync/memsync/memfile"
 )
 
 func conflictsCommand() command {
@@ -103,7 +99,7 @@ func colorOK(w io.Writer) bool {
 
 // paint is s escaped (termsafe.Text), in the color of code when on.
 func paint(on bool, code, s string) painted {
-	s = termsafe.Text(s)
+	s = memsync.Printable(s)
 	if !on {
 		return painted(s)
 	}
@@ -114,7 +110,7 @@ func runResolve(s *session, c *cli.Context) error {
 	r := memsync.Resolution{Keep: keeps(c)[0]}
 	if r.Keep == memsync.KeepEdit {
 		// Refused before the editor opens, not after (Resolve checks again).
-		if err := s.m.Allow(policy.OpResolve); err != nil {
+		if err := s.m.Allow("resolve"); err != nil {
 			return err
 		}
 		cf, err := s.m.Conflict(c.Context, c.Args().First())
@@ -131,7 +127,7 @@ func runResolve(s *session, c *cli.Context) error {
 	return s.print(out, resolveError(err), func() {
 		s.printf("resolved %s: kept %s\n", out.ID, map[memsync.Keep]string{memsync.KeepOurs: "ours", memsync.KeepTheirs: "theirs", memsync.KeepEdit: "the edited version"}[out.Kept])
 		if out.Snapshot != "" {
-			s.printf("snapshot %s (the next 'memsync sync' carries it)\n", words.Short(out.Snapshot))
+			s.printf("snapshot %s (the next 'memsync sync' carries it)\n", memsync.ShortHash(out.Snapshot))
 		}
 	})
 }
@@ -142,7 +138,7 @@ func resolveError(err error) error {
 	switch {
 	case errors.As(err, &ae):
 		return withHint(err, "restore it first (memsync restore "+ae.ID+"), then resolve again")
-	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous):
+	case errors.Is(err, memsync.ErrNotFound), errors.Is(err, memsync.ErrAmbiguous):
 		return withHint(err, "'memsync conflicts' lists the recorded conflicts")
 	}
 	return err
@@ -150,10 +146,10 @@ func resolveError(err error) error {
 
 // editConflict opens the editor on both versions and returns the one entry
 // left in the saved file (memsync.Conflict.EditText, Edited).
-func editConflict(s *session, cf *memsync.Conflict) (memfile.Entry, error) {
+func editConflict(s *session, cf *memsync.Conflict) (memsync.Entry, error) {
 	data, err := runEditor(s, "memsync-resolve-*.md", cf.EditText())
 	if err != nil {
-		return memfile.Entry{}, err
+		return memsync.Entry{}, err
 	}
 	e, err := cf.Edited(data)
 	if err != nil && !errors.Is(err, memsync.ErrEditCancelled) {

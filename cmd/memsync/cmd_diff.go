@@ -4,7 +4,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/words"
 )
 
 func diffCommand() command {
@@ -14,7 +13,7 @@ func diffCommand() command {
 		run: func(s *session, c *cli.Context) error {
 			res, err := s.m.Diff(c.Context, c.Args().Get(0), c.Args().Get(1), memsync.DiffOptions{Text: c.Bool("text")})
 			return s.print(res, err, func() {
-				s.printf("from %s to %s\n", words.Short(res.From), words.Short(res.To))
+				s.printf("from %s to %s\n", memsync.ShortHash(res.From), memsync.ShortHash(res.To))
 				if res.Text != nil {
 					s.printf("%s", *res.Text)
 					return

@@ -19,7 +19,7 @@ func doctorCommand() command {
 			if err := s.print(rep, err, func() {
 				for _, ch := range rep.Checks {
 					s.printf("%-9s %-7s %s\n", ch.Check, ch.Status, ch.Detail)
-					if ch.Status == memsync.CheckProblem && ch.Fix != "" {
+					if ch.Status == "problem" && ch.Fix != "" {
 						s.printf("          fix: %s\n", ch.Fix)
 					}
 					if ch.Backup != "" {

@@ -7,9 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/config"
-	"github.com/memsync/memsync/internal/policy"
-	"github.com/memsync/memsync/memfile"
 )
 
 func editCommand() command {
@@ -45,11 +42,11 @@ func runEdit(s *session, c *cli.Context) error {
 		o.Type = new(c.String("type"))
 	}
 	if c.IsSet("tags") {
-		o.Tags = append([]string{}, config.Split(c.String("tags"))...)
+		o.Tags = append([]string{}, memsync.SplitList(c.String("tags"))...)
 	}
 	if o.Content == nil && o.Title == nil && o.Type == nil && o.Tags == nil {
 		// Refused before the editor opens, not after (Edit checks again).
-		if err := s.m.Allow(policy.OpEdit); err != nil {
+		if err := s.m.Allow("edit"); err != nil {
 			return err
 		}
 		got, err := s.m.Get(c.Context, memsync.View{}, ref)
@@ -69,9 +66,6 @@ func runEdit(s *session, c *cli.Context) error {
 		ref = got[0].ID
 	}
 	res, err := s.m.Edit(c.Context, ref, o)
-	if errors.As(err, new(*memfile.DialectError)) {
-		return withHint(err, "this memory is in ralph-orchestrator's format: give the tag another name")
-	}
 	return s.print(res.Entry, err, func() {
 		if !res.Changed {
 			s.printf("%s unchanged\n", res.Entry.ID)

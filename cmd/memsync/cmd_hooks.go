@@ -1,16 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/hooks"
 )
 
 func hooksCommand() command {
@@ -34,7 +30,7 @@ func hookCommand() command {
 			if len(args) > 0 {
 				memsync.RunHook(c.Context, c.String("C"), args[0], args[1:], memsync.HookOptions{
 					Stderr:      c.App.ErrWriter,
-					LockTimeout: min(c.Duration("lock-timeout"), hooks.DefaultLockTimeout),
+					LockTimeout: lockTimeoutFlag(c), // 0: MEMSYNC_LOCK_TIMEOUT, else the hook's own
 				})
 			}
 			return nil
@@ -47,21 +43,17 @@ func runHooksInstall(s *session, c *cli.Context) error {
 	if err != nil {
 		return withHint(err, "install memsync on PATH and run 'memsync hooks install' again")
 	}
-	res, err := s.m.InstallHooks(c.Context, bin, c.Bool("force"))
-	if errors.Is(err, hooks.ErrInWorktree) {
-		return withHint(err, "nothing was changed; have your tracked hooks run memsync: add the line  memsync hook NAME \"$@\"  to "+
-			res.Dir+"/NAME for NAME in "+strings.Join(hooks.Names(), ", ")+" (and commit them); or install memsync's scripts there anyway: memsync hooks install --force")
-	}
+	res, err := s.m.InstallHooks(c.Context, memsync.InstallHooksOptions{Executable: bin, Force: c.Bool("force")})
 	if err := s.printHooks(res, err); err != nil {
 		return err
 	}
 	if st, err := s.m.Hooks(c.Context); err == nil && !s.json {
 		for _, m := range st.Managers {
-			if m.Name != hooks.ManagerHusky {
+			if m.Name != "husky" {
 				continue
 			}
 			for _, h := range st.Hooks {
-				if h.Manager == "" && h.State != hooks.StateMissing {
+				if h.Manager == "" && h.State != "missing" {
 					s.warn(fmt.Sprintf("%s/%s is tracked, so memsync's %s hook is a script in %s, which husky rewrites whenever it runs (npm install); "+
 						"to keep it, 'memsync hooks install --force' adds memsync's lines to %s/%s (git status shows the change; committed, it runs memsync for everyone who has it)",
 						m.Config, h.Name, h.Name, st.Dir, m.Config, h.Name))
@@ -81,12 +73,12 @@ func runHooksStatus(s *session, c *cli.Context) error {
 	return s.print(st, err, func() {
 		s.printf("hooks folder: %s\n", st.Dir)
 		for _, h := range st.Hooks {
-			note := map[string]string{hooks.StateChained: " (runs " + filepath.Base(h.Path) + hooks.OrigSuffix + " first)",
-				hooks.StateForeign: " (not memsync's; install keeps it)"}[h.State]
+			note := map[string]string{"chained": " (runs " + h.Chained + " first)",
+				"foreign": " (not memsync's; install keeps it)"}[h.State]
 			if h.Manager != "" {
 				note += " through " + h.Manager + ": " + h.Path
 			}
-			if !h.Runs && h.State != hooks.StateForeign && h.State != hooks.StateMissing {
+			if !h.Runs && h.State != "foreign" && h.State != "missing" {
 				note += "; NOT RUN by git here: memsync hooks install"
 			}
 			s.printf("  %-15s %s%s\n", h.Name, h.State, note)

@@ -6,7 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/worktree"
 )
 
 // untrack is the advice for a .agent/memories.md that git tracks.
@@ -50,17 +49,17 @@ func initCommand() command {
 				}()
 				s.printf("%s %s\n", map[bool]string{false: "using", true: "created"}[res.Created], res.File)
 				if len(res.Excluded) > 0 {
-					s.printf("added %d pattern(s) to %s/info/exclude\n", len(res.Excluded), s.repo.CommonDir)
+					s.printf("added %d pattern(s) to %s\n", len(res.Excluded), res.ExcludeFile)
 				}
 				if d := res.MergeDriver; d != nil {
 					s.printf("merge driver: merge.memsync.driver = %s\nattribute %q in %s\n", d.Driver, d.Line, d.Attributes)
 					s.printf("to share it with your team, add this line to .gitattributes (each clone runs 'memsync init --merge-driver' for the git config):\n  %s\n", d.Line)
 				}
 				switch {
-				case s.repo != nil && s.repo.Layout == worktree.LayoutRalph:
-					s.printf("layout: ralph (%s)\n", s.repo.LayoutWhy)
+				case res.Layout == "ralph":
+					s.printf("layout: ralph (%s)\n", res.LayoutWhy)
 					if res.Tracked && !res.MergeDriverSet {
-						s.printf("%s is tracked by git (ralph's default); to merge it by entry: memsync init --merge-driver\n", s.repo.RelFile())
+						s.printf("%s is tracked by git (ralph's default); to merge it by entry: memsync init --merge-driver\n", res.RelFile)
 					}
 				case res.Tracked && !res.MergeDriverSet:
 					s.warn(".agent/memories.md is tracked by git on this branch; memsync keeps memory history on its own ref instead")
@@ -76,10 +75,10 @@ func initCommand() command {
 func setLayout(c *cli.Context) error {
 	layout := c.String("layout")
 	if c.Bool("ralph") {
-		if layout != "" && layout != string(worktree.LayoutRalph) {
+		if layout != "" && layout != "ralph" {
 			return usageError{errors.New("--ralph and --layout " + layout + " disagree")}
 		}
-		layout = string(worktree.LayoutRalph)
+		layout = "ralph"
 	}
 	if layout == "" {
 		return nil
@@ -87,8 +86,9 @@ func setLayout(c *cli.Context) error {
 	if c.Bool("global") {
 		return usageError{errNeedsRepo}
 	}
-	if _, err := worktree.ParseLayout(layout); err != nil {
+	err := memsync.SetLayout(c.Context, c.String("C"), layout)
+	if errors.As(err, new(*memsync.ConfigError)) { // a layout of another name
 		return usageError{err}
 	}
-	return memsync.SetLayout(c.Context, c.String("C"), worktree.Layout(layout))
+	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -8,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/config"
 )
 
 func injectCommand() command {
@@ -16,7 +16,7 @@ func injectCommand() command {
 	return command{name: "inject", usage: "put memories into an agent's prompt", argsUsage: "[PROMPT|-]",
 		flags: []cli.Flag{
 			&cli.StringFlag{Name: "mode", Usage: "auto, manual or none"},
-			&cli.IntFlag{Name: "budget", Usage: "most `TOKENS` of memory to add (0 = no limit)", DefaultText: fmt.Sprintf("%d, or the configuration's", config.DefaultBudget)},
+			&cli.IntFlag{Name: "budget", Usage: "most `TOKENS` of memory to add (0 = no limit)", DefaultText: "4000, or the configuration's"},
 			&cli.StringFlag{Name: "query", Usage: "rank memories for this `TEXT` (default: the prompt)"},
 			&cli.StringFlag{Name: "type", Aliases: []string{"t"}, Usage: "only these comma-separated types"},
 			&cli.StringFlag{Name: "tags", Usage: "only entries with one of these comma-separated tags"},
@@ -41,13 +41,16 @@ func injectCommand() command {
 				return err
 			}
 			out, err := s.m.Inject(c.Context, prompt, o)
+			if errors.As(err, new(*memsync.ConfigError)) { // --mode
+				return usageError{err}
+			}
 			if err == nil && out.Enabled && len(out.Entries) == 0 && out.Omitted+out.Filtered == 0 {
 				s.hintSync(c)
 			}
 			if err != nil || s.json {
 				return s.print(out, err, nil)
 			}
-			if out.Mode == string(config.Manual) {
+			if out.Mode == "manual" {
 				fmt.Fprint(s.stderr, out.Memories)
 			}
 			_, err = io.WriteString(s.stdout, out.Output)
@@ -59,9 +62,7 @@ func injectCommand() command {
 // injectFlags are what the command line overrides of the configuration.
 func injectFlags(c *cli.Context) (o memsync.InjectOptions, err error) {
 	if c.IsSet("mode") {
-		if o.Mode, err = config.ParseMode(c.String("mode")); err != nil {
-			return o, usageError{fmt.Errorf("--mode: %w", err)}
-		}
+		o.Mode = c.String("mode") // Inject checks it
 	}
 	if c.IsSet("budget") {
 		if c.Int("budget") < 0 {
@@ -73,10 +74,10 @@ func injectFlags(c *cli.Context) (o memsync.InjectOptions, err error) {
 		o.Query = new(c.String("query"))
 	}
 	if c.IsSet("type") {
-		o.Types = append([]string{}, config.Split(c.String("type"))...) // "" clears the configuration's
+		o.Types = append([]string{}, memsync.SplitList(c.String("type"))...) // "" clears the configuration's
 	}
 	if c.IsSet("tags") {
-		o.Tags = append([]string{}, config.Split(c.String("tags"))...)
+		o.Tags = append([]string{}, memsync.SplitList(c.String("tags"))...)
 	}
 	if c.IsSet("recent-days") {
 		o.RecentDays = new(c.Int("recent-days"))

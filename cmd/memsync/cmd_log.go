@@ -6,8 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/history"
-	"github.com/memsync/memsync/internal/words"
 )
 
 func logCommand() command {
@@ -21,15 +19,15 @@ func logCommand() command {
 		opens: repoOnly,
 		run: func(s *session, c *cli.Context) error {
 			o := memsync.LogOptions{N: c.Int("n"), Stat: c.Bool("stat"), Patch: c.Bool("p"), Entry: c.Args().First()}
-			entries, err := s.m.LogWith(c.Context, o)
+			entries, err := s.m.Log(c.Context, o)
 			return s.print(entries, err, func() {
 				if len(entries) == 0 {
 					s.printf("no snapshots yet (the hooks take them: memsync hooks install; or memsync snapshot)\n")
 				}
 				for _, e := range entries {
-					s.printf("%s  %s  %4d entries  +%d -%d ~%d  %s\n", words.Short(e.Commit), e.Time, e.Entries, e.Added, e.Removed, e.Changed, e.Subject)
+					s.printf("%s  %s  %4d entries  +%d -%d ~%d  %s\n", memsync.ShortHash(e.Commit), e.Time, e.Entries, e.Added, e.Removed, e.Changed, e.Subject)
 					var prov []string
-					for _, kv := range [][2]string{{"by", e.Author}, {"hook", e.Hook}, {"branch", e.Branch}, {"commit", words.Short(e.SourceCommit)}, {"worktree", e.Worktree}, {"rollback to", words.Short(e.Rollback)}} {
+					for _, kv := range [][2]string{{"by", e.Author}, {"hook", e.Hook}, {"branch", e.Branch}, {"commit", memsync.ShortHash(e.SourceCommit)}, {"worktree", e.Worktree}, {"rollback to", memsync.ShortHash(e.Rollback)}} {
 						if kv[1] != "" {
 							prov = append(prov, kv[0]+" "+kv[1])
 						}
@@ -46,13 +44,13 @@ func logCommand() command {
 
 // printEntryChanges prints one line per changed entry under a snapshot of
 // the log (mark, ID, title), each followed by its diff when there is one.
-func (s *session) printEntryChanges(changes []history.EntryChange) {
-	mark := map[string]string{history.Added: "+", history.Removed: "-", history.Changed: "~", history.Archived: ">", history.Restored: "<"}
+func (s *session) printEntryChanges(changes []memsync.EntryChange) {
+	mark := map[string]string{"added": "+", "removed": "-", "changed": "~", "archived": ">", "restored": "<"}
 	for _, ch := range changes {
 		where := ""
-		if ch.Kind == history.Archived || ch.Kind == history.Restored || ch.Archive {
+		if ch.Kind == "archived" || ch.Kind == "restored" || ch.Archive {
 			where = "  (" + ch.Kind
-			if ch.Archive && ch.Kind != history.Archived {
+			if ch.Archive && ch.Kind != "archived" {
 				where += " in the archive"
 			}
 			where += ")"

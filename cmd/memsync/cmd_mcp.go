@@ -7,7 +7,6 @@ import (
 
 	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/mcpserver"
-	"github.com/memsync/memsync/worktree"
 )
 
 func mcpCommand() command {
@@ -25,7 +24,7 @@ func mcpCommand() command {
 				NoProject:   "no repository memory: 'memsync mcp' runs outside a git repository (start it inside one, or with -C DIR)"}
 			project, err := s.open(false)
 			switch {
-			case errors.Is(err, worktree.ErrNotRepo):
+			case errors.Is(err, memsync.ErrNoRepository):
 			case err != nil:
 				return err
 			default:

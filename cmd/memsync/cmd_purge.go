@@ -7,8 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/history"
-	"github.com/memsync/memsync/internal/words"
 )
 
 func purgeCommand() command {
@@ -39,24 +37,24 @@ func runPurge(s *session, c *cli.Context) error {
 		Prune: c.Bool("prune"), Timeout: c.Duration("timeout"),
 	})
 	if res == nil {
-		return purgeError(err)
+		return err
 	}
 	if err != nil { // the purge stands; the sync or the pruning failed
 		err = withHint(fmt.Errorf("purged here, but: %w", err), "the purge stands here; run 'memsync sync' to push the new history (and 'memsync purge --prune --local ID' to drop the old objects)")
 	}
 	return s.print(res, err, func() {
 		n := len(res.IDs)
-		s.printf("%s %d entr%s:\n", map[bool]string{true: "would purge", false: "purged"}[dry], n, words.Plural(n, "y", "ies"))
+		s.printf("%s %d entr%s:\n", map[bool]string{true: "would purge", false: "purged"}[dry], n, memsync.Plural(n, "y", "ies"))
 		for i, id := range res.IDs {
 			s.printf("  %s  %s\n", id, res.Titles[i])
 		}
-		s.printf("%d of %d snapshots hold %s", res.Holding, res.Snapshots, words.Plural(n, "it", "them"))
+		s.printf("%d of %d snapshots hold %s", res.Holding, res.Snapshots, memsync.Plural(n, "it", "them"))
 		if dry {
 			s.printf("; the history would be rewritten from the first of them\n")
 			return
 		}
 		s.printf("; %d snapshots rewritten, %d entr%s taken out of the live memory; new snapshot %s\n",
-			res.Rewritten, res.Live, words.Plural(res.Live, "y", "ies"), words.Short(res.Snapshot))
+			res.Rewritten, res.Live, memsync.Plural(res.Live, "y", "ies"), memsync.ShortHash(res.Snapshot))
 		if res.Sync != nil && res.Sync.Pushed {
 			s.printf("pushed the new history to %s (with a lease)\n", res.Remote)
 		}
@@ -64,15 +62,4 @@ func runPurge(s *session, c *cli.Context) error {
 			s.printf("  %s\n", r)
 		}
 	})
-}
-
-// purgeError gives purge's failures their advice.
-func purgeError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, history.ErrNothingToPurge):
-		return withHint(err, "'memsync list' and 'memsync log -p' show the entries' IDs; 'memsync purge --dry-run --secret RULE' lists what a rule finds")
-	}
-	return err
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/config"
 )
 
 func searchCommand() command {
@@ -51,7 +50,7 @@ func runSearch(s *session, c *cli.Context) error {
 	hits, err := memsync.SearchLayers(c.Context, query, memsync.SearchOptions{
 		View:   memsync.View{Archive: c.Bool("archive")},
 		Limit:  c.Int("limit"),
-		Tags:   config.Split(c.String("tags")),
+		Tags:   memsync.SplitList(c.String("tags")),
 		Type:   c.String("type"),
 		Filter: filterOf(c),
 	}, layers...)

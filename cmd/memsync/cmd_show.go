@@ -4,7 +4,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/memfile"
 )
 
 func showCommand() command {
@@ -16,34 +15,18 @@ func showCommand() command {
 }
 
 func runShow(s *session, c *cli.Context) error {
-	v := memsync.View{Archive: c.Bool("archive")}
-	if s.json {
-		entries, err := s.m.Get(c.Context, v, c.Args().Slice()...)
-		if len(entries) == 1 {
-			return s.print(entries[0], err, nil)
-		}
+	entries, err := s.m.Get(c.Context, memsync.View{Archive: c.Bool("archive")}, c.Args().Slice()...)
+	switch {
+	case s.json && len(entries) == 1:
+		return s.print(entries[0], err, nil)
+	case s.json, err != nil:
 		return s.print(entries, err, nil)
 	}
-	f, err := s.m.Load(c.Context, v)
-	if err != nil {
-		return err
-	}
-	idx, err := f.FindAll(c.Args().Slice())
-	if err != nil {
-		return err
-	}
-	ids := make([]string, len(idx))
-	for k, i := range idx {
-		ids[k] = f.Entries[i].ID
-	}
-	if !v.Archive {
-		s.m.Touch(ids...)
-	}
-	for k, i := range idx {
+	for k := range entries {
 		if k > 0 {
 			s.printf("\n")
 		}
-		s.printf("%s", memfile.RenderEntry(&f.Entries[i], memfile.Orch))
+		s.printf("%s", entries[k].Text())
 	}
 	return nil
 }

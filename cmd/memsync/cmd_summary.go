@@ -3,13 +3,12 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/words"
-	"github.com/memsync/memsync/memfile"
 )
 
 func summaryCommand() command {
@@ -21,18 +20,18 @@ func summaryCommand() command {
 			return s.print(out, err, func() {
 				if m := out.Active; m != nil {
 					s.printf("%s memory: %s\n  entries  %d of max %d\n", out.Layer, out.Path, m.Entries, out.MaxEntries)
-					s.printf("  size     %s of cap %s (%.1f%%)\n", words.Bytes(m.Bytes), words.Bytes(out.MaxBytes), 100*float64(m.Bytes)/float64(max(out.MaxBytes, 1)))
+					s.printf("  size     %s of cap %s (%.1f%%)\n", memsync.Size(m.Bytes), memsync.Size(out.MaxBytes), 100*float64(m.Bytes)/float64(max(out.MaxBytes, 1)))
 					printCounts(s, m)
 				}
 				m := out.Archive
-				s.printf("archive: %s\n  entries  %d\n  size     %s\n", s.m.ArchivePath(), m.Entries, words.Bytes(m.Bytes))
+				s.printf("archive: %s\n  entries  %d\n  size     %s\n", s.m.ArchivePath(), m.Entries, memsync.Size(m.Bytes))
 				printCounts(s, m)
 			})
 		},
 	}
 }
 
-func printCounts(s *session, m *memfile.Summary) {
+func printCounts(s *session, m *memsync.FileSummary) {
 	if m.Entries == 0 {
 		return
 	}
@@ -40,8 +39,8 @@ func printCounts(s *session, m *memfile.Summary) {
 	for _, name := range []string{"types", "tags"} {
 		counts := map[string]map[string]int{"types": m.Types, "tags": m.Tags}[name]
 		var parts []string
-		for _, c := range memfile.Top(counts, 10) {
-			parts = append(parts, fmt.Sprintf("%s %d", cmp.Or(c.Name, "-"), c.N))
+		for _, c := range top(counts, 10) {
+			parts = append(parts, fmt.Sprintf("%s %d", cmp.Or(c.name, "-"), c.n))
 		}
 		if len(counts) > 10 {
 			parts = append(parts, fmt.Sprintf("(+%d more)", len(counts)-10))
@@ -50,4 +49,21 @@ func printCounts(s *session, m *memfile.Summary) {
 			s.printf("  %-8s %s\n", name, strings.Join(parts, ", "))
 		}
 	}
+}
+
+// count is a name and how often it occurs.
+type count struct {
+	name string
+	n    int
+}
+
+// top returns the counts of m, most frequent first (then by name), at most
+// n of them.
+func top(m map[string]int, n int) []count {
+	out := make([]count, 0, len(m))
+	for k, v := range m {
+		out = append(out, count{k, v})
+	}
+	slices.SortFunc(out, func(a, b count) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.name, b.name)) })
+	return out[:min(n, len(out))]
 }

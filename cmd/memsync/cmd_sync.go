@@ -1,17 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/history"
-	"github.com/memsync/memsync/internal/merge"
-	"github.com/memsync/memsync/internal/remote"
-	"github.com/memsync/memsync/internal/words"
 )
 
 func syncCommand() command {
@@ -30,13 +25,13 @@ func runSync(s *session, c *cli.Context) error {
 	dry := c.Bool("dry-run")
 	res, err := s.m.Sync(c.Context, c.Args().First(), memsync.SyncOptions{DryRun: dry, Force: c.Bool("force"), AcceptRemoval: c.Bool("accept-removal"), Timeout: c.Duration("timeout")})
 	name := res.Remote
-	return s.print(res, syncError(err, name), func() {
+	return s.print(res, err, func() {
 		switch {
 		case res.Fetched == "" && !res.Pushed && !dry:
 			s.printf("%s has no memory snapshots and there are none here to push\n", name)
 		case res.Fetched == "":
 			s.printf("%s has no memory snapshots yet\n", name)
-		case res.Kind == history.UpToDate:
+		case res.Kind == "up-to-date":
 			s.printf("memory is up to date with %s\n", name)
 		default:
 			s.printf("%s from %s (%s): %s\n", map[bool]string{true: "would change", false: "changed"}[dry], name, res.Kind, countChanges(res.Changes, res.ArchiveChanges))
@@ -44,7 +39,7 @@ func runSync(s *session, c *cli.Context) error {
 			s.printChanges(res.ArchiveChanges, "  archive ")
 		}
 		if n := len(res.Purged); n > 0 {
-			s.printf("purged %d entr%s %s's tombstones name (memsync purge ran there): %s\n", n, words.Plural(n, "y", "ies"), name, strings.Join(res.Purged, ", "))
+			s.printf("purged %d entr%s %s's tombstones name (memsync purge ran there): %s\n", n, memsync.Plural(n, "y", "ies"), name, strings.Join(res.Purged, ", "))
 		}
 		for _, n := range res.Notes {
 			s.printf("  note: %s\n", n)
@@ -53,13 +48,13 @@ func runSync(s *session, c *cli.Context) error {
 			s.printf("without --force, sync would stop here: %s\n", res.Refused)
 		}
 		if res.Pushed {
-			s.printf("pushed %s to %s\n", words.Short(res.Snapshot), name)
+			s.printf("pushed %s to %s\n", memsync.ShortHash(res.Snapshot), name)
 		}
 		if res.Backup != "" {
 			s.warn("the memory file was damaged; its old content is kept in " + res.Backup)
 		}
 		if n := len(res.Conflicts); n > 0 {
-			s.warn(fmt.Sprintf("%d entr%s edited differently on both sides: ours kept; see 'memsync conflicts', settle with 'memsync resolve ID --ours|--theirs|--edit'", n, words.Plural(n, "y", "ies")))
+			s.warn(fmt.Sprintf("%d entr%s edited differently on both sides: ours kept; see 'memsync conflicts', settle with 'memsync resolve ID --ours|--theirs|--edit'", n, memsync.Plural(n, "y", "ies")))
 		}
 	})
 }
@@ -69,7 +64,7 @@ func countChanges(active, archive []memsync.Change) string {
 	for _, ch := range active {
 		n[ch.Kind]++
 	}
-	s := fmt.Sprintf("%d added, %d removed, %d changed", n[history.Added], n[history.Removed], n[history.Changed])
+	s := fmt.Sprintf("%d added, %d removed, %d changed", n["added"], n["removed"], n["changed"])
 	if len(archive) > 0 {
 		s += fmt.Sprintf("; %d in the archive", len(archive))
 	}
@@ -78,7 +73,7 @@ func countChanges(active, archive []memsync.Change) string {
 
 // printChanges prints one line per changed entry: prefix, +/-/~, ID, heading.
 func (s *session) printChanges(changes []memsync.Change, prefix string) {
-	mark := map[string]string{history.Added: "+", history.Removed: "-", history.Changed: "~"}
+	mark := map[string]string{"added": "+", "removed": "-", "changed": "~"}
 	for _, ch := range changes {
 		e := ch.After
 		if e == nil {
@@ -86,29 +81,4 @@ func (s *session) printChanges(changes []memsync.Change, prefix string) {
 		}
 		s.printf("%s%s %s\n", prefix, mark[ch.Kind], ch.ID+"  "+e.Heading())
 	}
-}
-
-// syncError gives sync's failures their advice.
-func syncError(err error, name string) error {
-	switch {
-	case errors.Is(err, remote.ErrBadRemote):
-		return usageError{err}
-	case errors.Is(err, remote.ErrBusy):
-		return withHint(err, "wait for that sync to finish and run 'memsync sync' again, or wait longer with --lock-timeout")
-	case errors.Is(err, remote.ErrTimeout):
-		return withHint(err, fmt.Sprintf("your memory is unchanged and no git is left running; check that %s answers ('git fetch %s'), or give it longer with --timeout", name, name))
-	case errors.Is(err, remote.ErrFetch):
-		return withHint(err, fmt.Sprintf("your memory is unchanged; check the remote ('git remote -v', 'git fetch %s') and sync again", name))
-	case errors.Is(err, remote.ErrPush):
-		return withHint(err, fmt.Sprintf("your memory holds what was merged, snapshotted; nothing reached %s: check your push access to it and sync again", name))
-	case errors.Is(err, remote.ErrRaced):
-		return withHint(err, "another repository pushes to this clone's ref (copies of one repository?); your memory holds what was merged; run 'memsync sync' again")
-	case errors.Is(err, history.ErrMassRemoval):
-		return withHint(err, "nothing was snapshotted or pushed; see what went: 'memsync diff'; put it back: memsync rollback '~0'; if the removal is meant: 'memsync sync --accept-removal'")
-	case errors.Is(err, history.ErrTooBig):
-		return withHint(err, fmt.Sprintf("nothing was changed here; whoever pushed it can put back an earlier memory (memsync rollback '~1', then memsync sync --force); if the memory is meant to be that large, raise the cap (--max-bytes, MEMSYNC_MAX_BYTES: a snapshot's file may be twice the cap) and sync %s again", name))
-	case errors.Is(err, merge.ErrMassDeletion):
-		return withHint(err, "nothing was changed; see what would go: 'memsync sync --dry-run'; if that is right: 'memsync sync --force'")
-	}
-	return err
 }

@@ -4,13 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/words"
-	"github.com/memsync/memsync/worktree"
 )
 
 func worktreeCommand() command {
@@ -58,11 +57,18 @@ func runWorktreeAdd(s *session, c *cli.Context) error {
 }
 
 func runWorktreeLink(s *session, c *cli.Context) error {
-	path := cmp.Or(c.Args().First(), s.repo.WorkTree)
+	path := cmp.Or(c.Args().First(), s.m.WorkTree())
 	if path == "" {
 		return usageError{fmt.Errorf("not inside a worktree; name one: memsync worktree link PATH")}
 	}
-	res, err := s.m.WorktreeLink(c.Context, worktree.AbsIn(c.String("C"), path))
+	abs := path
+	if !filepath.IsAbs(abs) { // relative to -C
+		var err error
+		if abs, err = filepath.Abs(filepath.Join(c.String("C"), path)); err != nil {
+			return err
+		}
+	}
+	res, err := s.m.WorktreeLink(c.Context, abs)
 	res.Path = path
 	return s.print(res, err, func() { s.printf("%s\n", res.Message) })
 }
@@ -78,7 +84,7 @@ func runWorktreeList(s *session, c *cli.Context) error {
 
 func runWorktreeDoctor(s *session, c *cli.Context) error {
 	fix := c.Bool("fix")
-	findings, err := s.m.WorktreeDoctor(c.Context, fix)
+	findings, err := s.m.WorktreeDoctor(c.Context, memsync.DoctorOptions{Fix: fix})
 	left := 0
 	for _, f := range findings {
 		if f.Fixed == nil || !*f.Fixed {
@@ -92,7 +98,7 @@ func runWorktreeDoctor(s *session, c *cli.Context) error {
 			case f.Fixed == nil:
 				s.printf("  fix: %s\n", f.Fix)
 				continue
-			case f.State == string(worktree.StateCopyDiverged):
+			case f.State == "copy-diverged":
 				s.printf("  the copy differs from the memory (- only in the memory, + only in the copy):\n")
 				for l := range strings.Lines(f.Diff) {
 					s.printf("    %s", l)
@@ -112,9 +118,9 @@ func runWorktreeDoctor(s *session, c *cli.Context) error {
 }
 
 func runWorktreeRemove(s *session, c *cli.Context) error {
-	res, err := s.m.WorktreeRemove(c.Context, c.Args().First(), c.Bool("force"), s.gitStreams(c))
+	res, err := s.m.WorktreeRemove(c.Context, c.Args().First(), memsync.WorktreeRemoveOptions{Git: s.gitStreams(c), Force: c.Bool("force")})
 	if res.Added > 0 && !s.json {
-		s.printf("folded %d entr%s from the worktree's copy into the memory (copy kept as %s)\n", res.Added, words.Plural(res.Added, "y", "ies"), res.Backup)
+		s.printf("folded %d entr%s from the worktree's copy into the memory (copy kept as %s)\n", res.Added, memsync.Plural(res.Added, "y", "ies"), res.Backup)
 	}
 	return s.print(res, err, func() { s.printf("removed %s\n", res.Path) })
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/memfile"
 )
 
 // command declares one memsync command, as chezmoi declares its commands:
@@ -97,7 +96,7 @@ func (d command) action(c *cli.Context) error {
 // allowSecretFlag is the override of the secret check, on every command that
 // writes new or changed entries (add, import, restore, resolve).
 var allowSecretFlag = &cli.BoolFlag{Name: "allow-secret",
-	Usage: "store content the secret rules flag anyway (a false positive); the entry records the rule as '- " + memfile.SecretAllowedField + ": RULE'"}
+	Usage: "store content the secret rules flag anyway (a false positive); the entry records the rule as '- Secret-Allowed: RULE'"}
 
 // onUsage marks urfave/cli's complaints about flags as usage errors.
 func onUsage(_ *cli.Context, err error, _ bool) error { return usageError{err} }

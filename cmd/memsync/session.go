@@ -6,20 +6,17 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/policy"
-	"github.com/memsync/memsync/internal/termsafe"
-	"github.com/memsync/memsync/worktree"
 )
 
-// session is what every command works with: the memory (its repository is
-// nil for the global layer), its store, and the output streams.
+// session is what every command works with: the memory and the output
+// streams.
 type session struct {
 	m              *memsync.Memory
-	repo           *worktree.Repo
 	json           bool
 	stdout, stderr io.Writer
 	scope          string // --session, MEMSYNC_SESSION; "" is the whole project
@@ -33,7 +30,7 @@ func (s *session) use(global bool) error {
 	if err != nil {
 		return err
 	}
-	s.m, s.repo = m, m.Repo()
+	s.m = m
 	return nil
 }
 
@@ -43,14 +40,9 @@ func (s *session) open(global bool) (*memsync.Memory, error) {
 	c := s.c
 	o := memsync.Options{Global: global, Session: s.scope, Warn: s.warn}
 	if c.IsSet("role") {
-		if _, err := policy.Parse(c.String("role")); err != nil {
-			return nil, usageError{err}
-		}
 		o.Role = c.String("role")
 	}
-	if c.IsSet("lock-timeout") {
-		o.LockTimeout = c.Duration("lock-timeout")
-	}
+	o.LockTimeout = lockTimeoutFlag(c)
 	if c.IsSet("max-bytes") {
 		o.MaxBytes = c.Int64("max-bytes")
 	}
@@ -61,10 +53,19 @@ func (s *session) open(global bool) (*memsync.Memory, error) {
 		o.TTLDays = new(c.Int("ttl-days"))
 	}
 	m, err := memsync.Open(c.String("C"), o)
-	if errors.As(err, new(*memsync.ConfigError)) {
-		return nil, withHint(err, "fix the value in that file (memories: enabled true|false, inject auto|manual|none, budget TOKENS, filter: types, tags, recent_days; role, max_entries, ttl_days, model)")
+	if errors.Is(err, memsync.ErrUnknownRole) { // --role or MEMSYNC_ROLE
+		return nil, usageError{err}
 	}
 	return m, err
+}
+
+// lockTimeoutFlag is --lock-timeout where the line gives it, else 0 (the
+// root then reads MEMSYNC_LOCK_TIMEOUT).
+func lockTimeoutFlag(c *cli.Context) time.Duration {
+	if c.IsSet("lock-timeout") {
+		return c.Duration("lock-timeout")
+	}
+	return 0
 }
 
 // filterFlags select entries by provenance (list, search).
@@ -125,11 +126,11 @@ func shown(a []any) []any {
 		case painted:
 			out[i] = string(v)
 		case string:
-			out[i] = termsafe.Text(v)
+			out[i] = memsync.Printable(v)
 		case error:
-			out[i] = termsafe.Text(v.Error())
+			out[i] = memsync.Printable(v.Error())
 		case fmt.Stringer:
-			out[i] = termsafe.Text(v.String())
+			out[i] = memsync.Printable(v.String())
 		default:
 			out[i] = v
 		}

@@ -177,7 +177,9 @@ func lookup(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// apply reads the keys of a memories block.
+// apply reads the keys of a memories block: it checks that the block is a
+// mapping, then sets each key's value (memoryKeys, applyFilter) or says
+// what is wrong with it.
 func (c *Config) apply(path, prefix string, m *yaml.Node) error {
 	bad := func(n *yaml.Node, key, format string, args ...any) error {
 		return &Error{File: path, Line: n.Line, Key: prefix + key, Msg: fmt.Sprintf(format, args...)}
@@ -197,57 +199,86 @@ func (c *Config) apply(path, prefix string, m *yaml.Node) error {
 		if v.Kind == yaml.AliasNode {
 			return bad(v, k.Value, "%s", aliasMsg(v))
 		}
-		switch k.Value {
-		case "enabled":
-			var b bool
-			if v.Kind != yaml.ScalarNode || v.Decode(&b) != nil {
-				return bad(v, k.Value, "%q is not true or false", v.Value)
-			}
-			c.Enabled = b
-		case "inject":
-			mode, err := ParseMode(v.Value)
-			if err != nil || v.Kind != yaml.ScalarNode {
-				return bad(v, k.Value, "%q is not one of auto, manual, none", v.Value)
-			}
-			c.Inject = mode
-		case "budget":
-			n, err := strconv.Atoi(v.Value)
-			if err != nil || n < 0 || v.Kind != yaml.ScalarNode {
-				return bad(v, k.Value, "%q is not a number of tokens (0 or more)", v.Value)
-			}
-			c.Budget = n
-		case "role":
-			r, err := policy.Parse(v.Value)
-			if err != nil || v.Kind != yaml.ScalarNode {
-				return bad(v, k.Value, "%q is not one of owner, admin, worker", v.Value)
-			}
-			c.Role = string(r)
-		case "max_entries", "ttl_days":
-			n, err := strconv.Atoi(v.Value)
-			if err != nil || n < 0 || v.Kind != yaml.ScalarNode {
-				return bad(v, k.Value, "%q is not a number (0 or more)", v.Value)
-			}
-			if k.Value == "max_entries" {
-				c.MaxEntries = n
-			} else {
-				c.TTLDays = n
-			}
-		case "model":
-			if v.Kind != yaml.ScalarNode || !filepath.IsAbs(v.Value) && !strings.HasPrefix(v.Value, "~/") {
-				return bad(v, k.Value, "%q is not an absolute folder (or one under ~/)", v.Value)
-			}
-			c.Model = v.Value
-		case "filter":
+		if k.Value == "filter" {
 			if err := c.applyFilter(v, func(n *yaml.Node, key, format string, args ...any) error {
 				return bad(n, strings.TrimSuffix("filter."+key, "."), format, args...)
 			}); err != nil {
 				return err
 			}
-		default:
+			continue
+		}
+		set, ok := memoryKeys[k.Value]
+		if !ok {
 			return bad(k, k.Value, "unknown key (known: enabled, inject, budget, filter, role, max_entries, ttl_days, model)")
+		}
+		if msg := set(c, v); msg != "" {
+			return bad(v, k.Value, "%s", msg)
 		}
 	}
 	return nil
+}
+
+// memoryKeys are the keys of a memories block other than filter: each sets
+// its value v in c, or says what is wrong with it ("" when nothing is).
+var memoryKeys = map[string]func(c *Config, v *yaml.Node) string{
+	"enabled": func(c *Config, v *yaml.Node) string {
+		var b bool
+		if v.Kind != yaml.ScalarNode || v.Decode(&b) != nil {
+			return fmt.Sprintf("%q is not true or false", v.Value)
+		}
+		c.Enabled = b
+		return ""
+	},
+	"inject": func(c *Config, v *yaml.Node) string {
+		mode, err := ParseMode(v.Value)
+		if err != nil || v.Kind != yaml.ScalarNode {
+			return fmt.Sprintf("%q is not one of auto, manual, none", v.Value)
+		}
+		c.Inject = mode
+		return ""
+	},
+	"budget": func(c *Config, v *yaml.Node) string {
+		if !setCount(&c.Budget, v) {
+			return fmt.Sprintf("%q is not a number of tokens (0 or more)", v.Value)
+		}
+		return ""
+	},
+	"role": func(c *Config, v *yaml.Node) string {
+		r, err := policy.Parse(v.Value)
+		if err != nil || v.Kind != yaml.ScalarNode {
+			return fmt.Sprintf("%q is not one of owner, admin, worker", v.Value)
+		}
+		c.Role = string(r)
+		return ""
+	},
+	"max_entries": func(c *Config, v *yaml.Node) string { return countMsg(setCount(&c.MaxEntries, v), v) },
+	"ttl_days":    func(c *Config, v *yaml.Node) string { return countMsg(setCount(&c.TTLDays, v), v) },
+	"model": func(c *Config, v *yaml.Node) string {
+		if v.Kind != yaml.ScalarNode || !filepath.IsAbs(v.Value) && !strings.HasPrefix(v.Value, "~/") {
+			return fmt.Sprintf("%q is not an absolute folder (or one under ~/)", v.Value)
+		}
+		c.Model = v.Value
+		return ""
+	},
+}
+
+// setCount sets *dst to v when v is a whole number, 0 or more, and reports
+// whether it was.
+func setCount(dst *int, v *yaml.Node) bool {
+	n, err := strconv.Atoi(v.Value)
+	if err != nil || n < 0 || v.Kind != yaml.ScalarNode {
+		return false
+	}
+	*dst = n
+	return true
+}
+
+// countMsg is what is wrong with v, a count that setCount refused (ok false).
+func countMsg(ok bool, v *yaml.Node) string {
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf("%q is not a number (0 or more)", v.Value)
 }
 
 func (c *Config) applyFilter(m *yaml.Node, bad func(n *yaml.Node, key, format string, args ...any) error) error {

@@ -209,7 +209,8 @@ func (h *History) readStored(e treeEntry) (stored, error) {
 
 // read returns the file s holds, at most limit bytes (else a *TooBigError,
 // with nothing read past the objects' headers); known are chunks whose
-// bytes the caller has (the live file's), read from there.
+// bytes the caller has (the live file's), read from there, and it gets
+// the chunks read.
 func (h *History) read(s stored, limit int64, known map[plumbing.Hash][]byte) ([]byte, error) {
 	if !s.present() {
 		return nil, nil
@@ -245,6 +246,9 @@ func (h *History) read(s stored, limit int64, known map[plumbing.Hash][]byte) ([
 			}
 			if err != nil {
 				return nil, err
+			}
+			if known != nil {
+				known[c] = b
 			}
 		}
 		out = append(out, b...)

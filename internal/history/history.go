@@ -33,10 +33,10 @@ import (
 
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/worktree"
 )
 
 // Ref is the ref that holds the snapshots of a repository's memory.
@@ -56,16 +56,24 @@ var ErrNotSnapshot = errors.New("not a memsync snapshot")
 
 // History is the snapshot history of one repository's memory.
 type History struct {
-	Repo  *worktree.Repo
+	Repo  *gitrepo.Repo
 	Store *memfile.Store // the repository's memory home
 	// AcceptRemoval lets snapshots through the removal guard (see Take).
 	AcceptRemoval bool
 	st            *filesystem.Storage
+	// chunks are the chunk blobs Files read, by hash: the snapshots a merge
+	// reads (ours, theirs, their base) share most of their chunks, each
+	// decompressed once (at most maxChunkCache bytes).
+	chunks     map[plumbing.Hash][]byte
+	chunkBytes int
 }
+
+// maxChunkCache bounds the bytes History.chunks holds.
+const maxChunkCache = 64 << 20
 
 // Open returns the history of the repository r, whose memory is store.
 // Nothing is read until it is needed.
-func Open(r *worktree.Repo, store *memfile.Store) *History {
+func Open(r *gitrepo.Repo, store *memfile.Store) *History {
 	return &History{
 		Repo:  r,
 		Store: store,
@@ -289,7 +297,7 @@ func (h *History) files(hash string) (Files, error) {
 		s    stored
 		dst  *[]byte
 	}{{MemoryName, l.memory, &f.Memory}, {ArchiveName, l.archive, &f.Archive}, {conflictsName, l.conflicts, &f.Conflicts}, {purgedName, l.purged, &f.Purged}} {
-		*x.dst, err = h.read(x.s, h.Limit(x.name), nil)
+		*x.dst, err = h.readCached(x.s, h.Limit(x.name))
 		if tb := new(TooBigError); errors.As(err, &tb) {
 			tb.Commit, tb.Path = hash, x.name
 		}
@@ -298,6 +306,21 @@ func (h *History) files(hash string) (Files, error) {
 		}
 	}
 	return f, nil
+}
+
+// readCached reads the file s holds as read does, with the chunks read
+// before (h.chunks) known, and keeps there those it reads, up to
+// maxChunkCache bytes.
+func (h *History) readCached(s stored, limit int64) ([]byte, error) {
+	if h.chunkBytes > maxChunkCache {
+		return h.read(s, limit, nil)
+	}
+	if h.chunks == nil {
+		h.chunks = map[plumbing.Hash][]byte{}
+	}
+	data, err := h.read(s, limit, h.chunks)
+	h.chunkBytes += len(data)
+	return data, err
 }
 
 // Limit is the largest memory file (MemoryName or ArchiveName) memsync

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/worktree"
 )
 
 // testRepo makes a repository with one commit and a memory home, with git
@@ -20,7 +20,7 @@ func testRepo(t testing.TB) (*History, string) {
 	dir := testgit.Isolate(t)
 	testgit.Git(t, dir, "init", "-q", ".")
 	testgit.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
-	r, err := worktree.Discover(dir)
+	r, err := gitrepo.Discover(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

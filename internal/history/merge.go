@@ -12,11 +12,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
-	"github.com/memsync/memsync/worktree"
 )
 
 // Kinds of MergeResult.
@@ -33,9 +33,11 @@ type MergeOptions struct {
 	Source     string // names the other side in messages and the conflict log ("sync origin")
 	Provenance Provenance
 	// Independent says that no snapshot MergeAll is given is an ancestor
-	// of another or of ours (git merge-base --independent said so), so git
-	// need not be asked again.
+	// of another or of ours (git merge-base --independent said so), and
+	// Descends, when set, that the one snapshot given descends from that
+	// commit, so git need not be asked again.
 	Independent bool
+	Descends    string
 }
 
 // MergeResult is what MergeFrom did, or with DryRun would do.
@@ -61,7 +63,7 @@ type MergeResult struct {
 
 // ConflictLog is where a repository's recorded conflicts are kept (see
 // merge.Record and merge.LogPath).
-func ConflictLog(r *worktree.Repo) string { return merge.LogPath(r.CommonDir) }
+func ConflictLog(r *gitrepo.Repo) string { return merge.LogPath(r.CommonDir) }
 
 // MergeFrom merges the snapshot theirs (a full hash, e.g. a remote's fetched
 // snapshots; "" for none) into the memory: MergeAll of one snapshot.
@@ -98,7 +100,7 @@ func (h *History) MergeFrom(ctx context.Context, theirs string, opts MergeOption
 // ctx stops MergeAll before it changes a file (a git it spawned is
 // killed); once the files are rewritten, the ref is moved whatever ctx says.
 func (h *History) MergeAll(ctx context.Context, theirs []string, opts MergeOptions) (*MergeResult, error) {
-	h.st = openStorage(h.Repo.CommonDir) // see objects a fetch just brought
+	h.reopen() // see objects a fetch just brought
 	res := &MergeResult{}
 	if len(theirs) > 0 {
 		res.Theirs = theirs[0]
@@ -171,8 +173,10 @@ func (h *History) planMerge(ctx context.Context, res *MergeResult, live Files, o
 	ff := res.Ours == ""
 	if !ff && len(res.Heads) == 1 {
 		var err error
-		if ff, err = h.isAncestor(ctx, res.Ours, res.Theirs); err != nil {
-			return nil, err
+		if ff = res.Ours == opts.Descends; !ff && opts.Descends == "" {
+			if ff, err = h.isAncestor(ctx, res.Ours, res.Theirs); err != nil {
+				return nil, err
+			}
 		}
 		if ff && opts.DryRun { // unsnapshotted live changes make it a merge
 			at, err := h.Files(res.Ours)
@@ -348,7 +352,7 @@ func (h *History) applyMerge(res *MergeResult, old plumbing.Hash, live Files, p 
 	commit := plumbing.NewHash(res.Theirs)
 	b := &batch{}
 	if !p.ff {
-		commit = h.mergeCommit(b, res, old, p.next, opts)
+		commit = h.mergeCommit(b, res, old, live.Memory, p.next, opts)
 	}
 	if err := h.publish(b, commit, old); err != nil {
 		return err
@@ -357,9 +361,10 @@ func (h *History) applyMerge(res *MergeResult, old plumbing.Hash, live Files, p 
 	return h.Store.ClearRemovals()
 }
 
-// mergeCommit adds to b the merge snapshot of ours (old) and theirs holding
-// next, and returns its hash.
-func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, next Files, opts MergeOptions) plumbing.Hash {
+// mergeCommit adds to b the merge snapshot of ours (old, whose active file
+// is before: the live one, snapshotted first) and theirs holding next, and
+// returns its hash.
+func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, before []byte, next Files, opts MergeOptions) plumbing.Hash {
 	// The chunks both sides hold are in the repository already.
 	var parents []plumbing.Hash
 	if !old.IsZero() {
@@ -375,8 +380,7 @@ func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, nex
 		}
 	}
 	tree := addFiles(b, next, haveOf(sides...))
-	before, err := h.memoryAt(old)
-	rec, ok := recordOf(before, next.Memory, err == nil)
+	rec, ok := recordOf(before, next.Memory, true)
 	msg := message("memsync merge of "+opts.Source, opts.Provenance, "", rec, ok)
 	return b.add(newObject(plumbing.CommitObject,
 		encodeCommit(tree, parents, time.Now(), msg, h.identity())))

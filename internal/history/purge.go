@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,9 +17,9 @@ import (
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/secrets"
-	"github.com/memsync/memsync/worktree"
 )
 
 // Purging takes entries out of the whole history: every snapshot reachable
@@ -46,7 +48,7 @@ const purgedName = "purged"
 const trailerPurged = "Memsync-Purged"
 
 // PurgedPath is where a repository keeps its tombstones.
-func PurgedPath(r *worktree.Repo) string {
+func PurgedPath(r *gitrepo.Repo) string {
 	return filepath.Join(r.CommonDir, "memsync", purgedName)
 }
 
@@ -276,10 +278,15 @@ func (h *History) Reconcile(ctx context.Context, theirs, tracking string, p Prov
 	if theirs == "" {
 		return theirs, nil, nil
 	}
-	h.st = openStorage(h.Repo.CommonDir) // see objects a fetch just brought
+	h.reopen() // see objects a fetch just brought
 	l, err := h.layoutAt(plumbing.NewHash(theirs))
 	if err != nil {
 		return "", nil, err
+	}
+	if !l.purged.present() {
+		if _, err := os.Stat(PurgedPath(h.Repo)); errors.Is(err, fs.ErrNotExist) {
+			return theirs, nil, nil // no tombstones on either side
+		}
 	}
 	var data []byte
 	if l.purged.present() {

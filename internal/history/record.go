@@ -322,18 +322,6 @@ func parseCounts(v string, c *Counts) bool {
 	return true
 }
 
-// memoryAt is the active file of snapshot commit (nil: none, or no commit).
-func (h *History) memoryAt(commit plumbing.Hash) ([]byte, error) {
-	if commit.IsZero() {
-		return nil, nil
-	}
-	l, err := h.layoutAt(commit)
-	if err != nil {
-		return nil, err
-	}
-	return h.read(l.memory, h.Limit(MemoryName), nil)
-}
-
 // layoutAt reads the layout of snapshot commit (again, while a repack
 // moves its objects: relisted).
 func (h *History) layoutAt(commit plumbing.Hash) (l layout, err error) {

@@ -453,7 +453,7 @@ func rank(f *memfile.File, cands []int, query string, vectors *recall.Semantic) 
 	}
 	for k, i := range cands {
 		e := &f.Entries[i]
-		docs[k] = e.Doc()
+		docs[k] = Doc(e)
 		if sem != nil {
 			sem.Docs[k] = vectors.Docs[i]
 		}
@@ -491,4 +491,9 @@ func dateKey(d string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// Doc is an entry as recall ranks it.
+func Doc(e *memfile.Entry) recall.Doc {
+	return recall.Doc{Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content}
 }

@@ -107,3 +107,33 @@ func TestMergeClonesOnePerFact(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeClonesFollowsTheDuplicateRule: two clones' merge keeps one entry
+// per fact by the rule add follows (memfile.Dups): content the same with
+// whitespace and case folded is one fact; two sessions' entries stay apart.
+func TestMergeClonesFollowsTheDuplicateRule(t *testing.T) {
+	withSession := func(id, content, session string) memfile.Entry {
+		e := memfile.Entry{ID: id, Title: id, Date: "2026-01-02", Content: content}
+		if session != "" {
+			e.SetField("Session", session)
+		}
+		return e
+	}
+	ours := State{Active: []memfile.Entry{
+		withSession("o1", "Run the linter first", ""),
+		withSession("o2", "keep logs short", "s1"),
+	}}
+	theirs := State{Active: []memfile.Entry{
+		withSession("t1", "run  the LINTER first\n", ""),
+		withSession("t2", "keep logs short", "s2"),
+	}}
+	for _, r := range []Result{Clones(State{}, ours, theirs), Clones(State{}, theirs, ours)} {
+		got := contents(r.State)
+		if len(got) != 3 || got["o1"] == "" || got["o2"] == "" || got["t2"] == "" {
+			t.Fatalf("merged: %v; want o1 (t1 its alias), o2 and t2", got)
+		}
+		if len(r.Notes) != 1 {
+			t.Fatalf("notes: %q", r.Notes)
+		}
+	}
+}

@@ -12,26 +12,21 @@ func Parse(active, archive []byte) State {
 	return State{Active: memfile.Parse(active).Entries, Archive: memfile.Parse(archive).Entries}
 }
 
-// Unmark merges a memory file that holds git conflict markers by entry: its
-// two sides (see memfile.SplitConflictSides) are merged against an empty
-// base, so an entry on either side is kept, an entry on both sides with the
-// same content is one entry, and an entry whose ID has different content on
-// the two sides is a conflict: ours is kept in the file, theirs is returned
-// for the conflict log. The file keeps ours' preamble and dialect. ok is
-// false when data holds no well-formed conflict.
+// Unmark is memfile.Unmark with the entries the two sides hold differently
+// as conflicts (no base): ours is kept in the file, theirs is for the
+// conflict log.
 func Unmark(data []byte) (f *memfile.File, conflicts []Conflict, ok bool) {
-	o, t, ok := memfile.SplitConflictSides(data)
-	if !ok {
-		return nil, nil, false
+	f, ours, theirs, ok := memfile.Unmark(data)
+	return f, markerConflicts(ours, theirs), ok
+}
+
+// markerConflicts pairs the two versions memfile.Unmark returns.
+func markerConflicts(ours, theirs []memfile.Entry) []Conflict {
+	var cs []Conflict
+	for i := range theirs {
+		cs = append(cs, Conflict{ID: ours[i].ID, Ours: ours[i], Theirs: theirs[i]})
 	}
-	ours, theirs := memfile.Parse(o), memfile.Parse(t)
-	r := Merge(State{}, State{Active: ours.Entries}, State{Active: theirs.Entries})
-	ours.Entries = r.Active
-	ours.Problems = nil
-	if strings.TrimSpace(ours.Preamble) == "" && ours.Dialect == theirs.Dialect {
-		ours.Preamble = theirs.Preamble
-	}
-	return ours, r.Conflicts, true
+	return cs
 }
 
 // Marker lines that RenderMarked writes around the two versions of an entry.

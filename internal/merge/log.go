@@ -230,32 +230,14 @@ func LogPath(commonDir string) string {
 	return filepath.Join(commonDir, "memsync", "conflicts.json")
 }
 
-// Hook is a memfile.Store's Unmark hook: a memory file with git conflict
-// markers is merged by entry before any rewrite (Unmark), and the entries the
-// two sides hold differently keep ours and go to the conflict log at
-// logPath. warn, if set, hears about them. When the log cannot be written,
-// the file is left as it is (the rewrite still keeps a backup).
-func Hook(logPath string, warn func(msg string)) func(path string, data []byte) (*memfile.File, bool) {
-	say := func(format string, args ...any) {
-		if warn != nil {
-			warn(fmt.Sprintf(format, args...))
-		}
-	}
-	return func(path string, data []byte) (*memfile.File, bool) {
-		f, conflicts, ok := Unmark(data)
-		if !ok {
-			return nil, false
-		}
-		if err := Log(logPath, "conflict markers in "+path, conflicts); err != nil {
-			say("%s holds conflict markers, left as they are: %v", path, err)
-			return nil, false
-		}
-		switch n := len(conflicts); {
-		case n == 1:
-			say("%s: 1 entry differs between the two sides of the conflict; ours kept, theirs recorded (memsync conflicts)", path)
-		case n > 1:
-			say("%s: %d entries differ between the two sides of the conflict; ours kept, theirs recorded (memsync conflicts)", path, n)
-		}
-		return f, true
-	}
+// LogFile is the conflict log at a path (LogPath) as a store's
+// memfile.ConflictLog: a memory file with git conflict markers is merged by
+// entry before any rewrite, and the entries its two sides hold differently
+// are recorded here, as found in "conflict markers in <path>".
+type LogFile string
+
+// Record adds the entries the two sides of the conflict markers in the
+// memory file at path hold differently: ours kept, theirs for review.
+func (l LogFile) Record(path string, ours, theirs []memfile.Entry) error {
+	return Log(string(l), "conflict markers in "+path, markerConflicts(ours, theirs))
 }

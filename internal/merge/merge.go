@@ -183,8 +183,8 @@ func apart(base, ours, theirs State, res *Result) (State, State) {
 }
 
 // onePerFact keeps once each fact that ours and theirs added under two IDs
-// (the same content, neither ID in base): the older entry stays, with the
-// other ID as an Alias bullet.
+// (one entry says what the other does, memfile.Dups; neither ID in base):
+// the older entry stays, with the other ID as an Alias bullet.
 func onePerFact(base, ours, theirs State, res *Result) {
 	b, o, t := index(base), index(ours), index(theirs)
 	added := func(id string) (mine, yours bool) {
@@ -192,27 +192,30 @@ func onePerFact(base, ours, theirs State, res *Result) {
 			b[id].place == absent && t[id].place != absent && o[id].place == absent
 	}
 	for _, list := range []*[]memfile.Entry{&res.Active, &res.Archive} {
-		first := map[string]int{} // content hash → index in the list of an entry ours added
-		for i, e := range *list {
-			if mine, _ := added(e.ID); mine {
-				first[memfile.ContentHash(e.Content)] = i
+		var dups memfile.Dups // the entries ours added
+		at := map[*memfile.Entry]int{}
+		for i := range *list {
+			if mine, _ := added((*list)[i].ID); mine {
+				dups.Add(&(*list)[i])
+				at[&(*list)[i]] = i
 			}
 		}
+		paired := map[int]bool{}
 		var drop []int
-		for i, e := range *list {
-			j, ok := first[memfile.ContentHash(e.Content)]
-			if _, yours := added(e.ID); !ok || !yours || (*list)[j].Content != e.Content {
+		for i := range *list {
+			d := dups.Find(&(*list)[i])
+			if _, yours := added((*list)[i].ID); d == nil || !yours || paired[at[d]] {
 				continue
 			}
-			keep, gone := j, i
-			if older(&(*list)[i], &(*list)[j]) {
-				keep, gone = i, j
+			keep, gone := at[d], i
+			if older(&(*list)[i], d) {
+				keep, gone = i, at[d]
 			}
+			paired[at[d]] = true
 			k, g := &(*list)[keep], (*list)[gone]
 			k.Extra = append(k.Extra, memfile.Field{Key: memfile.AliasField, Value: g.ID})
 			res.Notes = append(res.Notes, fmt.Sprintf("one fact was added under two IDs: kept as %s (%q), %s is its alias", k.ID, k.Title, g.ID))
 			drop = append(drop, gone)
-			delete(first, memfile.ContentHash(e.Content))
 		}
 		slices.Sort(drop)
 		for n, i := range drop {

@@ -45,7 +45,8 @@ func loadEvalSet(t testing.TB) *evalSet {
 	}
 	s := &evalSet{}
 	for i := range f.Entries {
-		s.docs = append(s.docs, f.Entries[i].Doc())
+		e := &f.Entries[i]
+		s.docs = append(s.docs, recall.Doc{Title: e.Title, Type: e.Type, Tags: e.Tags, Content: e.Content})
 		s.ids = append(s.ids, f.Entries[i].ID)
 	}
 	qf, err := os.Open("testdata/retrieval/queries.tsv")

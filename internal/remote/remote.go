@@ -191,7 +191,7 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	refs, err := independent(ctx, h, ours, fetched)
+	refs, oursListed, err := independent(ctx, h, ours, fetched)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,11 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 		heads = append(heads, merging)
 		refOf[merging] = ref
 	}
-	m, err := h.MergeAll(ctx, heads, history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance, Independent: true})
+	mopts := history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance, Independent: true}
+	if !oursListed && len(heads) == 1 && heads[0] == fetched[refs[0]] {
+		mopts.Descends = ours // ours is behind the one snapshot: a fast-forward, unless the memory changed since
+	}
+	m, err := h.MergeAll(ctx, heads, mopts)
 	if errors.Is(err, memfile.ErrSecret) || errors.Is(err, history.ErrTooBig) {
 		// Refused unread (too big) or unmerged (a secret): the tracking
 		// refs go back to what they were, so nothing of them is pushed on
@@ -242,8 +246,9 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 
 // independent lists, in order, the tracking refs of fetched whose
 // snapshots ours ("" none) lacks and no other fetched snapshot holds
-// (git merge-base --independent); one ref per snapshot.
-func independent(ctx context.Context, h *history.History, ours string, fetched map[string]string) ([]string, error) {
+// (git merge-base --independent); one ref per snapshot. oursListed tells
+// whether ours is no ancestor of them either.
+func independent(ctx context.Context, h *history.History, ours string, fetched map[string]string) (refs []string, oursListed bool, err error) {
 	refOf := map[string]string{}
 	var hashes []string
 	for _, ref := range slices.Sorted(maps.Keys(fetched)) {
@@ -253,7 +258,7 @@ func independent(ctx context.Context, h *history.History, ours string, fetched m
 		}
 	}
 	if len(hashes) == 0 {
-		return nil, nil
+		return nil, true, nil
 	}
 	args := []string{"--git-dir=" + h.Repo.CommonDir, "merge-base", "--independent"}
 	if ours != "" {
@@ -261,16 +266,16 @@ func independent(ctx context.Context, h *history.History, ours string, fetched m
 	}
 	out, err := gitcmd.OutputContext(ctx, h.Repo.CommonDir, append(args, hashes...)...)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var heads []string
 	for _, c := range strings.Fields(out) {
 		if ref := refOf[c]; ref != "" {
-			heads = append(heads, ref)
+			refs = append(refs, ref)
 		}
+		oursListed = oursListed || c == ours
 	}
-	slices.Sort(heads)
-	return heads, nil
+	slices.Sort(refs)
+	return refs, oursListed || ours == "", nil
 }
 
 // workDir is where git runs for a remote: where the user runs git, the top

@@ -31,9 +31,9 @@ const (
 	DupArchived            // identical content is archived: nothing added (restore it)
 )
 
-// Add appends an entry unless its content (whitespace and case folded, see
-// ContentHash) is already stored where the entry's session sees it (see
-// Visible); then it returns the stored entry and where it is. Its cost stays
+// Add appends an entry unless a stored entry says the same fact (Dups: the
+// same content, whitespace and case folded, in the entry's session view);
+// then it returns the stored entry and where it is. Its cost stays
 // flat in the file size: the check reads one bucket of the content index in
 // StateDir, rebuilt only when the memory files changed behind memsync's
 // back. Without a StateDir it is Append. With Limits set, a write past
@@ -108,14 +108,6 @@ func (s *Store) Add(e Entry) (Entry, Dup, error) {
 	return e, dup, err
 }
 
-// Visible tells whether an entry is in the view of a session: without a
-// session every entry is; with one, the session's entries and those saved
-// without a session. Add's duplicate check follows it.
-func Visible(e *Entry, session string) bool {
-	got := e.Field("Session")
-	return session == "" || got == "" || got == session
-}
-
 // findDupLocked finds a stored entry with e's content that e's session sees
 // (an active one first). The index only names candidates: each is checked in
 // the files (the active one, then the archive, whatever the index's archived
@@ -130,7 +122,6 @@ func (s *Store) findDupLocked(x *index, e *Entry) (Entry, Dup, error) {
 	for _, c := range hits {
 		want[c.id] = true
 	}
-	session := e.Field("Session")
 	for _, archived := range []bool{false, true} {
 		path, d := s.Path(), DupActive
 		if archived {
@@ -140,10 +131,14 @@ func (s *Store) findDupLocked(x *index, e *Entry) (Entry, Dup, error) {
 		if err != nil {
 			return Entry{}, NotDup, err
 		}
+		var dups Dups
 		for i := range f.Entries {
-			if c := &f.Entries[i]; want[c.ID] && ContentHash(c.Content) == h && Visible(c, session) {
-				return *c, d, nil
+			if want[f.Entries[i].ID] {
+				dups.Add(&f.Entries[i])
 			}
+		}
+		if c := dups.Find(e); c != nil {
+			return *c, d, nil
 		}
 	}
 	return Entry{}, NotDup, nil

@@ -2,6 +2,11 @@
 // (orch's) and of ralph-orchestrator, and keeps it safe on disk: appends and
 // atomic rewrites under the one lock (package lock), damage reports with line
 // numbers, backups before any rewrite of a damaged file, and a size cap.
+//
+// The format (Entry, File, Parse, Render, lookup, the two dialects, the
+// merge of git conflict markers, the duplicate rule) is in the files named
+// format*.go and does no I/O; the Store that keeps the files on disk (its
+// lock, rewrites, indexes, gc, moves, import, conflict log) is in store*.go.
 package memfile
 
 import (
@@ -9,6 +14,8 @@ import (
 	"crypto/sha256"
 	"strings"
 	"unicode"
+
+	"github.com/memsync/memsync/internal/termsafe"
 )
 
 // Field is a bullet memsync does not interpret ("- Key: value"), or, with an
@@ -49,14 +56,14 @@ func (e *Entry) Heading() string {
 	}
 	label := e.typeRaw
 	if NormalizeType(label) != e.Type {
-		label = TypeLabel(e.Type)
+		label = typeLabel(e.Type)
 	}
 	return label + ": " + e.Title
 }
 
-// TypeLabel is how a type is spelled in a heading: "pattern" -> "Pattern",
+// typeLabel is how a type is spelled in a heading: "pattern" -> "Pattern",
 // "architecture-decision" -> "Architecture Decision".
-func TypeLabel(t string) string {
+func typeLabel(t string) string {
 	words := strings.FieldsFunc(t, func(r rune) bool { return r == '-' || r == '_' || unicode.IsSpace(r) })
 	for i, w := range words {
 		r := []rune(w)
@@ -123,4 +130,71 @@ func encodeID(b []byte) string {
 		out[i] = idAlphabet[b[i]&31]
 	}
 	return string(out)
+}
+
+// Field returns the value of the entry's bullet "- key: value" that memsync
+// does not interpret itself (Extra), or "" if there is none.
+func (e *Entry) Field(key string) string {
+	for _, f := range e.Extra {
+		if f.Key == key {
+			return f.Value
+		}
+	}
+	return ""
+}
+
+// SetField sets such a bullet, adding it if the entry has none.
+func (e *Entry) SetField(key, value string) {
+	for i := range e.Extra {
+		if e.Extra[i].Key == key {
+			e.Extra[i].Value = value
+			return
+		}
+	}
+	e.Extra = append(e.Extra, Field{key, value})
+}
+
+// Fields returns the entry's other bullets by key (nil when it has none),
+// for output: what JSON shows as "fields".
+func (e *Entry) Fields() map[string]string {
+	var m map[string]string
+	for _, f := range e.Extra {
+		if f.Key != "" {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[f.Key] = f.Value
+		}
+	}
+	return m
+}
+
+// TagList is Tags, never nil (JSON shows [] rather than null).
+func (e *Entry) TagList() []string {
+	if e.Tags == nil {
+		return []string{}
+	}
+	return e.Tags
+}
+
+// Control tells a character other than a tab that a terminal or a viewer
+// would act on (a terminal escape, a bell, C1, a bidi override, a line
+// separator; termsafe.Unsafe): one a one-line field may not hold.
+func Control(r rune) bool { return r != '\t' && termsafe.Unsafe(r) }
+
+// TitleFrom makes a heading from content: its first line, shortened,
+// without control characters (a terminal escape in pasted output).
+func TitleFrom(content string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(content), "\n")
+	first = strings.Map(func(r rune) rune {
+		if Control(r) {
+			return -1
+		}
+		return r
+	}, first)
+	first = strings.Join(strings.Fields(first), " ")
+	if r := []rune(first); len(r) > 60 {
+		first = strings.TrimSpace(string(r[:59])) + "…"
+	}
+	return first
 }

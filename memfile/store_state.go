@@ -3,8 +3,6 @@ package memfile
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,13 +38,6 @@ const (
 	accessLog = "access.log"
 	stampFile = "stamp.json"
 )
-
-// ContentHash is the key dedup compares: the content with whitespace runs
-// folded to one space and letters folded to lower case, hashed.
-func ContentHash(content string) string {
-	sum := sha256.Sum256([]byte(strings.ToLower(strings.Join(strings.Fields(content), " "))))
-	return hex.EncodeToString(sum[:8])
-}
 
 // fileStamp is what tells memsync whether a memory file changed.
 type fileStamp struct {

@@ -1,5 +1,8 @@
-// Package worktree finds the repository and its memory home, and manages the worktrees that share it.
-package worktree
+// Package gitrepo finds a git repository without running git (Discover)
+// and where its memory lives (Repo: the memory home, the layout); it sits
+// at the bottom of the module's graph, so that every package that only
+// needs a repository imports it rather than the worktree operations.
+package gitrepo
 
 import (
 	"bytes"
@@ -11,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
 )
 
@@ -24,7 +28,7 @@ type Repo struct {
 	WorkTree  string // top of the current worktree ("" when run inside a bare repository or inside the git dir)
 	Primary   string // the primary (main) worktree's top; "" for a bare repository
 	Bare      bool   // the repository is bare (no primary worktree)
-	Home      string // memory home: <CommonDir>/memsync, where git's own commands never reach (see Heal); <Primary>/<MemDir> when InWorktree
+	Home      string // memory home: <CommonDir>/memsync, where git's own commands never reach (see worktree.Heal); <Primary>/<MemDir> when InWorktree
 	// InWorktree: the memory is a file in the primary worktree that its
 	// branches track (memsync.home=worktree: memsync init --merge-driver,
 	// or a tracked file found before memsync first wrote). git then keeps it;
@@ -37,7 +41,7 @@ type Repo struct {
 	// modes git gives its own.
 	Shared fsutil.Shared
 
-	pinned bool // memsync.layout and memsync.home are both set (see Pin)
+	pinned bool // memsync.layout and memsync.home are both set (Pinned)
 }
 
 // Layout is where a worktree keeps the memory file.
@@ -146,7 +150,7 @@ func (r *Repo) chooseHome(cfg *gitconfig.Config) error {
 			return nil
 		}
 		path := r.WorktreeFile(r.Primary)
-		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && !fileExists(filepath.Join(r.Home, "memories.md")) && isTracked(r, r.Primary) {
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && !fileExists(filepath.Join(r.Home, "memories.md")) && Tracked(r, r.Primary) {
 			r.InWorktree = true
 		}
 	default:
@@ -220,68 +224,95 @@ func Discover(dir string) (*Repo, error) {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
 	d.known = append(d.known, start)
+	w, err := d.findGitDir(absDir, start)
+	if err != nil {
+		return nil, err
+	}
+	r := &Repo{GitDir: d.resolve(w.found.path)}
+	d.known = append(d.known, r.GitDir)
+	if w.hasCommon, err = d.commonDir(r, w.found); err != nil {
+		return nil, err
+	}
+	d.known = append(d.known, r.CommonDir)
+	if w.coreWorktree, w.bare, err = d.settings(r); err != nil {
+		return nil, err
+	}
+	if r.WorkTree, err = d.currentWorkTree(r, start, w); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
-	var (
-		found    gitDirInfo
-		topHint  string // the folder holding the .git entry that led to the git dir
-		inGitDir bool   // found by being inside the git dir itself
-		explicit bool   // GIT_DIR was set
-	)
+// where is what Discover learns on its way to the current worktree.
+type where struct {
+	found        gitDirInfo
+	topHint      string // the folder holding the .git entry that led to the git dir
+	inGitDir     bool   // found by being inside the git dir itself
+	explicit     bool   // GIT_DIR was set
+	hasCommon    bool   // the git dir names a common dir of its own
+	coreWorktree string // core.worktree, resolved
+	bare         bool   // core.bare
+}
+
+// findGitDir finds the git dir: GIT_DIR, else the walk up from start.
+func (d *discovery) findGitDir(absDir, start string) (w where, err error) {
 	if env := os.Getenv("GIT_DIR"); env != "" {
-		explicit = true
+		w.explicit = true
 		p, err := d.abs(env)
 		if err != nil {
-			return nil, err
+			return w, err
 		}
-		if found, err = explicitGitDir(p); err != nil {
-			return nil, err
-		}
-	} else {
-		found, topHint, inGitDir, err = walkUp(start, d.ceiling(start))
-		if err != nil {
-			return nil, err
-		}
-		if found.path == "" {
-			return nil, fmt.Errorf("%w: %s (or any of its parent directories)", ErrNotRepo, filepath.Clean(absDir))
-		}
+		w.found, err = explicitGitDir(p)
+		return w, err
 	}
-	r := &Repo{GitDir: d.resolve(found.path)}
-	d.known = append(d.known, r.GitDir)
+	w.found, w.topHint, w.inGitDir, err = walkUp(start, d.ceiling(start))
+	if err != nil {
+		return w, err
+	}
+	if w.found.path == "" {
+		return w, fmt.Errorf("%w: %s (or any of its parent directories)", ErrNotRepo, filepath.Clean(absDir))
+	}
+	return w, nil
+}
 
-	// The common dir: GIT_COMMON_DIR, else the commondir file, else GitDir.
-	hasCommon := true
+// commonDir sets r's common dir: GIT_COMMON_DIR, else the commondir file,
+// else GitDir (then hasCommon is false).
+func (d *discovery) commonDir(r *Repo, found gitDirInfo) (hasCommon bool, err error) {
 	if env := os.Getenv("GIT_COMMON_DIR"); env != "" {
 		p, err := d.abs(env)
 		if err != nil {
-			return nil, err
+			return true, err
 		}
 		r.CommonDir = d.resolve(p)
-	} else if found.commondir != "" {
-		r.CommonDir = d.resolve(rawJoin(r.GitDir, found.commondir))
-	} else {
-		r.CommonDir, hasCommon = r.GitDir, false
+		return true, nil
 	}
-	d.known = append(d.known, r.CommonDir)
+	if found.commondir != "" {
+		r.CommonDir = d.resolve(rawJoin(r.GitDir, found.commondir))
+		return true, nil
+	}
+	r.CommonDir = r.GitDir
+	return false, nil
+}
 
-	// The repository-wide settings: <CommonDir>/config, overlaid with
-	// <CommonDir>/config.worktree (the main worktree's) under
-	// extensions.worktreeConfig.
+// settings reads the repository-wide settings (<CommonDir>/config,
+// overlaid with <CommonDir>/config.worktree, the main worktree's, under
+// extensions.worktreeConfig) and from them decides the primary worktree,
+// the layout and the memory home: from the common dir alone, so every
+// worktree of the repository agrees on them. It returns core.worktree
+// (resolved) and core.bare.
+func (d *discovery) settings(r *Repo) (coreWorktree string, bare bool, err error) {
 	cfg := gitconfig.Repo(r.CommonDir, r.CommonDir)
-	coreWorktree := ""
 	if wt, ok := cfg.Get("core.worktree"); ok && wt != "" {
 		coreWorktree = d.resolve(rawJoin(r.CommonDir, wt))
 	}
-	bareCfg, _ := cfg.Bool("core.bare")
+	bare, _ = cfg.Bool("core.bare")
 	shared, err := cfg.SharedRepository()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(r.CommonDir, "config"), err)
+		return "", false, fmt.Errorf("%s: %w", filepath.Join(r.CommonDir, "config"), err)
 	}
 	r.Shared = fsutil.Shared(shared)
-
-	// Primary worktree and memory home: decided from the common dir alone, so
-	// every worktree of the repository agrees on them.
 	switch {
-	case bareCfg:
+	case bare:
 		r.Bare = true
 	case coreWorktree != "":
 		r.Primary = coreWorktree
@@ -291,43 +322,45 @@ func Discover(dir string) (*Repo, error) {
 		r.Bare = true
 	}
 	if err := r.chooseLayout(cfg); err != nil {
-		return nil, err
+		return "", false, err
 	}
 	if err := r.chooseHome(cfg); err != nil {
-		return nil, err
+		return "", false, err
 	}
 	_, hasLayout := cfg.Get(LayoutKey)
 	_, hasHome := cfg.Get(HomeKey)
 	r.pinned = hasLayout && (hasHome || r.Bare)
+	return coreWorktree, bare, nil
+}
 
-	// The current worktree. Like git, core.bare and core.worktree only apply
-	// to the main git dir, never to a linked worktree's.
+// currentWorkTree finds the top of the current worktree ("" for none).
+// Like git, core.bare and core.worktree only apply to the main git dir,
+// never to a linked worktree's.
+func (d *discovery) currentWorkTree(r *Repo, start string, w where) (string, error) {
 	switch {
 	case os.Getenv("GIT_WORK_TREE") != "":
 		p, err := d.abs(os.Getenv("GIT_WORK_TREE"))
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		r.WorkTree = d.resolve(p)
-	case inGitDir || pathWithin(start, r.GitDir):
-		r.WorkTree = ""
-	case !hasCommon && bareCfg:
-		r.WorkTree = ""
-	case !hasCommon && coreWorktree != "":
-		r.WorkTree = coreWorktree
-	case !explicit:
-		r.WorkTree = d.resolve(topHint)
-	default:
-		// GIT_DIR without GIT_WORK_TREE: git takes the current directory as
-		// the top of the worktree. Prefer the worktree the git dir belongs
-		// to when dir lies inside it (the usual case in hooks), which gives
-		// the same answer at the top and a better one below it.
-		r.WorkTree = start
-		if natural := d.naturalWorkTree(r.GitDir, hasCommon); natural != "" && pathWithin(start, natural) {
-			r.WorkTree = natural
-		}
+		return d.resolve(p), nil
+	case w.inGitDir || PathWithin(start, r.GitDir):
+		return "", nil
+	case !w.hasCommon && w.bare:
+		return "", nil
+	case !w.hasCommon && w.coreWorktree != "":
+		return w.coreWorktree, nil
+	case !w.explicit:
+		return d.resolve(w.topHint), nil
 	}
-	return r, nil
+	// GIT_DIR without GIT_WORK_TREE: git takes the current directory as the
+	// top of the worktree. Prefer the worktree the git dir belongs to when
+	// dir lies inside it (the usual case in hooks), which gives the same
+	// answer at the top and a better one below it.
+	if natural := d.naturalWorkTree(r.GitDir, w.hasCommon); natural != "" && PathWithin(start, natural) {
+		return natural, nil
+	}
+	return start, nil
 }
 
 // discovery holds what one Discover call has learnt: the process working
@@ -401,7 +434,7 @@ func (d *discovery) resolve(p string) string {
 // isKnown reports whether p is one of d.known or an ancestor of one.
 func (d *discovery) isKnown(p string) bool {
 	for _, k := range d.known {
-		if pathWithin(k, p) {
+		if PathWithin(k, p) {
 			return true
 		}
 	}
@@ -422,7 +455,7 @@ func (d *discovery) ceiling(start string) string {
 			continue
 		}
 		c = d.resolve(c)
-		if c != start && pathWithin(start, c) && len(c) > len(best) {
+		if c != start && PathWithin(start, c) && len(c) > len(best) {
 			best = c
 		}
 	}
@@ -457,7 +490,7 @@ func walkUp(start, ceiling string) (found gitDirInfo, topHint string, inGitDir b
 			return info, "", true, nil
 		}
 		parent := filepath.Dir(cur)
-		if parent == cur || (ceiling != "" && pathWithin(ceiling, parent)) {
+		if parent == cur || (ceiling != "" && PathWithin(ceiling, parent)) {
 			return gitDirInfo{}, "", false, nil
 		}
 		cur = parent
@@ -555,8 +588,8 @@ func rawJoin(base, p string) string {
 	return base + string(filepath.Separator) + p
 }
 
-// pathWithin reports whether p is dir or lies under it. Both must be clean.
-func pathWithin(p, dir string) bool {
+// PathWithin reports whether p is dir or lies under it. Both must be clean.
+func PathWithin(p, dir string) bool {
 	if !strings.HasPrefix(p, dir) {
 		return false
 	}
@@ -565,3 +598,74 @@ func pathWithin(p, dir string) bool {
 	}
 	return os.IsPathSeparator(p[len(dir)])
 }
+
+// ExcludePatterns returns the patterns that keep the memory files out of git
+// status in every worktree (a fresh slice each call). They go into the
+// common info/exclude (see worktree.EnsureExclude), anchored at each worktree's top.
+func ExcludePatterns() []string {
+	return []string{
+		"/.agent/memories.md",
+		"/.agent/memories.md.*",
+		"/.agent/.memories.md.tmp-*",
+		"/.agent/archive/",
+	}
+}
+
+// Excludes are the patterns of the repository's layout (ExcludePatterns
+// for .agent/; the same files under .ralph/agent/ for ralph's layout). A
+// pattern never hides a file git tracks, so a ralph memories.md the
+// repository commits stays tracked; one it does not is kept out of git
+// status (git add -f starts tracking it).
+func (r *Repo) Excludes() []string {
+	if r.Layout != LayoutRalph {
+		return ExcludePatterns()
+	}
+	d := "/" + r.MemDir()
+	return []string{d + "/memories.md", d + "/memories.md.*", d + "/.memories.md.tmp-*", d + "/archive/"}
+}
+
+// Tracked asks git whether the index of the worktree whose top is wt tracks
+// r's memory file.
+func Tracked(r *Repo, wt string) bool {
+	_, err := gitcmd.Output(wt, "ls-files", "--error-unmatch", "--", r.RelFile())
+	return err == nil
+}
+
+// fileExists tells whether path exists (a dangling link does not).
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// WorktreeTop returns the top of the worktree that contains wt, which must
+// be a worktree of r's repository. It reads files only, and ignores GIT_DIR
+// and the like (a hook's variables describe another worktree).
+func WorktreeTop(r *Repo, wt string) (string, error) {
+	real, err := filepath.EvalSymlinks(wt)
+	if err != nil {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	found, top, inGitDir, err := walkUp(real, "")
+	if err != nil {
+		return "", err
+	}
+	if found.path == "" || inGitDir || top == "" {
+		return "", fmt.Errorf("worktree: %s is not inside a worktree of %s", wt, r.CommonDir)
+	}
+	d := &discovery{known: []string{real}}
+	common := d.resolve(found.path)
+	if found.commondir != "" {
+		common = d.resolve(rawJoin(common, found.commondir))
+	}
+	if common != r.CommonDir {
+		return "", fmt.Errorf("worktree: %s belongs to another repository (%s, not %s)", wt, common, r.CommonDir)
+	}
+	return d.resolve(top), nil
+}
+
+// Pinned tells whether the repository's git config sets both memsync.layout
+// and memsync.home (worktree.Pin sets them the first time memsync writes).
+func Pinned(r *Repo) bool { return r.pinned }
+
+// SetPinned records whether both keys are set now (after worktree.Pin).
+func SetPinned(r *Repo, pinned bool) { r.pinned = pinned }

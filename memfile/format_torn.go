@@ -1,11 +1,7 @@
 package memfile
 
 import (
-	"errors"
-	"os"
 	"strings"
-
-	"github.com/memsync/memsync/internal/fsutil"
 )
 
 // Torn tells whether the last entry of a memory file is torn: cut off by an
@@ -39,7 +35,7 @@ func Torn(data []byte) (at, line int, torn bool) {
 	}
 	lastNL := strings.LastIndexByte(s, '\n')
 	last := strings.TrimSuffix(s[lastNL+1:], "\r")
-	ralph := SniffDialect(data[:min(len(data), sniffBytes)]) == Ralph
+	ralph := sniffDialect(data[:min(len(data), sniffBytes)]) == Ralph
 	entry, section := lastLineWith(s, "### "), lastLineWith(s, "## ")
 	switch {
 	case last == "#" || last == "##" || last == "###":
@@ -89,40 +85,4 @@ func hasClosingComment(entry string) bool {
 		}
 	}
 	return false
-}
-
-// CutTorn removes the torn last entry (see Torn) of the memory file at path
-// under the writers' lock, after keeping the whole file in a backup
-// (Backup). It returns the backup's path and the line where the removed
-// entry began; backup is "" when the file was not torn.
-func (s *Store) CutTorn(path string) (backup string, line int, err error) {
-	err = s.WithLock(func() error {
-		target, err := s.Resolve(path)
-		if err != nil {
-			return err
-		}
-		if err := s.CheckWritable(path); err != nil {
-			return err
-		}
-		data, err := os.ReadFile(target)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		at, l, torn := Torn(data)
-		if !torn {
-			return nil
-		}
-		if backup, err = s.Backup(target, data); err != nil {
-			return err
-		}
-		line = l
-		if err := s.recordRemovals(Parse(data).Entries, Parse(data[:at]).Entries); err != nil {
-			return err
-		}
-		return fsutil.WriteFile(target, data[:at], s.fileMode())
-	})
-	return backup, line, err
 }

@@ -95,73 +95,112 @@ func ralphIDPrefix(s string) string {
 // its heading and the lines up to the next "## ", less the ralph blocks
 // inside it; a ralph entry is its heading, its "> " lines and its metadata
 // line. Its type is that of the last line that starts with one of ralph's
-// section names, as ralph reads it.
+// section names, as ralph reads it. It reads the lines (mixedReader), then
+// parses the orch entries' blocks, then decides the file's dialect
+// (mixedDialect).
 func parseMixed(f *File, lines []string, ralphHead bool) {
 	i := 0
 	for i < len(lines) && !strings.HasPrefix(lines[i], "## ") && !strings.HasPrefix(lines[i], "### ") {
 		i++
 	}
 	f.Preamble = joinLines(lines[:i])
-	type block struct {
-		at   int // index in f.Entries
-		line int
-		text []string
-	}
-	var blocks []block
-	orch := -1 // the open orch entry, an index in blocks
-	ralph := -1
-	rtype, at := "pattern", -1
-	isRalph := map[int]bool{}
+	m := mixedReader{f: f, orch: -1, ralph: -1, rtype: "pattern", at: -1, isRalph: map[int]bool{}}
 	for ; i < len(lines); i++ {
-		l := lines[i]
-		switch {
-		case strings.HasPrefix(l, "## "):
-			ralph, orch = -1, -1
-			for _, s := range ralphSections {
-				if strings.HasPrefix(l[3:], s.heading) {
-					rtype = s.typ
-				}
-			}
-			if ralphType(l[3:]) != "" {
-				f.sections = append(f.sections, l)
-				at = len(f.sections)
-				continue
-			}
-			f.Entries = append(f.Entries, Entry{})
-			blocks = append(blocks, block{at: len(f.Entries) - 1, line: i + 1, text: []string{l}})
-			orch = len(blocks) - 1
-		case strings.HasPrefix(l, "### ") && ralphIDPrefix(l[4:]) != "":
-			f.Entries = append(f.Entries, Entry{ID: ralphIDPrefix(l[4:]), Type: rtype, Line: i + 1, ralphAt: at})
-			ralph = len(f.Entries) - 1
-			isRalph[ralph] = true
-		case strings.HasPrefix(l, "### "):
-			// A heading ralph does not read, as parseRalph takes it: an
-			// entry (of ralph's form, since only ralph writes "### ").
-			f.Entries = append(f.Entries, Entry{ID: strings.TrimSpace(l[4:]), Type: rtype, Line: i + 1, ralphAt: at})
-			ralph = len(f.Entries) - 1
-			isRalph[ralph] = true
-			if f.Entries[ralph].ID == "" {
-				f.Entries[ralph].ID, f.Entries[ralph].derived = bareHeadingID(l, i), true
-			}
-			f.Problems = append(f.Problems, Problem{i + 1, fmt.Sprintf("%sentry %s has a heading ralph does not read", dialectMsg, f.Entries[ralph].ID)})
-		case ralph >= 0 && l != "" && f.Entries[ralph].ralphLine(l):
-		case orch >= 0:
-			blocks[orch].text = append(blocks[orch].text, l)
-		case ralph >= 0:
-			f.Entries[ralph].ralphLine(l) // a blank line
-			if l != "" {
-				e := &f.Entries[ralph]
-				e.Extra = append(e.Extra, Field{strayKey, l})
-				e.order = append(e.order, strayKey)
-			}
-		case l != "":
-			f.Problems = append(f.Problems, Problem{i + 1, "text outside any entry"})
-			f.sections = append(f.sections, l)
+		m.line(i, lines[i])
+	}
+	m.orchEntries()
+	mixedDialect(f, m.isRalph, ralphHead)
+}
+
+// orchBlock is the text of an orch entry in a mixed file.
+type orchBlock struct {
+	at   int // index in f.Entries
+	line int
+	text []string
+}
+
+// mixedReader is parseMixed's state as it reads the lines.
+type mixedReader struct {
+	f       *File
+	blocks  []orchBlock
+	orch    int    // the open orch entry, an index in blocks
+	ralph   int    // the open ralph entry, an index in f.Entries
+	rtype   string // the type of ralph's entries here: their section's
+	at      int    // the ralph section they are in (ralphAt)
+	isRalph map[int]bool
+}
+
+// line reads lines[i], l.
+func (m *mixedReader) line(i int, l string) {
+	f := m.f
+	switch {
+	case strings.HasPrefix(l, "## "):
+		m.heading(i, l)
+	case strings.HasPrefix(l, "### "):
+		m.ralphHeading(i, l)
+	case m.ralph >= 0 && l != "" && f.Entries[m.ralph].ralphLine(l):
+	case m.orch >= 0:
+		m.blocks[m.orch].text = append(m.blocks[m.orch].text, l)
+	case m.ralph >= 0:
+		f.Entries[m.ralph].ralphLine(l) // a blank line
+		if l != "" {
+			e := &f.Entries[m.ralph]
+			e.Extra = append(e.Extra, Field{strayKey, l})
+			e.order = append(e.order, strayKey)
+		}
+	case l != "":
+		f.Problems = append(f.Problems, Problem{i + 1, "text outside any entry"})
+		f.sections = append(f.sections, l)
+	}
+}
+
+// heading reads a "## " line: one of ralph's sections, or an orch entry's
+// heading.
+func (m *mixedReader) heading(i int, l string) {
+	f := m.f
+	m.ralph, m.orch = -1, -1
+	for _, s := range ralphSections {
+		if strings.HasPrefix(l[3:], s.heading) {
+			m.rtype = s.typ
 		}
 	}
+	if ralphType(l[3:]) != "" {
+		f.sections = append(f.sections, l)
+		m.at = len(f.sections)
+		return
+	}
+	f.Entries = append(f.Entries, Entry{})
+	m.blocks = append(m.blocks, orchBlock{at: len(f.Entries) - 1, line: i + 1, text: []string{l}})
+	m.orch = len(m.blocks) - 1
+}
+
+// ralphHeading reads a "### " line: a ralph entry's heading, or a heading
+// ralph does not read, which parseRalph takes as an entry (of ralph's form,
+// since only ralph writes "### ").
+func (m *mixedReader) ralphHeading(i int, l string) {
+	f := m.f
+	id := ralphIDPrefix(l[4:])
+	known := id != ""
+	if !known {
+		id = strings.TrimSpace(l[4:])
+	}
+	f.Entries = append(f.Entries, Entry{ID: id, Type: m.rtype, Line: i + 1, ralphAt: m.at})
+	m.ralph = len(f.Entries) - 1
+	m.isRalph[m.ralph] = true
+	if known {
+		return
+	}
+	if f.Entries[m.ralph].ID == "" {
+		f.Entries[m.ralph].ID, f.Entries[m.ralph].derived = bareHeadingID(l, i), true
+	}
+	f.Problems = append(f.Problems, Problem{i + 1, fmt.Sprintf("%sentry %s has a heading ralph does not read", dialectMsg, f.Entries[m.ralph].ID)})
+}
+
+// orchEntries parses the orch entries' blocks in place.
+func (m *mixedReader) orchEntries() {
 	types := map[string]string{}
 	occurrences := map[string]int{}
-	for _, b := range blocks {
+	for _, b := range m.blocks {
 		text := strings.Join(b.text, "\n") + "\n"
 		e := parseOrchEntry(text, b.line, nil, types)
 		if e.ID == "" {
@@ -169,10 +208,15 @@ func parseMixed(f *File, lines []string, ralphHead bool) {
 			e.ID, e.derived = deriveID(t, occurrences[t]), true
 			occurrences[t]++
 		}
-		f.Entries[b.at] = e
+		m.f.Entries[b.at] = e
 	}
-	// Most entries decide; on a tie, what the file's head shows (so the
-	// dialect a rewrite writes is the one the next read sees).
+}
+
+// mixedDialect decides a mixed file's dialect: most entries decide; on a
+// tie, what the file's head shows (ralphHead), so the dialect a rewrite
+// writes is the one the next read sees. Each entry of the other dialect is
+// a Problem.
+func mixedDialect(f *File, isRalph map[int]bool, ralphHead bool) {
 	f.Dialect = Orch
 	if n := 2 * len(isRalph); n > len(f.Entries) || n == len(f.Entries) && ralphHead {
 		f.Dialect = Ralph

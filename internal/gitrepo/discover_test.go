@@ -1,4 +1,4 @@
-package worktree
+package gitrepo
 
 import (
 	"errors"
@@ -155,16 +155,6 @@ func newDiscFixture(tb testing.TB) discFixture {
 	return f
 }
 
-// wt returns the top of the named linked worktree.
-func (f discFixture) wt(tb testing.TB, name string) string {
-	tb.Helper()
-	top, ok := f.linked[name]
-	if !ok {
-		tb.Fatalf("no linked worktree %q in the fixture", name)
-	}
-	return top
-}
-
 func (f discFixture) primaryRepo() Repo {
 	git := filepath.Join(f.primary, ".git")
 	return Repo{GitDir: git, CommonDir: git, WorkTree: f.primary, Primary: f.primary, Home: filepath.Join(git, "memsync")}
@@ -231,7 +221,7 @@ func TestDiscoverInsideGitDir(t *testing.T) {
 
 func TestDiscoverGitDirEnv(t *testing.T) {
 	f := newDiscFixture(t)
-	wt1 := f.wt(t, "wt1")
+	wt1 := f.linked["wt1"]
 	linkedGitDir := filepath.Join(f.primary, ".git", "worktrees", "wt1")
 
 	t.Run("relative in primary", func(t *testing.T) {
@@ -369,7 +359,7 @@ func TestDiscoverWorktreeConfig(t *testing.T) {
 	f := newDiscFixture(t)
 	testgit.Git(t, f.primary, "config", "extensions.worktreeConfig", "true")
 	testgit.Git(t, f.primary, "config", "--worktree", "some.key", "x")
-	testgit.Git(t, f.wt(t, "wt1"), "config", "--worktree", "some.key", "y")
+	testgit.Git(t, f.linked["wt1"], "config", "--worktree", "some.key", "y")
 	// The primary's per-worktree config lives in the common dir.
 	if _, err := os.Stat(filepath.Join(f.primary, ".git", "config.worktree")); err != nil {
 		t.Fatal(err)
@@ -382,7 +372,7 @@ func TestDiscoverWorktreeConfig(t *testing.T) {
 		discCheck(t, r, f.primaryRepo())
 		discAgree(t, r, dir)
 	}
-	for _, dir := range []string{f.wt(t, "wt1"), filepath.Join(f.wt(t, "wt1"), "a", "b")} {
+	for _, dir := range []string{f.linked["wt1"], filepath.Join(f.linked["wt1"], "a", "b")} {
 		r := discMust(t, dir)
 		discCheck(t, r, f.linkedRepo("wt1"))
 		discAgree(t, r, dir)
@@ -392,7 +382,7 @@ func TestDiscoverWorktreeConfig(t *testing.T) {
 	// as a non-bare repository.
 	testgit.Git(t, f.primary, "config", "--unset", "core.bare")
 	testgit.Git(t, f.primary, "config", "--worktree", "core.bare", "false")
-	discCheck(t, discMust(t, f.wt(t, "wt1")), f.linkedRepo("wt1"))
+	discCheck(t, discMust(t, f.linked["wt1"]), f.linkedRepo("wt1"))
 }
 
 func TestDiscoverOutsideRepo(t *testing.T) {
@@ -436,7 +426,7 @@ func TestDiscoverOutsideRepo(t *testing.T) {
 
 func TestDiscoverBrokenGitFile(t *testing.T) {
 	f := newDiscFixture(t)
-	wt1 := f.wt(t, "wt1")
+	wt1 := f.linked["wt1"]
 	if err := os.RemoveAll(filepath.Join(f.primary, ".git", "worktrees", "wt1")); err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 	if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
 		return e, false, err
 	}
-	dialect := SniffDialect(head)
+	dialect := sniffDialect(head)
 	rewrite := size+int64(len(RenderEntry(&e, dialect)))+2 > s.maxBytes()
 	if dialect == Ralph {
 		if err := ralphRefuses(&e); err != nil {
@@ -101,7 +101,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 						taken[f.Entries[i].ID] = true
 					}
 					for taken[e.ID] {
-						e.ID = NewRalphID(s.now())
+						e.ID = newRalphID(s.now())
 					}
 				} else { // an orch head, but mostly ralph's entries
 					if err := ralphRefuses(&e); err != nil {
@@ -298,86 +298,6 @@ func (s *Store) CheckWritable(paths ...string) error {
 	return nil
 }
 
-// DuplicateIDs returns the indexes of the entries whose ID an earlier entry
-// of f already has (doctor reports them; a rewrite gives them new IDs).
-func DuplicateIDs(f *File) []int {
-	var dups []int
-	seen := make(map[string]bool, len(f.Entries))
-	for i := range f.Entries {
-		if seen[f.Entries[i].ID] {
-			dups = append(dups, i)
-		}
-		seen[f.Entries[i].ID] = true
-	}
-	return dups
-}
-
-// Renamed is an entry Normalize gave a new ID: it repeated the ID of an
-// earlier entry.
-type Renamed struct {
-	Line     int
-	Heading  string
-	Old, New string
-}
-
-// Normalize does to f what every rewrite does before it writes: entries of
-// the other dialect are converted to the file's (a ralph file's entries get
-// ralph IDs), and each entry whose ID an earlier entry already has gets a new
-// one (returned, for a warning). After it, Render(Parse(Render())) is Render().
-func (f *File) Normalize() []Renamed {
-	for _, p := range f.Problems {
-		if IsDialectProblem(p) {
-			f.ConvertDialect()
-			break
-		}
-	}
-	dups := DuplicateIDs(f)
-	if len(dups) == 0 {
-		return nil
-	}
-	taken := make(map[string]bool, len(f.Entries))
-	for i := range f.Entries {
-		taken[f.Entries[i].ID] = true
-	}
-	out := make([]Renamed, 0, len(dups))
-	for _, i := range dups {
-		e := &f.Entries[i]
-		r := Renamed{Line: e.Line, Heading: e.Heading(), Old: e.ID}
-		e.ID = freshID(e, f.Dialect, taken)
-		e.derived = false
-		r.New = e.ID
-		out = append(out, r)
-	}
-	return out
-}
-
-// freshID is a new ID for e, not in taken (which it joins), derived from
-// e's old ID and text; in ralph's dialect it keeps ralph's "mem-<unix>-<hex>" form.
-func freshID(e *Entry, d Dialect, taken map[string]bool) string { return FreshID(e, d, taken) }
-
-// FreshID is a new ID for e that taken lacks (and adds it there), derived
-// from e's ID, title and content, so that two processes renaming the same
-// entry against the same taken set agree; in ralph's dialect it keeps
-// ralph's mem-<unix>-<4 hex> shape and e's time.
-func FreshID(e *Entry, d Dialect, taken map[string]bool) string {
-	seed := e.ID + "\x00" + e.Title + "\x00" + e.Content
-	for n := 1; ; n++ {
-		id := deriveID(seed, n)
-		if d == Ralph {
-			unix := strings.TrimPrefix(e.ID, "mem-")
-			if unix, _, _ = strings.Cut(unix, "-"); unix == "" {
-				unix = "0"
-			}
-			sum := sha256.Sum256([]byte(id))
-			id = "mem-" + unix + "-" + hex.EncodeToString(sum[:2])
-		}
-		if !taken[id] {
-			taken[id] = true
-			return id
-		}
-	}
-}
-
 // enforceCapLocked moves the oldest entries to the archive until the active
 // file is under 90% of the cap, never the entry with the ID spare (the one
 // just written) and never the last one left. The oldest come first in orch's
@@ -489,4 +409,75 @@ func (s *Store) land(path string, dst *File, entries []Entry) (map[string]*Entry
 // share an ID: the same content, as dedup compares it.
 func sameStoredEntry(a, b *Entry) bool {
 	return a.ID == b.ID && ContentHash(a.Content) == ContentHash(b.Content)
+}
+
+// ConflictLog records the entries the two sides of a memory file's git
+// conflict markers hold differently (Store.Conflicts): ours[i] stays in the
+// file at path, theirs[i] is the other side's version of the same ID.
+type ConflictLog interface {
+	Record(path string, ours, theirs []Entry) error
+}
+
+// ParseFile parses the bytes of the memory file at path, just read, as every
+// rewrite does: a file with git conflict markers is merged by entry
+// (Unmark) when the store has a conflict log (Conflicts), which records
+// what the two sides hold differently; unmarked reports that it was. When
+// the log cannot be written, the file is parsed as it is (with a warning).
+// The entries share data's memory, so data must not change afterwards.
+func (s *Store) ParseFile(path string, data []byte) (f *File, unmarked bool) {
+	f = parseOwned(data)
+	if s.Conflicts == nil || !conflictMarked(f.Problems) {
+		return f, false
+	}
+	u, ours, theirs, ok := Unmark(data)
+	if !ok {
+		return f, false
+	}
+	if err := s.Conflicts.Record(path, ours, theirs); err != nil {
+		s.warn("%s holds conflict markers, left as they are: %v", path, err)
+		return f, false
+	}
+	switch n := len(theirs); {
+	case n == 1:
+		s.warn("%s: 1 entry differs between the two sides of the conflict; ours kept, theirs recorded (memsync conflicts)", path)
+	case n > 1:
+		s.warn("%s: %d entries differ between the two sides of the conflict; ours kept, theirs recorded (memsync conflicts)", path, n)
+	}
+	return u, true
+}
+
+// CutTorn removes the torn last entry (see Torn) of the memory file at path
+// under the writers' lock, after keeping the whole file in a backup
+// (Backup). It returns the backup's path and the line where the removed
+// entry began; backup is "" when the file was not torn.
+func (s *Store) CutTorn(path string) (backup string, line int, err error) {
+	err = s.WithLock(func() error {
+		target, err := s.Resolve(path)
+		if err != nil {
+			return err
+		}
+		if err := s.CheckWritable(path); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(target)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		at, l, torn := Torn(data)
+		if !torn {
+			return nil
+		}
+		if backup, err = s.Backup(target, data); err != nil {
+			return err
+		}
+		line = l
+		if err := s.recordRemovals(Parse(data).Entries, Parse(data[:at]).Entries); err != nil {
+			return err
+		}
+		return fsutil.WriteFile(target, data[:at], s.fileMode())
+	})
+	return backup, line, err
 }

@@ -30,7 +30,7 @@ import (
 // follows a link out of the repository path lies in (out of path itself
 // when it is in none; the error wraps ErrUnsafePath and names the link and
 // where it leads), and every file is a regular file of at most
-// MaxForeignFile bytes (a link to /dev/zero is refused before it is read).
+// maxForeignFile bytes (a link to /dev/zero is refused before it is read).
 func ReadForeign(path string) (active, archived []Entry, err error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -65,8 +65,8 @@ func foreignRoot(path string) string {
 	}
 }
 
-// MaxForeignFile bounds each file import reads.
-const MaxForeignFile = 16 << 20
+// maxForeignFile bounds each file import reads.
+const maxForeignFile = 16 << 20
 
 func readForeignDir(root, dir, session string) (active, archived []Entry, err error) {
 	if session == "" {
@@ -106,7 +106,7 @@ func readForeignDir(root, dir, session string) (active, archived []Entry, err er
 }
 
 func readForeignFile(path, root, session string) ([]Entry, error) {
-	data, err := fsutil.ReadWithin(path, root, MaxForeignFile)
+	data, err := fsutil.ReadWithin(path, root, maxForeignFile)
 	if oe := new(fsutil.OutsideError); errors.As(err, &oe) {
 		return nil, &PathError{Path: path, Target: oe.Target, Link: path,
 			Why: "leads outside " + root + ", to " + oe.Target + " (import reads only what lies inside the folder it is given)"}
@@ -159,96 +159,11 @@ func importID(session, key string) string {
 	return encodeID(sum[:])
 }
 
-// ParseFrontMatter reads one entry of the front-matter layout: YAML front matter
-// (key, tags as a block or flow list, created_at, updated_at; other keys are
-// ignored) and a markdown body whose first heading becomes the title. The
-// entry's first Extra field is its Key (possibly empty), then Updated.
-func ParseFrontMatter(data []byte) (Entry, error) {
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	rest := strings.TrimPrefix(text, "---\n")
-	head, body, ok := strings.Cut(rest, "\n---")
-	if !ok {
-		return Entry{}, fmt.Errorf("front matter has no closing '---'")
-	}
-	body = strings.TrimPrefix(strings.TrimLeft(body, "-"), "\n")
-	meta := map[string]string{}
-	var tags []string
-	listKey := ""
-	for _, l := range strings.Split(head, "\n") {
-		t := strings.TrimSpace(l)
-		if t == "" || strings.HasPrefix(t, "#") {
-			continue
-		}
-		if strings.HasPrefix(t, "- ") && listKey != "" {
-			if listKey == "tags" {
-				tags = append(tags, unquote(strings.TrimSpace(t[2:])))
-			}
-			continue
-		}
-		k, v, ok := strings.Cut(t, ":")
-		if !ok {
-			return Entry{}, fmt.Errorf("front matter: cannot read %q", t)
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		listKey = ""
-		switch {
-		case v == "":
-			listKey = k
-		case k == "tags" && strings.HasPrefix(v, "["):
-			for _, x := range strings.Split(strings.Trim(v, "[]"), ",") {
-				if x = unquote(strings.TrimSpace(x)); x != "" {
-					tags = append(tags, x)
-				}
-			}
-		case k == "tags":
-			tags = append(tags, splitTags(v)...)
-		default:
-			meta[k] = unquote(v)
-		}
-	}
-	e := Entry{Tags: tags, Date: datePart(meta["created_at"])}
-	body = strings.TrimSpace(body)
-	if first, after, _ := strings.Cut(body, "\n"); strings.HasPrefix(first, "#") {
-		e.Title = strings.TrimSpace(strings.TrimLeft(first, "#"))
-		body = strings.TrimSpace(after)
-	}
-	e.Content = body
-	if e.Content == "" {
-		e.Content = e.Title
-	}
-	if e.Title == "" {
-		e.Title = TitleFrom(e.Content)
-	}
-	if e.Title == "" {
-		e.Title = meta["key"]
-	}
-	if e.Content == "" {
-		e.Content = meta["key"]
-	}
-	e.Extra = []Field{{"Key", meta["key"]}}
-	if u := meta["updated_at"]; u != "" {
-		e.Extra = append(e.Extra, Field{"Updated", u})
-	}
-	return e, nil
-}
-
-func unquote(s string) string {
-	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
-		return s[1 : len(s)-1]
-	}
-	return s
-}
-
-// datePart turns "2024-01-15T10:30:00" into "2024-01-15".
-func datePart(ts string) string {
-	if len(ts) >= 10 && ts[4] == '-' && ts[7] == '-' {
-		return ts[:10]
-	}
-	return ts
-}
-
 // Import adds foreign entries to the active file and the archive, skipping
-// any whose ID or content (see ContentHash) either file already holds, so a
+// any whose ID either file already holds (as an ID or as a Source-ID) and
+// any that an entry of either file, or one imported before it, says already
+// (Dups, the rule Add follows: the same content in the entry's session
+// view; an entry without a session matches every session's entry), so a
 // second import of the same source adds nothing. It returns what it added.
 // Into a ralph file, entries get ralph's IDs and keep their own as their
 // Source-ID (see Entry.ToRalph).
@@ -267,30 +182,31 @@ func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, er
 		if err := s.CheckWritable(s.Path(), s.ArchivePath()); err != nil {
 			return err // both files must be writable before either changes
 		}
-		seen := map[string]bool{}
+		ids := map[string]bool{}
+		var dups Dups
 		for _, p := range []string{s.Path(), s.ArchivePath()} {
 			f, err := s.load(p, false)
 			if err != nil {
 				return err
 			}
 			for i := range f.Entries {
-				seen[f.Entries[i].ID] = true
-				seen["#"+ContentHash(f.Entries[i].Content)] = true
+				ids[f.Entries[i].ID] = true
+				dups.Add(&f.Entries[i])
 				if id := f.Entries[i].Field(SourceIDField); id != "" {
-					seen[id] = true
+					ids[id] = true
 				}
 			}
 		}
 		fresh := func(in []Entry) []Entry {
 			var out []Entry
-			for _, e := range in {
-				h := "#" + ContentHash(e.Content)
-				if seen[e.ID] || seen[h] {
+			for i := range in {
+				if ids[in[i].ID] || dups.Find(&in[i]) != nil {
 					skipped++
 					continue
 				}
-				seen[e.ID], seen[h] = true, true
-				out = append(out, e)
+				ids[in[i].ID] = true
+				dups.Add(&in[i])
+				out = append(out, in[i])
 			}
 			return out
 		}

@@ -1,7 +1,5 @@
 package memfile
 
-import "sort"
-
 // Summary describes a memory file: counts by type and tag, date range, size.
 type Summary struct {
 	Entries int            `json:"entries"`
@@ -32,29 +30,4 @@ func Summarize(f *File) Summary {
 		}
 	}
 	return s
-}
-
-// Count is a name and how often it occurs.
-type Count struct {
-	Name string `json:"name"`
-	N    int    `json:"count"`
-}
-
-// Top returns the counts of m, most frequent first (then by name), at most n
-// of them (n <= 0: all).
-func Top(m map[string]int, n int) []Count {
-	out := make([]Count, 0, len(m))
-	for k, v := range m {
-		out = append(out, Count{k, v})
-	}
-	sort.Slice(out, func(a, b int) bool {
-		if out[a].N != out[b].N {
-			return out[a].N > out[b].N
-		}
-		return out[a].Name < out[b].Name
-	})
-	if n > 0 && len(out) > n {
-		out = out[:n]
-	}
-	return out
 }

@@ -5,11 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,9 +59,9 @@ func orchBullet(s string) int {
 	return -1
 }
 
-// SniffDialect guesses the dialect from the head of a file, as much of it as
+// sniffDialect guesses the dialect from the head of a file, as much of it as
 // the caller read; it is what Append uses so appends stay O(1).
-func SniffDialect(head []byte) Dialect {
+func sniffDialect(head []byte) Dialect {
 	if isRalph(string(head)) {
 		return Ralph
 	}
@@ -463,9 +459,9 @@ func validRalphID(id string) bool {
 	return true
 }
 
-// NewRalphID returns an ID in ralph-orchestrator's style, "mem-<unix>-<hex4>".
+// newRalphID returns an ID in ralph-orchestrator's style, "mem-<unix>-<hex4>".
 // Append draws again while the file holds it.
-func NewRalphID(now time.Time) string {
+func newRalphID(now time.Time) string {
 	var b [2]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("mem-%d-%x", now.Unix(), b)
@@ -475,7 +471,7 @@ func NewRalphID(now time.Time) string {
 // file) has, as ralph reads headings: "### " and the ID, anything after it.
 func uniqueRalphID(data []byte, now time.Time) string {
 	for {
-		id := NewRalphID(now)
+		id := newRalphID(now)
 		if !holdsHeading(data, "### "+id) {
 			return id
 		}
@@ -620,36 +616,3 @@ func (e *DialectError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *DialectError) Unwrap() error { return ErrInvalid }
-
-// CheckDialect refuses, before a write, an entry the active file's dialect
-// cannot keep (an ErrInvalid; see ralphRefuses). Append checks again under
-// the lock.
-func (s *Store) CheckDialect(e *Entry) error {
-	d, err := s.Dialect()
-	if err != nil || d != Ralph {
-		return err
-	}
-	return ralphRefuses(e)
-}
-
-// Dialect is the dialect of the active file as Append sees it, from the
-// file's head; Orch for a file not yet written.
-func (s *Store) Dialect() (Dialect, error) {
-	target, err := s.Resolve(s.Path())
-	if err != nil {
-		return Orch, err
-	}
-	f, err := os.Open(target)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Orch, nil
-	} else if err != nil {
-		return Orch, err
-	}
-	defer func() { _ = f.Close() }()
-	head := make([]byte, sniffBytes)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return Orch, err
-	}
-	return SniffDialect(head[:n]), nil
-}

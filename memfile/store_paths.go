@@ -36,7 +36,7 @@ func (s *Store) Resolve(path string) (string, error) {
 	// worktree leads outside.
 	homeReal := filepath.Join(resolveDir(filepath.Dir(home)), filepath.Base(home))
 	if !within(home, target) && !within(homeReal, target) {
-		return "", &PathError{Path: path, Target: target, Link: s.LinkOn(path),
+		return "", &PathError{Path: path, Target: target, Link: s.linkOn(path),
 			Why: "resolves outside the memory home " + home + ", to " + target}
 	}
 	if fi, err := os.Stat(target); err == nil && !fi.Mode().IsRegular() {
@@ -88,10 +88,10 @@ func resolveDir(dir string) string {
 	return dir
 }
 
-// LinkOn returns the first symlink on the way to path, from the memory home
+// linkOn returns the first symlink on the way to path, from the memory home
 // down (the home itself, a folder in it, the file), "" when there is none:
 // the link to name when path resolves where it must not.
-func (s *Store) LinkOn(path string) string {
+func (s *Store) linkOn(path string) string {
 	home := filepath.Clean(s.Home)
 	steps := []string{filepath.Dir(path), path}
 	if rel, err := filepath.Rel(home, path); err == nil && !strings.HasPrefix(rel, "..") {
@@ -145,10 +145,10 @@ func (s *Store) checkPaths() (paths, []error) {
 				continue
 			}
 			a, b := names[i], names[j]
-			if s.LinkOn(b) != "" && s.LinkOn(a) == "" {
+			if s.linkOn(b) != "" && s.linkOn(a) == "" {
 				a, b = b, a
 			}
-			errs = append(errs, &PathError{Path: a, Other: b, Target: *real[i], Link: s.LinkOn(a),
+			errs = append(errs, &PathError{Path: a, Other: b, Target: *real[i], Link: s.linkOn(a),
 				Why: "and " + b + " are the same file (" + *real[i] + "); memsync never writes one through the other"})
 		}
 	}

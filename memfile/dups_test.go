@@ -1,0 +1,75 @@
+package memfile
+
+import "testing"
+
+func sessionEntry(id, content, session string) Entry {
+	e := Entry{ID: id, Title: id, Content: content}
+	if session != "" {
+		e.SetField("Session", session)
+	}
+	return e
+}
+
+// The duplicate rule: the same content with whitespace and case folded, in
+// each other's session view; IDs play no part.
+func TestDupsRule(t *testing.T) {
+	stored := []Entry{
+		sessionEntry("a", "Run  the linter\nfirst", "s1"),
+		sessionEntry("b", "keep logs short", ""),
+	}
+	var d Dups
+	for i := range stored {
+		d.Add(&stored[i])
+	}
+	for _, c := range []struct {
+		e    Entry
+		want string
+	}{
+		{sessionEntry("x", "run the LINTER first", "s1"), "a"},
+		{sessionEntry("x", "run the linter first", ""), "a"},
+		{sessionEntry("x", "run the linter first", "s2"), ""},
+		{sessionEntry("x", "run the linter", "s1"), ""},
+		{sessionEntry("x", " Keep logs short ", "s2"), "b"},
+		{sessionEntry("b", "other text", ""), ""},
+	} {
+		got := ""
+		if f := d.Find(&c.e); f != nil {
+			got = f.ID
+		}
+		if got != c.want {
+			t.Errorf("Find(%q, session %q) = %q, want %q", c.e.Content, c.e.Field("Session"), got, c.want)
+		}
+	}
+	var empty Dups
+	if f := empty.Find(&stored[0]); f != nil {
+		t.Fatalf("the zero Dups found %s", f.ID)
+	}
+}
+
+// Import follows the rule Add follows: an entry another session saved is
+// no duplicate of a session's entry; one saved without a session, or in the
+// same session, is; an entry without a session is a duplicate of any.
+func TestImportFollowsSessions(t *testing.T) {
+	s := newStore(t)
+	e := s.NewEntry("", "", "shared lesson", nil)
+	e.SetField("Session", "s1")
+	if _, err := s.Append(e); err != nil {
+		t.Fatal(err)
+	}
+	in := []Entry{
+		sessionEntry("i1", "Shared  lesson", "s1"),
+		sessionEntry("i2", "shared lesson", ""),
+		sessionEntry("i3", "shared lesson", "s2"),
+		sessionEntry("i4", "shared lesson", "s2"), // one fact twice in the source
+	}
+	added, skipped, err := s.Import(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(added) != 1 || added[0].ID != "i3" || skipped != 3 {
+		t.Fatalf("added %v, skipped %d; want i3 only, 3 skipped", added, skipped)
+	}
+	if added, skipped, err = s.Import(in, nil); err != nil || len(added) != 0 || skipped != 4 {
+		t.Fatalf("a second import added %v, skipped %d (%v)", added, skipped, err)
+	}
+}

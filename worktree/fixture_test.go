@@ -1,0 +1,80 @@
+package worktree
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/memsync/memsync/internal/testgit"
+)
+
+// The repositories the tests of this package work in (as the tests of
+// package gitrepo make them).
+
+// discRepo creates a repository with one commit at path.
+func discRepo(tb testing.TB, path string) string {
+	tb.Helper()
+	if err := os.MkdirAll(path, 0o777); err != nil {
+		tb.Fatal(err)
+	}
+	testgit.Git(tb, path, "init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(path, "README"), []byte("hi\n"), 0o666); err != nil {
+		tb.Fatal(err)
+	}
+	testgit.Git(tb, path, "add", "README")
+	testgit.Git(tb, path, "commit", "-q", "-m", "init")
+	return path
+}
+
+func discMkdir(tb testing.TB, path string) string {
+	tb.Helper()
+	if err := os.MkdirAll(path, 0o777); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+func discMust(tb testing.TB, dir string) *Repo {
+	tb.Helper()
+	r, err := Discover(dir)
+	if err != nil {
+		tb.Fatalf("Discover(%s): %v", dir, err)
+	}
+	return r
+}
+
+// discFixture is a primary repository with a few linked worktrees.
+type discFixture struct {
+	root, primary string
+	linked        map[string]string // worktree name (as in .git/worktrees) -> top
+}
+
+func newDiscFixture(tb testing.TB) discFixture {
+	tb.Helper()
+	root := testgit.Isolate(tb)
+	f := discFixture{root: root, primary: discRepo(tb, filepath.Join(root, "proj")), linked: map[string]string{}}
+	discMkdir(tb, filepath.Join(f.primary, "a", "b"))
+	add := func(name, path string) {
+		discMkdir(tb, filepath.Dir(path))
+		testgit.Git(tb, f.primary, "worktree", "add", "-q", "-b", "br-"+name, path)
+		f.linked[name] = path
+	}
+	add("wt1", filepath.Join(root, "wt1"))
+	// git names the admin dir after the folder, with spaces made dashes.
+	add("wt-two", filepath.Join(root, "dir with spaces", "deep", "nested", "wt two"))
+	add("inner", filepath.Join(f.primary, "trees", "inner")) // nested inside the primary
+	for _, top := range f.linked {
+		discMkdir(tb, filepath.Join(top, "a", "b"))
+	}
+	return f
+}
+
+// wt returns the top of the named linked worktree.
+func (f discFixture) wt(tb testing.TB, name string) string {
+	tb.Helper()
+	top, ok := f.linked[name]
+	if !ok {
+		tb.Fatalf("no linked worktree %q in the fixture", name)
+	}
+	return top
+}
