@@ -136,7 +136,7 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	memory, archive := chunkLive(files.Memory, memCache), chunkLive(files.Archive, archCache)
 	memSame, archSame := h.unchanged(files.Memory, memory, prev.memory), h.unchanged(files.Archive, archive, prev.archive)
 	if memSame && archSame && h.same(files.Conflicts, prev.conflicts.blob) && h.same(files.Purged, prev.purged.blob) {
-		h.keepCaches(memory, archive, memCache, archCache, nil)
+		h.keepCaches(memory, archive, memCache, archCache, nil, nil)
 		return res, nil // the same memory as the newest snapshot
 	}
 	// The parent's files, read where they changed (the record and the guard).
@@ -173,18 +173,26 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	b := &batch{}
 	tree := addLayout(b, memory, archive, files.Conflicts, files.Purged, haveOf(prev))
 	if tree == prevTree {
-		h.keepCaches(memory, archive, memCache, archCache, nil)
+		h.keepCaches(memory, archive, memCache, archCache, nil, nil)
 		return res, nil
 	}
 	livePlain := plainOrch(beforeMem, memCache, read)
-	// A cache's false says "not known": the parent's file is checked then.
-	plain := read && !beforeMem.absent && livePlain && (memCache != nil && memCache.plain || memfile.PlainOrch(beforeMem.whole()))
-	rec, ok := recordAround(parentMsg, beforeMem, read, plain)
-	before := Files{Memory: files.Memory, Archive: files.Archive}
+	rec, ok := recordAround(parentMsg, beforeMem, read, livePlain && bothPlain(beforeMem, memCache, read))
+	// The archive's entries are scanned where it changed: in orch's dialect
+	// alone, the part that differs (widened to entry headings) holds every
+	// entry added or changed, and parses as it does in the whole file.
+	scanned, before := files, Files{Memory: files.Memory, Archive: files.Archive}
+	var archFlags *fileCache // what is known of the whole live archive
 	if !archSame && archErr == nil {
-		before.Archive = beforeArch.whole()
+		archFlags = &fileCache{plain: plainOrch(beforeArch, archCache, true)}
+		if archFlags.plain && bothPlain(beforeArch, archCache, true) {
+			start, endBefore, endAfter := beforeArch.changedRegion()
+			before.Archive, scanned.Archive = beforeArch.slice(start, endBefore), files.Archive[start:endAfter]
+		} else {
+			before.Archive = beforeArch.whole()
+		}
 	}
-	if err := scanTaken(files, before, rec, ok, !archSame, archErr == nil); err != nil {
+	if err := scanTaken(scanned, before, rec, ok, !archSame, archErr == nil); err != nil {
 		return nil, err // a secret written into the file outside memsync
 	}
 	if ok && Count(rec.changes).Removed > 0 {
@@ -199,7 +207,7 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 		return nil, err
 	}
 	res.Snapshot, res.Created = toSnapshot(parseCommit(commit, commitData)), true
-	h.keepCaches(memory, archive, memCache, archCache, &fileCache{clean: len(res.Problems) == 0, plain: livePlain})
+	h.keepCaches(memory, archive, memCache, archCache, &fileCache{clean: len(res.Problems) == 0, plain: livePlain}, archFlags)
 	return res, h.Store.ClearRemovals()
 }
 
@@ -303,15 +311,16 @@ func firstHeadingEnd(b []byte) int {
 
 // keepCaches writes the chunk caches of the newest snapshot, whose files
 // are memory and archive (nil: absent), unless the caches loaded for it
-// (mem, arch: nil when there was none) say the same. flags is what is
-// known of the whole memory file (nil: nothing; a cache loaded is kept).
-func (h *History) keepCaches(memory, archive *chunked, mem, arch, flags *fileCache) {
+// (mem, arch: nil when there was none) say the same. memFlags and
+// archFlags are what is known of the whole files (nil: nothing; a cache
+// loaded is kept as it is).
+func (h *History) keepCaches(memory, archive *chunked, mem, arch, memFlags, archFlags *fileCache) {
 	for _, x := range []struct {
 		name  string
 		c     *chunked
 		had   *fileCache
 		flags *fileCache
-	}{{MemoryName, memory, mem, flags}, {ArchiveName, archive, arch, &fileCache{}}} {
+	}{{MemoryName, memory, mem, memFlags}, {ArchiveName, archive, arch, archFlags}} {
 		switch {
 		case x.c == nil:
 			h.saveCache(x.name, nil)
@@ -325,6 +334,13 @@ func (h *History) keepCaches(memory, archive *chunked, mem, arch, flags *fileCac
 			h.saveCache(x.name, c)
 		}
 	}
+}
+
+// bothPlain tells, for a live file in orch's dialect alone, whether the
+// parent's file p is too (read: it could be read): the parent's cache c
+// says so, or its file is checked (a cache's false says "not known").
+func bothPlain(p parentFile, c *fileCache, read bool) bool {
+	return read && !p.absent && (c != nil && c.plain || memfile.PlainOrch(p.whole()))
 }
 
 // unchanged tells whether the live file data (chunked as c; nil: absent)

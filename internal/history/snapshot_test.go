@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
@@ -210,5 +211,58 @@ func TestChunkCacheFile(t *testing.T) {
 	binary.BigEndian.PutUint32(big[len(cacheHeader)+5:], 1<<31) // the first chunk's size
 	if decodeCache(resum(big)) != nil {
 		t.Fatal("a chunk of 2 GB is read")
+	}
+}
+
+// A secret written by hand into an entry in the middle of a large archive
+// is found, and named, where the archive changed; the archive's tree is
+// the tree without the cache, over random edits of it.
+func TestArchiveScannedWhereItChanged(t *testing.T) {
+	h, _ := testRepo(t)
+	h.AcceptRemoval = true
+	ctx := context.Background()
+	write(t, h.Store.Path(), memfile.Header+"\n"+entry(idA, "A", "first"))
+	archive := memfile.GenerateFile(256<<10, 11)
+	write(t, h.Store.ArchivePath(), string(archive))
+	take(t, h, "")
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 40 {
+		if i%2 == 0 {
+			archive = append(archive, fmt.Sprintf("\n## Fix: archived %d\n- Tags: t\n- Content: old %d\n", i, i)...)
+		} else {
+			archive = editFile(r, archive, i)
+		}
+		write(t, h.Store.ArchivePath(), string(archive))
+		take(t, h, "")
+		head, _ := h.head()
+		c, err := readCommit(h.st, head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, _ := os.ReadFile(h.Store.Path())
+		if want := addFiles(&batch{}, Files{Memory: mem, Archive: archive}, nil); c.tree != want {
+			t.Fatalf("edit %d: the snapshot's tree is %s, without the cache %s", i, c.tree, want)
+		}
+	}
+	archive = memfile.GenerateFile(256<<10, 11)
+	write(t, h.Store.ArchivePath(), string(archive))
+	take(t, h, "")
+	f := memfile.Parse(archive)
+	e := f.Entries[len(f.Entries)/2]
+	line := "- Content: " + strings.SplitN(e.Content, "\n", 2)[0]
+	at := bytes.Index(archive, []byte(line))
+	if at < 0 {
+		t.Fatalf("no %q in the archive", line)
+	}
+	key := []byte("AKIA")
+	for range 16 {
+		key = append(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[r.IntN(32)])
+	}
+	hand := append(bytes.Clone(archive[:at+len(line)]), append([]byte(" aws_access_key_id = "+string(key)), archive[at+len(line):]...)...)
+	write(t, h.Store.ArchivePath(), string(hand))
+	_, err := h.Take(ctx, "", Provenance{})
+	var se *SecretError
+	if !errors.As(err, &se) || se.File != ArchiveName || se.ID != e.ID {
+		t.Fatalf("a secret in archived entry %s: %v", e.ID, err)
 	}
 }
