@@ -28,7 +28,9 @@ import (
 //	git pack-objects --stdin-packs objects/pack/pack   (the small packs' names in)
 //
 // then deletes the packs rolled up, index first as git repack does, once
-// the new pack is in place. It does not run git repack itself: repack -d
+// the new pack is in place (a pack whose index went, because the process
+// was killed in between, is removed by a later Maintain; readers leave it
+// out: indexedPacks). It does not run git repack itself: repack -d
 // ends with git prune-packed, which removes the empty objects/XX folders,
 // and a git commit in another worktree that has just made one to write an
 // object into fails ("unable to create temporary file"). Loose objects are
@@ -83,6 +85,9 @@ func (h *History) Maintain(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = l.Release() }()
+	if err := h.removeOrphanPacks(); err != nil {
+		return err
+	}
 	// Listed again under the lock: the one before may have rolled them up.
 	if packs, err = listPacks(packDir); err != nil {
 		return err

@@ -2,7 +2,10 @@ package history
 
 import (
 	"bufio"
+	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -16,9 +19,11 @@ import (
 // with extensions.worktreeConfig; the storage does not. Pack files stay
 // open once read (a merge reads a few objects from each of many packs;
 // opening them again for every object cost more than the merge), until
-// the storage is closed or reopened.
+// the storage is closed or reopened. A pack without its index is not
+// there, and indexes are read through a buffer (indexedPacks).
 func openStorage(commonDir string) *filesystem.Storage {
-	return filesystem.NewStorageWithOptions(bufferedIdx{osfs.New(commonDir)}, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
+	fs := indexedPacks{osfs.New(commonDir)}
+	return filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
 }
 
 // reopen opens the storage again, to see the objects and packs another
@@ -30,13 +35,39 @@ func (h *History) reopen() {
 	h.st = openStorage(h.Repo.CommonDir)
 }
 
-// bufferedIdx is a file system whose pack indexes (.idx) are read through
-// a buffer: go-git's decoder reads an index a few bytes at a time, one
-// system call each, thousands for a pack of a few thousand objects.
-type bufferedIdx struct{ billy.Filesystem }
+// indexedPacks is the common git dir as git sees its packs: go-git lists
+// objects/pack/pack-*.pack and fails every read when one has no .idx, but
+// git finds packs by their index and writes a pack before its index (and
+// removes the index first), so a pack without one is one being moved into
+// place or a leftover of a killed process, and is left out.
+type indexedPacks struct{ billy.Filesystem }
 
-// Open opens name, buffered for reading when it is a pack index.
-func (fs bufferedIdx) Open(name string) (billy.File, error) {
+// ReadDir lists a folder, leaving out of objects/pack the packs without an
+// index.
+func (fs indexedPacks) ReadDir(path string) ([]os.FileInfo, error) {
+	infos, err := fs.Filesystem.ReadDir(path)
+	if err != nil || filepath.ToSlash(filepath.Clean(path)) != "objects/pack" {
+		return infos, err
+	}
+	idx := map[string]bool{}
+	for _, fi := range infos {
+		if base, ok := strings.CutSuffix(fi.Name(), ".idx"); ok {
+			idx[base] = true
+		}
+	}
+	kept := infos[:0]
+	for _, fi := range infos {
+		if base, ok := strings.CutSuffix(fi.Name(), ".pack"); !ok || idx[base] {
+			kept = append(kept, fi)
+		}
+	}
+	return kept, nil
+}
+
+// Open opens name, through a buffer when it is a pack index: go-git's
+// decoder reads an index a few bytes at a time, one system call each,
+// thousands for a pack of a few thousand objects.
+func (fs indexedPacks) Open(name string) (billy.File, error) {
 	f, err := fs.Filesystem.Open(name)
 	if err != nil || !strings.HasSuffix(name, ".idx") {
 		return f, err
@@ -52,3 +83,39 @@ type bufferedFile struct {
 }
 
 func (f *bufferedFile) Read(p []byte) (int, error) { return f.r.Read(p) }
+
+// Capabilities are the underlying filesystem's.
+func (fs indexedPacks) Capabilities() billy.Capability { return billy.Capabilities(fs.Filesystem) }
+
+// orphanPackAge is the age past which a pack without an index or a .keep
+// is a leftover: git renames a pack's index into place right after the
+// pack.
+const orphanPackAge = 10 * time.Minute
+
+// removeOrphanPacks removes packs without an index or a .keep older than
+// orphanPackAge (a process killed between removing a rolled-up pack's index
+// and the pack): nothing reads them, and they hold no object another pack
+// does not.
+func (h *History) removeOrphanPacks() error {
+	dir := filepath.Join(h.Repo.CommonDir, "objects", "pack")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, e := range entries {
+		have[e.Name()] = true
+	}
+	for _, e := range entries {
+		base, ok := strings.CutSuffix(e.Name(), ".pack")
+		if !ok || have[base+".idx"] || have[base+".keep"] {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > orphanPackAge {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+	}
+	return nil
+}
