@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -143,6 +144,39 @@ func BenchmarkCommitWithHooks(b *testing.B) {
 		})
 	}
 	sideBySide(b, []string{"plain", "hooks-unchanged", "hooks-changed"}, runs)
+}
+
+// BenchmarkCommitWithHooks10MB: a whole `git commit` with memsync's hooks
+// installed side by side with one without, each after one entry appended
+// to a 10 MB memory whose caps are raised so nothing is archived (issue
+// 25). Target: median ratio ≤ 2. The objects a snapshot adds are reported
+// too (KB-objects: the growth of objects/ per commit with hooks, median).
+func BenchmarkCommitWithHooks10MB(b *testing.B) {
+	bin := memsyncBinary(b)
+	env := append(testGitEnv(b), "MEMSYNC_MAX_BYTES=67108864", "MCP_MEMORY_MAX_ENTRIES=1000000")
+	var runs []func(int) time.Duration
+	var added []time.Duration // bytes, as durations for median
+	for _, hooked := range []bool{false, true} {
+		repo, file := repoWithMemory(b, env, 10<<20)
+		runProcess(b, env, repo, bin, "init")
+		if hooked {
+			runProcess(b, env, repo, bin, "hooks", "install")
+			runProcess(b, env, repo, bin, "snapshot")
+		}
+		objects := filepath.Join(repo, ".git", "objects")
+		runs = append(runs, func(i int) time.Duration {
+			appendEntry(b, file, i)
+			before := dirMB(b, objects)
+			d := runProcess(b, env, repo, "git", "commit", "-q", "--allow-empty", "-m", "bench")
+			if hooked {
+				added = append(added, time.Duration((dirMB(b, objects)-before)*(1<<20)))
+			}
+			return d
+		})
+	}
+	sideBySide(b, []string{"plain", "hooks"}, runs)
+	slices.Sort(added)
+	b.ReportMetric(float64(added[len(added)/2])/(1<<10), "KB-objects")
 }
 
 // BenchmarkSnapshot10MB: a whole `memsync snapshot` process over a changed

@@ -262,10 +262,12 @@ func vanished(err error) bool {
 	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, dotgit.ErrPackfileNotFound) || errors.Is(err, os.ErrNotExist)
 }
 
-// chunked is a live file cut into chunks: their objects and bytes by hash.
+// chunked is a live file cut into chunks: their objects and bytes by hash,
+// and (chunkCached) each chunk's length and checksums, the next cache.
 type chunked struct {
 	objs   []*object
 	byHash map[plumbing.Hash][]byte
+	sums   []chunkSum
 }
 
 func chunkFile(data []byte) chunked {
@@ -276,6 +278,76 @@ func chunkFile(data []byte) chunked {
 		c.byHash[c.objs[i].hash] = p
 	}
 	return c
+}
+
+// chunkCached is chunkFile for a live file whose parent snapshot's chunks
+// prev knows (nil: nothing known), with the chunks' sums: the leading
+// chunks reusable keeps are neither cut nor hashed again, and a chunk cut
+// anew that has the length and checksums of one of prev's has its hash.
+// Its chunks and their hashes are chunkFile's (chunkcache.go says why the
+// checksums are enough).
+func chunkCached(data []byte, prev *fileCache) chunked {
+	c := chunked{byHash: map[plumbing.Hash][]byte{}}
+	add := func(o *object, s chunkSum) {
+		c.objs = append(c.objs, o)
+		c.sums = append(c.sums, s)
+		c.byHash[o.hash] = o.data
+	}
+	from := 0 // where chunking resumes
+	type key struct {
+		size             int
+		castagnoli, ieee uint32
+	}
+	var have map[key]plumbing.Hash
+	if prev != nil {
+		n := reusable(data, prev.chunks)
+		for _, s := range prev.chunks[:n] {
+			add(&object{typ: plumbing.BlobObject, hash: s.hash, data: data[from : from+s.size]}, s)
+			from += s.size
+		}
+		have = make(map[key]plumbing.Hash, len(prev.chunks)-n)
+		for _, s := range prev.chunks[n:] {
+			have[key{s.size, s.castagnoli, s.ieee}] = s.hash
+		}
+	}
+	for _, p := range chunk(data[from:]) {
+		s := sumOf(p, plumbing.ZeroHash)
+		o := &object{typ: plumbing.BlobObject, data: p}
+		if x, ok := have[key{s.size, s.castagnoli, s.ieee}]; ok {
+			o.hash = x
+		} else {
+			o.hash = plumbing.ComputeHash(plumbing.BlobObject, p)
+		}
+		s.hash = o.hash
+		add(o, s)
+	}
+	return c
+}
+
+// reusable is how many leading chunks of prev (the chunks of a parent
+// snapshot's file) the chunking of data keeps as they are, which are not
+// cut again: chunk decides a cut before a line from that line's bytes and
+// the length of the chunk so far, and a cut at a line start cuts before
+// the line there, so where data has the bytes of prev's first k chunks at
+// the same offsets, its chunking makes every cut the parent's made up to
+// the start of chunk k-1 if that start is a line start and chunk k-1 holds
+// a line end (the line the cut looked at); chunking data from there on is
+// chunk of the rest. It is the largest such k-1 (0: cut it all).
+func reusable(data []byte, prev []chunkSum) int {
+	off, k := 0, 0
+	for k < len(prev) && off+prev[k].size <= len(data) && prev[k].matches(data[off:off+prev[k].size]) {
+		off += prev[k].size
+		k++
+	}
+	end := off
+	for i := k - 1; i > 0; i-- {
+		start := end - prev[i].size
+		if data[start-1] == '\n' && bytes.IndexByte(data[start:end], '\n') >= 0 {
+			return i
+		}
+		end = start
+	}
+	return 0
 }
 
 // sameAs tells whether the file c is the one s holds.

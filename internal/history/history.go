@@ -34,6 +34,7 @@ import (
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/internal/gitrepo"
+	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 )
@@ -370,7 +371,7 @@ func (h *History) readLiveLocked() (Files, error) {
 		if err != nil {
 			return f, err
 		}
-		b, err := os.ReadFile(target)
+		b, err := hugepage.ReadFile(target) // once, into a buffer of its size
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}

@@ -15,7 +15,7 @@ import (
 
 // testRepo makes a repository with one commit and a memory home, with git
 // isolated from the machine's configuration.
-func testRepo(t *testing.T) (*History, string) {
+func testRepo(t testing.TB) (*History, string) {
 	t.Helper()
 	dir := testgit.Isolate(t)
 	testgit.Git(t, dir, "init", "-q", ".")

@@ -70,22 +70,89 @@ func recordOf(before, memory []byte, ok bool) (r record, _ bool) {
 // last), so a snapshot of one added entry in a 10 MB memory parses that
 // entry, not 20 MB. Otherwise it is recordOf.
 func recordSince(parentMsg string, before, memory []byte, ok bool) (record, bool) {
+	plain := ok && before != nil && memfile.PlainOrch(before) && memfile.PlainOrch(memory)
+	return recordAround(parentMsg, parentFile{live: memory, mid: before, absent: before == nil}, ok, plain)
+}
+
+// recordAround is recordSince for the parent's file p, when plain tells
+// that both files are in orch's dialect alone.
+func recordAround(parentMsg string, p parentFile, ok, plain bool) (record, bool) {
 	parentEntries, _, recorded := recorded(parentMsg)
-	if !ok || !recorded || before == nil || !memfile.PlainOrch(before) || !memfile.PlainOrch(memory) {
-		return recordOf(before, memory, ok)
+	if !ok || !recorded || p.absent || !plain {
+		return recordOf(p.whole(), p.live, ok)
 	}
-	start, endBefore, endAfter := changedRegion(before, memory)
-	was, is := memfile.Parse(before[start:endBefore]), memfile.Parse(memory[start:endAfter])
+	start, endBefore, endAfter := p.changedRegion()
+	was, is := memfile.Parse(p.slice(start, endBefore)), memfile.Parse(p.live[start:endAfter])
 	return record{entries: parentEntries - len(was.Entries) + len(is.Entries), changes: Compare(was, is)}, true
 }
 
-// changedRegion finds the part of two texts that differs, widened to entry
-// headings: before[start:endBefore] and after[start:endAfter] start at a
-// "## " line (or the start) and end before one (or at the end), and outside
-// them the texts are the same bytes.
-func changedRegion(before, after []byte) (start, endBefore, endAfter int) {
+// parentFile is the parent snapshot's file next to the live one (live):
+// the first lo and the last tail bytes of both are the same, and mid is
+// what the parent holds between them. Only mid is read from the snapshot.
+type parentFile struct {
+	live     []byte
+	lo, tail int
+	mid      []byte
+	absent   bool // the parent has no such file
+}
+
+// size is the length of the parent's file.
+func (p parentFile) size() int { return p.lo + len(p.mid) + p.tail }
+
+// slice is the parent's file from byte i to byte j.
+func (p parentFile) slice(i, j int) []byte {
+	out := make([]byte, 0, j-i)
+	for _, part := range []struct {
+		at   int
+		data []byte
+	}{{0, p.live[:p.lo]}, {p.lo, p.mid}, {p.lo + len(p.mid), p.live[len(p.live)-p.tail:]}} {
+		a, b := max(i, part.at), min(j, part.at+len(part.data))
+		if a < b {
+			out = append(out, part.data[a-part.at:b-part.at]...)
+		}
+	}
+	return out
+}
+
+// changedLines is the part of the live file that differs from the
+// parent's, widened to whole lines: live[ls:le] starts at a line start and
+// ends after a line end (or at the end), and every line of live outside it
+// is a line of the parent's file.
+func (p parentFile) changedLines() (ls, le int) {
+	hi := len(p.live) - p.tail
+	ls, le = bytes.LastIndexByte(p.live[:p.lo], '\n')+1, len(p.live)
+	if i := bytes.IndexByte(p.live[hi:], '\n'); i >= 0 {
+		le = hi + i + 1
+	}
+	return ls, le
+}
+
+// whole is the parent's file (nil when absent).
+func (p parentFile) whole() []byte {
+	if p.absent {
+		return nil
+	}
+	return p.slice(0, p.size())
+}
+
+// changedRegion finds the part of the parent's file and the live one that
+// differs, widened to entry headings: the parent's bytes start to
+// endBefore and live[start:endAfter] start at a "## " line (or the start)
+// and end before one (or at the end), and outside them the files are the
+// same bytes.
+func (p parentFile) changedRegion() (start, endBefore, endAfter int) {
+	after := p.live
+	prefix, suffix := commonEnds(p.mid, after[p.lo:len(after)-p.tail])
+	prefix, suffix = p.lo+prefix, p.tail+suffix
+	start = headingAtOrBefore(after, prefix)
+	endAfter = headingAtOrAfter(after, len(after)-suffix)
+	return start, endAfter - (len(after) - p.size()), endAfter
+}
+
+// commonEnds is the length of the longest common prefix of a and b, and of
+// the longest common suffix of what is left of them.
+func commonEnds(before, after []byte) (prefix, suffix int) {
 	n := min(len(before), len(after))
-	prefix := 0
 	for prefix < n && before[prefix] == after[prefix] {
 		if k := min(prefix+4096, n); bytes.Equal(before[prefix:k], after[prefix:k]) {
 			prefix = k
@@ -93,7 +160,6 @@ func changedRegion(before, after []byte) (start, endBefore, endAfter int) {
 		}
 		prefix++
 	}
-	suffix := 0
 	for suffix < n-prefix && before[len(before)-1-suffix] == after[len(after)-1-suffix] {
 		if k := min(suffix+4096, n-prefix); bytes.Equal(before[len(before)-k:len(before)-suffix], after[len(after)-k:len(after)-suffix]) {
 			suffix = k
@@ -101,9 +167,7 @@ func changedRegion(before, after []byte) (start, endBefore, endAfter int) {
 		}
 		suffix++
 	}
-	start = headingAtOrBefore(after, prefix)
-	endAfter = headingAtOrAfter(after, len(after)-suffix)
-	return start, endAfter - (len(after) - len(before)), endAfter
+	return prefix, suffix
 }
 
 // headingAtOrBefore is the start of the last "## " line of s whose line

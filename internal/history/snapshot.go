@@ -1,10 +1,12 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,23 +132,25 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	if old.IsZero() && cur.IsZero() && files.Memory == nil && files.Archive == nil {
 		return res, nil
 	}
-	memory, archive := chunkLive(files.Memory), chunkLive(files.Archive)
+	memCache, archCache := h.loadCache(MemoryName).of(prev.memory), h.loadCache(ArchiveName).of(prev.archive)
+	memory, archive := chunkLive(files.Memory, memCache), chunkLive(files.Archive, archCache)
 	memSame, archSame := h.unchanged(files.Memory, memory, prev.memory), h.unchanged(files.Archive, archive, prev.archive)
 	if memSame && archSame && h.same(files.Conflicts, prev.conflicts.blob) && h.same(files.Purged, prev.purged.blob) {
+		h.keepCaches(memory, archive, memCache, archCache, nil, nil)
 		return res, nil // the same memory as the newest snapshot
 	}
 	// The parent's files, read where they changed (the record and the guard).
-	before := Files{Memory: files.Memory, Archive: files.Archive}
+	beforeMem, beforeArch := sameFile(files.Memory), sameFile(files.Archive)
 	var recErr, archErr error
 	if !memSame {
 		recErr = h.relisted(func() (err error) {
-			before.Memory, err = h.read(prev.memory, h.Limit(MemoryName), known(memory))
+			beforeMem, err = h.readAround(prev.memory, memory, files.Memory, h.Limit(MemoryName))
 			return err
 		})
 	}
 	if !archSame {
 		archErr = h.relisted(func() (err error) {
-			before.Archive, err = h.read(prev.archive, h.Limit(ArchiveName), known(archive))
+			beforeArch, err = h.readAround(prev.archive, archive, files.Archive, h.Limit(ArchiveName))
 			return err
 		})
 	}
@@ -156,19 +160,39 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 		} else if err != nil {
 			return nil, err
 		}
-		if err := h.guardLocked(files, before, old); err != nil {
-			return nil, err
+		if len(files.Memory)+len(files.Archive) < beforeMem.size()+beforeArch.size() {
+			before := Files{Memory: beforeMem.whole(), Archive: beforeArch.whole()}
+			if err := h.guardLocked(files, before, old); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// Only a changed memory is checked, to report damage once.
-	res.Problems = memfile.Damage(files.Memory)
+	read := recErr == nil
+	res.Problems = damage(beforeMem, memCache, read)
 	b := &batch{}
 	tree := addLayout(b, memory, archive, files.Conflicts, files.Purged, haveOf(prev))
 	if tree == prevTree {
+		h.keepCaches(memory, archive, memCache, archCache, nil, nil)
 		return res, nil
 	}
-	rec, ok := recordSince(parentMsg, before.Memory, files.Memory, recErr == nil)
-	if err := scanTaken(files, before, rec, ok, !archSame, archErr == nil); err != nil {
+	livePlain := plainOrch(beforeMem, memCache, read)
+	rec, ok := recordAround(parentMsg, beforeMem, read, livePlain && bothPlain(beforeMem, memCache, read))
+	// The archive's entries are scanned where it changed: in orch's dialect
+	// alone, the part that differs (widened to entry headings) holds every
+	// entry added or changed, and parses as it does in the whole file.
+	scanned, before := files, Files{Memory: files.Memory, Archive: files.Archive}
+	var archFlags *fileCache // what is known of the whole live archive
+	if !archSame && archErr == nil {
+		archFlags = &fileCache{plain: plainOrch(beforeArch, archCache, true)}
+		if archFlags.plain && bothPlain(beforeArch, archCache, true) {
+			start, endBefore, endAfter := beforeArch.changedRegion()
+			before.Archive, scanned.Archive = beforeArch.slice(start, endBefore), files.Archive[start:endAfter]
+		} else {
+			before.Archive = beforeArch.whole()
+		}
+	}
+	if err := scanTaken(scanned, before, rec, ok, !archSame, archErr == nil); err != nil {
 		return nil, err // a secret written into the file outside memsync
 	}
 	if ok && Count(rec.changes).Removed > 0 {
@@ -183,24 +207,140 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 		return nil, err
 	}
 	res.Snapshot, res.Created = toSnapshot(parseCommit(commit, commitData)), true
+	h.keepCaches(memory, archive, memCache, archCache, &fileCache{clean: len(res.Problems) == 0, plain: livePlain}, archFlags)
 	return res, h.Store.ClearRemovals()
 }
 
-// chunkLive cuts a live file into chunks; nil for an absent one.
-func chunkLive(data []byte) *chunked {
+// chunkLive cuts a live file into chunks (chunkCached, knowing the
+// parent's chunks prev); nil for an absent one.
+func chunkLive(data []byte, prev *fileCache) *chunked {
 	if data == nil {
 		return nil
 	}
-	c := chunkFile(data)
+	c := chunkCached(data, prev)
 	return &c
 }
 
-// known is the chunks' bytes by hash (nil for an absent file).
-func known(c *chunked) map[plumbing.Hash][]byte {
-	if c == nil {
-		return nil
+// sameFile is the parent's file when it is the live one, data.
+func sameFile(data []byte) parentFile {
+	return parentFile{live: data, lo: len(data), absent: data == nil}
+}
+
+// readAround reads the parent's file s where it differs from the live file
+// data (chunked as c; nil: absent): the chunks the two have in common at
+// their start and at their end are not read. The parent's file is at most
+// limit bytes (else a *TooBigError).
+func (h *History) readAround(s stored, c *chunked, data []byte, limit int64) (parentFile, error) {
+	p := parentFile{live: data}
+	switch {
+	case !s.present():
+		p.absent = true
+		return p, nil
+	case s.tree.IsZero() || c == nil: // format 1, or no live file
+		var err error
+		p.mid, err = h.read(s, limit, nil)
+		return p, err
 	}
-	return c.byHash
+	n, m := len(s.chunks), len(c.objs)
+	a := 0
+	for a < min(n, m) && s.chunks[a] == c.objs[a].hash {
+		p.lo += len(c.objs[a].data)
+		a++
+	}
+	b := 0
+	for b < min(n, m)-a && s.chunks[n-1-b] == c.objs[m-1-b].hash {
+		p.tail += len(c.objs[m-1-b].data)
+		b++
+	}
+	var err error
+	p.mid, err = h.read(stored{tree: s.tree, chunks: s.chunks[a : n-b]}, limit-int64(p.lo+p.tail), c.byHash)
+	if tb := new(TooBigError); errors.As(err, &tb) {
+		tb.Size, tb.Limit = tb.Size+int64(p.lo+p.tail), limit
+	}
+	return p, err
+}
+
+// damage is memfile.Damage of the live file p.live, whose parent's file p
+// holds (read: it could be read). Where the parent's cache c says that
+// file has none, only the lines that differ are checked (the others are
+// whole lines of the parent's file), and the whole file only when they
+// hold some, for its line numbers.
+func damage(p parentFile, c *fileCache, read bool) []memfile.Problem {
+	if c != nil && c.clean && read && !p.absent {
+		if ls, le := p.changedLines(); memfile.Damage(p.live[ls:le]) == nil {
+			return nil
+		}
+	}
+	return memfile.Damage(p.live)
+}
+
+// plainOrch is memfile.PlainOrch of the live file p.live, whose parent's
+// file p holds (read: it could be read). Where the parent's cache c says
+// that file is plain orch, only the lines that differ are checked for a
+// "\r" and a ralph entry, and the first "## " heading, when it comes
+// before them, for one of ralph's sections: with no ralph entry, the first
+// heading decides memfile's dialect.
+func plainOrch(p parentFile, c *fileCache, read bool) bool {
+	if c != nil && c.plain && read && !p.absent {
+		ls, le := p.changedLines()
+		region := p.live[ls:le]
+		if end := firstHeadingEnd(p.live[:ls]); end > 0 && bytes.IndexByte(region, '\r') < 0 &&
+			!bytes.HasPrefix(region, []byte("### mem-")) && !bytes.Contains(region, []byte("\n### mem-")) &&
+			memfile.PlainOrch(p.live[:end]) {
+			return true
+		}
+	}
+	return memfile.PlainOrch(p.live)
+}
+
+// firstHeadingEnd is where b's first "## " line ends (after its line end),
+// or -1 when b holds no whole one.
+func firstHeadingEnd(b []byte) int {
+	at := 0
+	if !bytes.HasPrefix(b, []byte("## ")) {
+		if at = bytes.Index(b, []byte("\n## ")) + 1; at == 0 {
+			return -1
+		}
+	}
+	nl := bytes.IndexByte(b[at:], '\n')
+	if nl < 0 {
+		return -1
+	}
+	return at + nl + 1
+}
+
+// keepCaches writes the chunk caches of the newest snapshot, whose files
+// are memory and archive (nil: absent), unless the caches loaded for it
+// (mem, arch: nil when there was none) say the same. memFlags and
+// archFlags are what is known of the whole files (nil: nothing; a cache
+// loaded is kept as it is).
+func (h *History) keepCaches(memory, archive *chunked, mem, arch, memFlags, archFlags *fileCache) {
+	for _, x := range []struct {
+		name  string
+		c     *chunked
+		had   *fileCache
+		flags *fileCache
+	}{{MemoryName, memory, mem, memFlags}, {ArchiveName, archive, arch, archFlags}} {
+		switch {
+		case x.c == nil:
+			h.saveCache(x.name, nil)
+		case x.had != nil && (x.flags == nil || x.had.clean == x.flags.clean && x.had.plain == x.flags.plain) && slices.Equal(x.had.chunks, x.c.sums):
+			// the cache says it already
+		default:
+			c := &fileCache{chunks: x.c.sums}
+			if x.flags != nil {
+				c.clean, c.plain = x.flags.clean, x.flags.plain
+			}
+			h.saveCache(x.name, c)
+		}
+	}
+}
+
+// bothPlain tells, for a live file in orch's dialect alone, whether the
+// parent's file p is too (read: it could be read): the parent's cache c
+// says so, or its file is checked (a cache's false says "not known").
+func bothPlain(p parentFile, c *fileCache, read bool) bool {
+	return read && !p.absent && (c != nil && c.plain || memfile.PlainOrch(p.whole()))
 }
 
 // unchanged tells whether the live file data (chunked as c; nil: absent)
@@ -276,7 +416,14 @@ func (h *History) guardLocked(files, before Files, old plumbing.Hash) error {
 // addFiles adds to b a snapshot tree holding files and returns its hash;
 // objects among have (the repository has them) are not added again.
 func addFiles(b *batch, files Files, have map[plumbing.Hash]bool) plumbing.Hash {
-	return addLayout(b, chunkLive(files.Memory), chunkLive(files.Archive), files.Conflicts, files.Purged, have)
+	whole := func(data []byte) *chunked {
+		if data == nil {
+			return nil
+		}
+		c := chunkFile(data)
+		return &c
+	}
+	return addLayout(b, whole(files.Memory), whole(files.Archive), files.Conflicts, files.Purged, have)
 }
 
 // size is the size of object x in the object store, which is listed again

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // open once read (a merge reads a few objects from each of many packs;
 // opening them again for every object cost more than the merge), until
 // the storage is closed or reopened. A pack without its index is not
-// there (indexedPacks).
+// there, and indexes are read through a buffer (indexedPacks).
 func openStorage(commonDir string) *filesystem.Storage {
 	fs := indexedPacks{osfs.New(commonDir)}
 	return filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
@@ -62,6 +63,26 @@ func (fs indexedPacks) ReadDir(path string) ([]os.FileInfo, error) {
 	}
 	return kept, nil
 }
+
+// Open opens name, through a buffer when it is a pack index: go-git's
+// decoder reads an index a few bytes at a time, one system call each,
+// thousands for a pack of a few thousand objects.
+func (fs indexedPacks) Open(name string) (billy.File, error) {
+	f, err := fs.Filesystem.Open(name)
+	if err != nil || !strings.HasSuffix(name, ".idx") {
+		return f, err
+	}
+	return &bufferedFile{File: f, r: bufio.NewReaderSize(f, 64<<10)}, nil
+}
+
+// bufferedFile is a file read through r; the decoder only reads it from
+// start to end.
+type bufferedFile struct {
+	billy.File
+	r *bufio.Reader
+}
+
+func (f *bufferedFile) Read(p []byte) (int, error) { return f.r.Read(p) }
 
 // Capabilities are the underlying filesystem's.
 func (fs indexedPacks) Capabilities() billy.Capability { return billy.Capabilities(fs.Filesystem) }
