@@ -106,7 +106,7 @@ func (ix *Index) parse(b []byte) error {
 			}
 			name = q[:end]
 			size := len(p) - len(q) + end // the entry up to its name's end
-			pad := 8 - size%8              // 1 to 8 NULs
+			pad := 8 - size%8             // 1 to 8 NULs
 			if size+pad > len(p) {
 				return errIndex
 			}
