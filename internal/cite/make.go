@@ -3,6 +3,7 @@ package cite
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,16 +120,9 @@ func (mk *Maker) Auto(content string) []Citation {
 	}
 	var out []Citation
 	seen := map[string]bool{}
-	for w := range strings.FieldsFuncSeq(content, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || strings.ContainsRune("`\"'()[]{}<>,;", r)
-	}) {
+	for w := range words(content) {
 		if len(out) == maxAuto {
 			break
-		}
-		w = strings.TrimRight(w, ".:!?")
-		w = strings.TrimPrefix(w, "./")
-		if !strings.Contains(w, ".") || len(w) > 4096 {
-			continue
 		}
 		p, start, end, err := ParseSpec(w)
 		if err != nil {
@@ -154,4 +148,41 @@ func (mk *Maker) Auto(content string) []Citation {
 		}
 	}
 	return out
+}
+
+// words are the words of content that may name a file: without the
+// quotes, brackets and punctuation around them, holding a '.'.
+func words(content string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for w := range strings.FieldsFuncSeq(content, func(r rune) bool {
+			return r == ' ' || r == '\t' || r == '\n' || r == '\r' || strings.ContainsRune("`\"'()[]{}<>,;", r)
+		}) {
+			w = strings.TrimPrefix(strings.TrimRight(w, ".:!?"), "./")
+			if strings.Contains(w, ".") && len(w) <= 4096 && !yield(w) {
+				return
+			}
+		}
+	}
+}
+
+// Mentions tells whether content has a word that may name a file (Auto
+// has something to look up): a cheap test before the index is read.
+func Mentions(content string) bool {
+	for range words(content) {
+		return true
+	}
+	return false
+}
+
+// Reanchor is the citation of what r found, for a person who re-checked
+// it: where the lines moved (Moved, Renamed), else the lines now at the
+// citation's place (the whole file when they are past its end), with
+// Maker's commit. ok is false when the file is gone or cannot be read.
+func (mk *Maker) Reanchor(r Result) (c Citation, ok bool) {
+	now := r.Now
+	c, err := mk.make(now.Path, now.Start, now.End, now.Spec())
+	if err != nil && now.Lines() {
+		c, err = mk.make(now.Path, 0, 0, now.Path)
+	}
+	return c, err == nil
 }

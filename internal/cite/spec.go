@@ -19,10 +19,6 @@ import (
 	"strings"
 )
 
-// Field is the bullet an entry keeps its citations in, all on one line:
-// "- Cites: backend/db/pool.go:10-12 @<commit> #<fingerprint>; README.md #<fingerprint>".
-const Field = "Cites"
-
 // ErrSpec is wrapped by every error of ParseSpec and Parse.
 var ErrSpec = errors.New("bad citation")
 
@@ -133,7 +129,9 @@ func lineNumber(s string) (int, error) {
 	return n, nil
 }
 
-// Format is the bullet's value for cs (Parse reads it back).
+// Format is the value of the bullet an entry keeps its citations in
+// (memfile.CitesField), all on one line (Parse reads it back):
+// "backend/db/pool.go:10-12 @<commit> #<fingerprint>; README.md #<fingerprint>".
 func Format(cs []Citation) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
