@@ -20,6 +20,8 @@ type SaveInput struct {
 	Type          string   `json:"type,omitempty" jsonschema:"kind of memory, e.g. pattern, decision, fix, solution"`
 	Tags          []string `json:"tags,omitempty" jsonschema:"words to find the entry by"`
 	CallerAgentID string   `json:"caller_agent_id,omitempty" jsonschema:"the agent that saves (kept as the entry's Source)"`
+	Cite          []string `json:"cite,omitempty" jsonschema:"code the memory is about, as PATH, PATH:LINE or PATH:FIRST-LAST relative to the repository's top; files the content names are cited too"`
+	Supersedes    string   `json:"supersedes,omitempty" jsonschema:"the ID of an entry this one replaces (a corrected fact): it is archived, linked to the new one"`
 	AllowSecret   bool     `json:"allow_secret,omitempty" jsonschema:"save content the secret rules flag anyway (only for a false positive the user confirmed; the entry records the rule as Secret-Allowed)"`
 }
 
@@ -100,8 +102,9 @@ var tools = []tool{
 			if in.AllowSecret {
 				ctx = memsync.AllowSecrets(ctx)
 			}
-			e, err := m.Add(ctx, memsync.Entry{Type: in.Type, Title: in.Title, Content: in.Content, Tags: in.Tags,
-				Fields: map[string]string{memfile.KeyField: in.Key, sourceField: in.CallerAgentID}})
+			e, err := m.AddWith(ctx, memsync.Entry{Type: in.Type, Title: in.Title, Content: in.Content, Tags: in.Tags,
+				Fields: map[string]string{memfile.KeyField: in.Key, sourceField: in.CallerAgentID}},
+				memsync.AddOptions{Cite: in.Cite, Supersedes: in.Supersedes})
 			if err != nil {
 				return SaveOutput{}, err
 			}
@@ -111,7 +114,7 @@ var tools = []tool{
 	{base: "retrieve_from_memory", add: func(s *mcp.Server, l *layer) {
 		mcp.AddTool(s, &mcp.Tool{
 			Name:        tool{base: "retrieve_from_memory"}.name(l.global),
-			Description: "Search " + l.what() + " by relevance (BM25 over title, tags, type and content), best first.",
+			Description: "Search " + l.what() + " by relevance (BM25 over title, tags, type and content), best first. An entry whose cited code changed has stale: true and a stale_reason: check it before relying on it.",
 			Annotations: readOnly("Search memories"),
 		}, handler(l, func(ctx context.Context, m *memsync.Memory, in RetrieveInput) (Entries, error) {
 			return search(ctx, m, in, false)
