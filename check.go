@@ -216,7 +216,9 @@ func markStale(rec *cite.Record, es []Entry) {
 // moved (or whose file git renamed) now names where they are; a stale one
 // takes the fingerprint of the lines at its place now (the whole file when
 // they are past its end); one of a deleted file is dropped. Each records
-// the commit HEAD is at. It returns the entry and what was found before.
+// the commit HEAD is at. It returns the entry, and what was found of each
+// citation with Now the citation as re-anchored (nil: kept, or dropped
+// when it was stale).
 func (m *Memory) UpdateCitations(ctx context.Context, ref string) (Entry, []CitationCheck, error) {
 	if m.repo == nil || m.repo.WorkTree == "" {
 		return Entry{}, nil, ErrNoWorkTree
@@ -248,6 +250,10 @@ func (m *Memory) UpdateCitations(ctx context.Context, ref string) (Entry, []Cita
 				now = append(now, c)
 			} else if c2, ok := mk.Reanchor(r); ok {
 				now = append(now, c2)
+				x := citationOf(c2)
+				found[len(found)-1].Now = &x
+			} else {
+				found[len(found)-1].Now = nil // dropped
 			}
 		}
 		if len(now) > 0 {

@@ -24,26 +24,33 @@ func runShow(s *session, c *cli.Context) error {
 		}
 		return s.print(entries, err, nil)
 	}
+	entries, err := s.m.Get(c.Context, v, c.Args().Slice()...) // marks stale entries, counts as accessed
+	if err != nil {
+		return err
+	}
 	f, err := s.m.Load(c.Context, v)
 	if err != nil {
 		return err
 	}
-	idx, err := f.FindAll(c.Args().Slice())
-	if err != nil {
-		return err
-	}
-	ids := make([]string, len(idx))
-	for k, i := range idx {
-		ids[k] = f.Entries[i].ID
-	}
-	if !v.Archive {
-		s.m.Touch(ids...)
-	}
-	for k, i := range idx {
+	for k := range entries {
 		if k > 0 {
 			s.printf("\n")
 		}
-		s.printf("%s", memfile.RenderEntry(&f.Entries[i], memfile.Orch))
+		e := &entries[k]
+		idx, err := f.FindAll([]string{e.ID})
+		if err != nil {
+			return err
+		}
+		s.printf("%s", memfile.RenderEntry(&f.Entries[idx[0]], memfile.Orch))
+		if e.Stale {
+			s.printf("(may be stale: %s; after reading the code: memsync check --update %s)\n", e.StaleReason, e.ID)
+		}
+		if e.Supersedes != "" {
+			s.printf("(supersedes %s, archived: memsync show --archive %s)\n", e.Supersedes, e.Supersedes)
+		}
+		if e.SupersededBy != "" {
+			s.printf("(superseded by %s)\n", e.SupersededBy)
+		}
 	}
 	return nil
 }
