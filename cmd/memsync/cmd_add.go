@@ -84,7 +84,7 @@ func stdinContent(c *cli.Context) (string, error) {
 type specs []string
 
 func (v *specs) Set(s string) error { *v = append(*v, s); return nil }
-func (v *specs) String() string    { return strings.Join(*v, " ") }
+func (v *specs) String() string     { return strings.Join(*v, " ") }
 
 // startDir is the folder relative paths on the command line start from:
 // -C DIR, else the current folder.
