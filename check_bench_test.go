@@ -11,9 +11,9 @@ import (
 	"github.com/memsync/memsync/internal/testgit"
 )
 
-// benchRepo is a repository of files committed files (40 lines each,
+// benchRepo is the memory of a repository of files committed files (40 lines each,
 // src/dNN/fNNNN.go) with its memory opened.
-func benchRepo(b *testing.B, files int) (string, *Memory) {
+func benchRepo(b *testing.B, files int) *Memory {
 	b.Helper()
 	dir := testgit.Isolate(b)
 	b.Setenv("MEMSYNC_GLOBAL_DIR", b.TempDir())
@@ -38,7 +38,7 @@ func benchRepo(b *testing.B, files int) (string, *Memory) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return dir, m
+	return m
 }
 
 func benchPath(i int) string { return fmt.Sprintf("src/d%02d/f%04d.go", i%50, i) }
@@ -46,7 +46,7 @@ func benchPath(i int) string { return fmt.Sprintf("src/d%02d/f%04d.go", i%50, i)
 // benchCheck is a repository of 2,000 files and a memory of 1,000 entries,
 // each citing lines of another file, checked once (the cache filled).
 func benchCheck(b *testing.B) *Memory {
-	_, m := benchRepo(b, 2000)
+	m := benchRepo(b, 2000)
 	ctx := context.Background()
 	for i := range 1000 {
 		spec := fmt.Sprintf("%s:%d-%d", benchPath(2*i), 10+i%20, 12+i%20)
@@ -98,7 +98,7 @@ func BenchmarkCheck1000Cold(b *testing.B) {
 func BenchmarkAddCite(b *testing.B) {
 	for _, auto := range []bool{true, false} {
 		b.Run(fmt.Sprintf("auto=%v", auto), func(b *testing.B) {
-			_, m := benchRepo(b, 2000)
+			m := benchRepo(b, 2000)
 			ctx := context.Background()
 			i := 0
 			for b.Loop() {

@@ -343,7 +343,7 @@ func TestCacheByBlob(t *testing.T) {
 	if err := os.Chmod(full, 0); err != nil {
 		t.Fatal(err)
 	}
-	defer os.Chmod(full, 0o644)
+	defer func() { _ = os.Chmod(full, 0o644) }()
 	if os.Getuid() == 0 {
 		t.Skip("root reads unreadable files")
 	}

@@ -97,7 +97,9 @@ func (ix *Index) parse(b []byte) error {
 			if end < 0 {
 				return errIndex
 			}
-			name = append(prev[:len(prev)-int(strip):len(prev)-int(strip)], q[:end]...)
+			keep := len(prev) - int(strip)
+			name = make([]byte, 0, keep+end)
+			name = append(append(name, prev[:keep]...), q[:end]...)
 			p = q[end+1:]
 		} else {
 			end := bytes.IndexByte(q, 0)
