@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memsync/memsync/internal/testgit"
 )
@@ -349,5 +350,22 @@ func TestCacheByBlob(t *testing.T) {
 	}
 	if _, res = run(); res.State != Fresh {
 		t.Fatalf("second check did not use the cache: %+v", res)
+	}
+}
+
+// TestFindBounded: a large block cited in a large file that no longer
+// holds it is given up on in bounded time.
+func TestFindBounded(t *testing.T) {
+	var b strings.Builder
+	for i := range 400000 {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	text := Lines([]byte(b.String()))
+	start := time.Now()
+	if got := text.Find("0000000000000000", 200000, 5000); got != 0 {
+		t.Fatalf("Find = %d", got)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Find took %v", d)
 	}
 }

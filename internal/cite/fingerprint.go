@@ -62,9 +62,13 @@ func (t *Text) sum(i, j int) string {
 	return hex.EncodeToString(h.Sum(nil))[:sumLen]
 }
 
+// maxFindWork bounds the line hashes one Find hashes (a cited file and
+// the memory that cites it are input from whoever wrote them).
+const maxFindWork = 1 << 24
+
 // Find looks for the n lines whose fingerprint is sum, nearest to line
 // near first (a block that moved by a few lines is found at once), then
-// anywhere in the text. It returns the first line of the block, 0 when
+// anywhere in the text (within maxFindWork). It returns the first line of the block, 0 when
 // the text holds no such block.
 func (t *Text) Find(sum string, near, n int) int {
 	if n < 1 || n > len(t.hashes) {
@@ -72,7 +76,9 @@ func (t *Text) Find(sum string, near, n int) int {
 	}
 	last := len(t.hashes) - n + 1 // the last line a block of n lines can start at
 	near = min(max(near, 1), last)
-	for d := 0; near-d >= 1 || near+d <= last; d++ {
+	tries := maxFindWork / n // windows hashed at most: a huge block in a huge file is not searched for long
+	for d := 0; (near-d >= 1 || near+d <= last) && tries > 0; d++ {
+		tries -= 2
 		if s := near - d; s >= 1 && t.sum(s-1, s-1+n) == sum {
 			return s
 		}
