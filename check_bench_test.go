@@ -111,3 +111,37 @@ func BenchmarkAddCite(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInjectMarks is one Inject over 1,000 cited entries, without a
+// staleness record (as before check existed) and with one that marks 100
+// of them stale: the marks must cost inject nothing to speak of.
+func BenchmarkInjectMarks(b *testing.B) {
+	for _, stale := range []bool{false, true} {
+		b.Run(fmt.Sprintf("stale=%v", stale), func(b *testing.B) {
+			m := benchRepo(b, 100)
+			ctx := context.Background()
+			for i := range 1000 {
+				spec := fmt.Sprintf("%s:%d", benchPath(i%100), 3+i%30)
+				if _, err := m.AddWith(ctx, Entry{Content: fmt.Sprintf("the retry loop number %d times out when the cache is cold", i)}, AddOptions{Cite: []string{spec}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if stale {
+				for i := range 10 { // 10 files of 100 change: 100 entries are stale
+					if err := os.WriteFile(filepath.Join(m.Repo().WorkTree, benchPath(i)), []byte("changed\n"), 0o644); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			res, err := m.Check(ctx, CheckOptions{})
+			if err != nil || (len(res.Stale) == 100) != stale {
+				b.Fatalf("%d stale, %v", len(res.Stale), err)
+			}
+			for b.Loop() {
+				if _, err := m.Inject(ctx, "Why does the retry loop time out when the cache is cold?", InjectOptions{Mode: "auto", Budget: new(2000)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
