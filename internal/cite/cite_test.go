@@ -121,11 +121,11 @@ func TestFind(t *testing.T) {
 
 // repo is a git repository with one commit of files.
 type repo struct {
-	t   *testing.T
+	t   testing.TB
 	top string
 }
 
-func newRepo(t *testing.T, files map[string]string) *repo {
+func newRepo(t testing.TB, files map[string]string) *repo {
 	top := testgit.Isolate(t)
 	testgit.Git(t, top, "init", "-q")
 	r := &repo{t, top}
@@ -304,8 +304,8 @@ func TestIndexMatchesGit(t *testing.T) {
 				t.Fatalf("index v%s: %q blob %s, git says %s", version, p, got, blob)
 			}
 		}
-		if len(ix.entries) != len(files) {
-			t.Fatalf("index v%s: %d entries, want %d", version, len(ix.entries), len(files))
+		if ix.Len() != len(files) {
+			t.Fatalf("index v%s: %d entries, want %d", version, ix.Len(), len(files))
 		}
 	}
 	if got := BlobID([]byte("a\n")); got != r.git("hash-object", "a.go") {

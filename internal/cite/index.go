@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,12 +21,12 @@ const maxIndex = 256 << 20
 // change git recorded, so a file git saw unchanged is known by its blob ID
 // without being read.
 type Index struct {
-	entries map[string]indexEntry
-	byBase  map[string][]string // base name -> tracked paths
-	mtime   time.Time           // of the index file: a file changed in the same tick is not trusted
+	entries []indexEntry // sorted by path, as git keeps them
+	mtime   time.Time    // of the index file: a file changed in the same tick is not trusted
 }
 
 type indexEntry struct {
+	path  string
 	blob  [20]byte
 	size  uint32
 	mtime int64 // unix nanoseconds
@@ -36,7 +37,7 @@ var errIndex = errors.New("git index: not a version 2, 3 or 4 index")
 // ReadIndex reads the index file at path (a worktree's <git dir>/index).
 // A missing index is an empty one.
 func ReadIndex(path string) (*Index, error) {
-	ix := &Index{entries: map[string]indexEntry{}}
+	ix := &Index{}
 	fi, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return ix, nil
@@ -67,7 +68,9 @@ func (ix *Index) parse(b []byte) error {
 	}
 	n := binary.BigEndian.Uint32(b[8:])
 	p := b[12:]
+	names := string(b) // one copy: the paths of version 2 and 3 are slices of it
 	var prev []byte
+	ix.entries = make([]indexEntry, 0, min(n, uint32(len(b)/62)))
 	for i := uint32(0); i < n; i++ {
 		const fixed = 62 // stat data, blob ID and flags
 		if len(p) < fixed {
@@ -87,6 +90,7 @@ func (ix *Index) parse(b []byte) error {
 			q = q[2:]
 		}
 		var name []byte
+		var path string
 		if version == 4 {
 			strip, k := varint(q)
 			if k == 0 || strip > uint64(len(prev)) {
@@ -100,6 +104,7 @@ func (ix *Index) parse(b []byte) error {
 			keep := len(prev) - int(strip)
 			name = make([]byte, 0, keep+end)
 			name = append(append(name, prev[:keep]...), q[:end]...)
+			path = string(name)
 			p = q[end+1:]
 		} else {
 			end := bytes.IndexByte(q, 0)
@@ -107,6 +112,8 @@ func (ix *Index) parse(b []byte) error {
 				return errIndex
 			}
 			name = q[:end]
+			at := len(b) - len(q) // where the name starts in b
+			path = names[at : at+end]
 			size := len(p) - len(q) + end // the entry up to its name's end
 			pad := 8 - size%8             // 1 to 8 NULs
 			if size+pad > len(p) {
@@ -119,8 +126,8 @@ func (ix *Index) parse(b []byte) error {
 		if stage > 1 || mode&0o170000 == 0o040000 { // a conflict's other sides; a sparse index's folder
 			continue
 		}
-		path := string(name)
-		ix.entries[path] = e
+		e.path = path
+		ix.entries = append(ix.entries, e)
 	}
 	return nil
 }
@@ -147,30 +154,39 @@ func varint(b []byte) (uint64, int) {
 // Tracked tells whether path (slash-separated, relative to the top) is in
 // the index.
 func (ix *Index) Tracked(path string) bool {
-	_, ok := ix.entries[path]
+	_, ok := ix.find(path)
 	return ok
 }
 
+// find is the entry of path (binary search: git keeps the index sorted).
+func (ix *Index) find(path string) (indexEntry, bool) {
+	i, ok := slices.BinarySearchFunc(ix.entries, path, func(e indexEntry, p string) int { return strings.Compare(e.path, p) })
+	if !ok {
+		return indexEntry{}, false
+	}
+	return ix.entries[i], true
+}
+
+// Len is the number of tracked paths.
+func (ix *Index) Len() int { return len(ix.entries) }
+
 // ByBase returns the tracked paths whose last element is base.
 func (ix *Index) ByBase(base string) []string {
-	if ix.byBase == nil {
-		ix.byBase = make(map[string][]string, len(ix.entries))
-		for p := range ix.entries {
-			b := p
-			if i := strings.LastIndexByte(p, '/'); i >= 0 {
-				b = p[i+1:]
-			}
-			ix.byBase[b] = append(ix.byBase[b], p)
+	var out []string
+	for i := range ix.entries {
+		p := ix.entries[i].path
+		if strings.HasSuffix(p, base) && (len(p) == len(base) || p[len(p)-len(base)-1] == '/') {
+			out = append(out, p)
 		}
 	}
-	return ix.byBase[base]
+	return out
 }
 
 // Blob is the blob ID of path as the index records it, when the file fi
 // describes is what git saw: same size, same time of change, changed
 // before the index was written (else git itself would look again).
 func (ix *Index) Blob(path string, fi os.FileInfo) (string, bool) {
-	e, ok := ix.entries[path]
+	e, ok := ix.find(path)
 	if !ok || int64(e.size) != fi.Size()&0xffffffff || e.mtime != fi.ModTime().UnixNano() || !fi.ModTime().Before(ix.mtime) {
 		return "", false
 	}

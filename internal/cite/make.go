@@ -115,7 +115,7 @@ const maxAuto = 8
 // found as words of the content, without the quotes, brackets and
 // punctuation around them. At most maxAuto; none without an Index.
 func (mk *Maker) Auto(content string) []Citation {
-	if mk.Index == nil || len(mk.Index.entries) == 0 {
+	if mk.Index == nil || mk.Index.Len() == 0 {
 		return nil
 	}
 	var out []Citation
