@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/memsync/memsync/internal/cite"
 	"github.com/memsync/memsync/internal/policy"
@@ -75,7 +76,9 @@ type AddOptions struct {
 	Supersedes string
 }
 
-// AddWith is Add with citations and supersede (AddOptions). The citations
+// AddWith is Add with citations and supersede (AddOptions). An entry
+// nearly the same as active ones (package similar) is stored, and Similar
+// names them (not the one it supersedes). The citations
 // are the ones o names and, unless o.NoAutoCite, those of the tracked
 // files the content names; each records HEAD and a fingerprint, in a
 // Cites bullet. A bad citation (ErrCitation, ErrOutside) stores nothing.
@@ -87,6 +90,10 @@ func (m *Memory) AddWith(ctx context.Context, in Entry, o AddOptions) (Entry, er
 			return Entry{}, err
 		}
 	}
+	near, err := m.similarTo(ctx, in.Title, in.Content)
+	if err != nil {
+		return Entry{}, err
+	}
 	out, err := m.add(ctx, in, func(e *memfile.Entry) error {
 		if err := m.cite(e, o); err != nil {
 			return err
@@ -96,6 +103,9 @@ func (m *Memory) AddWith(ctx context.Context, in Entry, o AddOptions) (Entry, er
 		}
 		return nil
 	})
+	if err == nil && out.Duplicate == "" {
+		out.Similar = slices.DeleteFunc(near, func(id string) bool { return old != nil && id == old.ID })
+	}
 	if err != nil || old == nil {
 		return out, err
 	}

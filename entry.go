@@ -36,6 +36,10 @@ type Entry struct {
 	Score *float64 `json:"score,omitempty" jsonschema:"relevance to the query"`
 	// Layer is "project" or "global" when a search covered both.
 	Layer string `json:"layer,omitempty"`
+	// Similar is set by Add when the content is nearly the same as that of
+	// active entries (package similar): their IDs, most similar first. The
+	// entry is stored all the same; superseding one of them may be meant.
+	Similar []string `json:"similar,omitempty" jsonschema:"IDs of active entries nearly the same as this one: if it replaces one, save again with supersedes"`
 	// Duplicate is set by Add when the same content was already stored and
 	// nothing was added: "active", or "archive" (Restore brings it back).
 	Duplicate string `json:"duplicate,omitempty"`

@@ -89,6 +89,7 @@ type Memory struct {
 	embedder    func() (embed.Embedder, error) // nil: lexical search only
 	opts        Options                        // as Open got them, after the environment (Promote opens the global layer with them)
 	conflictLog string                         // where conflicts are recorded (ConflictLog)
+	near        nearSets                       // similarity sets of the active file (near.go)
 }
 
 // ErrNoRepository is what Open returns (wrapped) when it finds no git

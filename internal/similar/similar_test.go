@@ -117,3 +117,43 @@ func BenchmarkNear1000(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkOf(b *testing.B) {
+	text := "Retry the upstream call with jittered backoff when the pool of connections is exhausted; see backend/http/retry.go:42 and max_conns in config.yaml. The worker gives up after 3 tries and logs the request ID."
+	for b.Loop() {
+		Of(text)
+	}
+}
+
+// TestCache: Sets read back from the cache file are the Sets of the texts;
+// a damaged file is an empty cache.
+func TestCache(t *testing.T) {
+	path := t.TempDir() + "/sets"
+	texts := []string{"The pool size is 10, see db/pool.go", "Always use try-catch blocks", ""}
+	c := OpenCache(path)
+	for _, s := range texts {
+		c.Of(s)
+	}
+	if err := c.Save(0o600); err != nil {
+		t.Fatal(err)
+	}
+	c = OpenCache(path)
+	if len(c.sets) != len(texts) {
+		t.Fatalf("read back %d sets", len(c.sets))
+	}
+	for _, s := range texts {
+		got, want := c.Of(s), Of(s)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%q: %v, want %v", s, got, want)
+		}
+	}
+	if c.changed {
+		t.Error("every set was in the cache, yet it changed")
+	}
+	if err := os.WriteFile(path, []byte(cacheMagic+"\x01\x02"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c = OpenCache(path); len(c.sets) != 0 {
+		t.Fatalf("damaged file read as %d sets", len(c.sets))
+	}
+}
