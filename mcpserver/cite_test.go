@@ -55,3 +55,19 @@ func TestSaveCitesSupersedesRetrieveStale(t *testing.T) {
 		t.Fatalf("retrieve: %+v", got.Entries)
 	}
 }
+
+// TestSaveNamesSimilar: a save nearly the same as an active entry is
+// stored, and similar names that entry.
+func TestSaveNamesSimilar(t *testing.T) {
+	cs := connect(t, Options{Project: openRepo(t, memsync.Options{Role: "owner"})})
+	var first, second SaveOutput
+	if msg := callTool(t, cs, "save_to_memory", map[string]any{"content": "Never log request bodies, they may hold personal data"}, &first); msg != "" {
+		t.Fatal(msg)
+	}
+	if msg := callTool(t, cs, "save_to_memory", map[string]any{"content": "Request bodies may contain personal data, so never log them"}, &second); msg != "" {
+		t.Fatal(msg)
+	}
+	if second.Entry.ID == first.Entry.ID || len(second.Similar) != 1 || second.Similar[0] != first.Entry.ID {
+		t.Fatalf("second save: %+v", second)
+	}
+}

@@ -29,6 +29,8 @@ type SaveInput struct {
 type SaveOutput struct {
 	Entry memsync.Entry `json:"entry"`
 	Path  string        `json:"path" jsonschema:"the memory file"`
+	// Similar names active entries nearly the same as the saved one.
+	Similar []string `json:"similar,omitempty" jsonschema:"IDs of active entries nearly the same as this one (it was saved all the same): if it replaces one, delete it and save again with supersedes set to that ID"`
 	// Duplicate is set when the same content was already stored and nothing
 	// was added: "active", or "archive" (restore it to use it again).
 	Duplicate string `json:"duplicate,omitempty" jsonschema:"set when the content was already stored (active or archive) and nothing was added; entry is the stored one"`
@@ -108,7 +110,7 @@ var tools = []tool{
 			if err != nil {
 				return SaveOutput{}, err
 			}
-			return SaveOutput{Entry: e, Path: m.Path(), Duplicate: e.Duplicate}, nil
+			return SaveOutput{Entry: e, Path: m.Path(), Duplicate: e.Duplicate, Similar: e.Similar}, nil
 		}))
 	}},
 	{base: "retrieve_from_memory", add: func(s *mcp.Server, l *layer) {

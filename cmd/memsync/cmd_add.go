@@ -60,6 +60,10 @@ func addCommand() command {
 			case "archive":
 				s.eprintf("memsync: the same content is archived as %s; nothing added\nhint: bring it back with: memsync restore %s\n", e.ID, e.ID)
 			}
+			if len(e.Similar) > 0 {
+				s.eprintf("memsync: %s is nearly the same as %s\nhint: if it replaces %s: memsync delete %s, then add it again with --supersedes %s (or keep both)\n",
+					e.ID, strings.Join(e.Similar, ", "), e.Similar[0], e.ID, e.Similar[0])
+			}
 			if e.Supersedes != "" && e.Duplicate == "" {
 				s.eprintf("memsync: %s supersedes %s, which is archived\n", e.ID, e.Supersedes)
 			}
