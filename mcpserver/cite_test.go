@@ -71,3 +71,20 @@ func TestSaveNamesSimilar(t *testing.T) {
 		t.Fatalf("second save: %+v", second)
 	}
 }
+
+// TestReviewTool: review_memory returns the queue: the near-duplicates as
+// one item, with the commands that settle it.
+func TestReviewTool(t *testing.T) {
+	cs := connect(t, Options{Project: openRepo(t, memsync.Options{Role: "owner"})})
+	var a, b SaveOutput
+	callTool(t, cs, "save_to_memory", map[string]any{"content": "Use pnpm, not npm, in this repository"}, &a)
+	callTool(t, cs, "save_to_memory", map[string]any{"content": "This repository uses pnpm instead of npm"}, &b)
+	var got memsync.ReviewResult
+	if msg := callTool(t, cs, "review_memory", nil, &got); msg != "" {
+		t.Fatal(msg)
+	}
+	if len(got.Items) != 1 || got.Items[0].Kind != "duplicate" || len(got.Items[0].Entries) != 2 ||
+		got.Items[0].Entries[0].ID != a.Entry.ID || got.Items[0].Commands[0] != "memsync delete "+a.Entry.ID {
+		t.Fatalf("review: %+v", got)
+	}
+}

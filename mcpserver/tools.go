@@ -175,6 +175,16 @@ var tools = []tool{
 			return m.Summary(ctx, memsync.SummaryOptions{})
 		}))
 	}},
+	{base: "review_memory", add: func(s *mcp.Server, l *layer) {
+		mcp.AddTool(s, &mcp.Tool{
+			Name: tool{base: "review_memory"}.name(l.global),
+			Description: "The review queue of " + l.what() + ", for an agent asked to tidy memory: entries whose cited code changed (stale), groups of near-duplicates, entries nobody read within the TTL; " +
+				"each item with the memsync commands that settle it (the same tools do it: save_to_memory with supersedes, edit_memory_entry, delete_memory_entry).",
+			Annotations: readOnly("Review memories"),
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, _ struct{}) (memsync.ReviewResult, error) {
+			return m.Review(ctx)
+		}))
+	}},
 	{base: "search_memory_archive", add: func(s *mcp.Server, l *layer) {
 		mcp.AddTool(s, &mcp.Tool{
 			Name:        tool{base: "search_memory_archive"}.name(l.global),
