@@ -4,8 +4,8 @@
 //
 // A text's terms are search's (package recall: lower case, stemmed,
 // identifiers whole and split) less a few function words; two texts are as
-// similar as the share of terms they have in common (Jaccard), halved when
-// one holds a specific term the other lacks (a number, a path, an
+// similar as the share of terms they have in common (Jaccard), quartered
+// when one holds a specific term the other lacks (a number, a path, an
 // identifier). Threshold was tuned on testdata/pairs.txt, a labelled set of
 // pairs written for memsync (see the test for its precision and recall).
 package similar
@@ -59,7 +59,7 @@ func Score(a, b Set) float64 {
 	common := intersect(a.terms, b.terms)
 	j := float64(common) / float64(len(a.terms)+len(b.terms)-common)
 	if intersect(a.specific, b.specific) != max(len(a.specific), len(b.specific)) {
-		j /= 2 // a number, path or identifier on one side only: another fact
+		j /= 4 // a number, path or identifier on one side only: another fact
 	}
 	return j
 }
@@ -70,9 +70,6 @@ func Near(a, b Set) bool { return Score(a, b) >= Threshold }
 // specific tells a word that names one thing: with a digit, or a path or
 // identifier ("db/pool.go", "max_conns", "config.yaml").
 func specific(w string) bool {
-	if len([]rune(w)) < 2 {
-		return false
-	}
 	for _, r := range w {
 		if unicode.IsDigit(r) {
 			return true

@@ -96,6 +96,8 @@ func TestScore(t *testing.T) {
 	}{
 		{"The pool size is 10", "the pool size is 10", true},
 		{"The pool size is 10", "The pool size is 20", false},
+		{"fact 1 is base", "fact 2 is base", false},
+		{"lesson 3 " + strings.Repeat("text ", 100), "lesson 4 " + strings.Repeat("text ", 100), false},
 		{"", "anything", false},
 		{"the a an", "the a an", false},
 	} {
