@@ -42,7 +42,7 @@ func Classify(err error) (Kind, string) {
 
 func kindOf(err error) Kind {
 	switch {
-	case errors.As(err, new(*config.Error)), errors.As(err, new(*ConfigError)), errors.Is(err, remote.ErrBadRemote):
+	case errors.As(err, new(*config.Error)), errors.As(err, new(*ConfigError)), errors.Is(err, remote.ErrBadRemote), errors.Is(err, ErrCitation):
 		return KindUsage
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
 		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot), errors.Is(err, history.ErrNothingToPurge):
@@ -52,7 +52,7 @@ func kindOf(err error) Kind {
 	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
 		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, policy.ErrRefused),
 		errors.Is(err, merge.ErrMassDeletion), errors.Is(err, hooks.ErrInWorktree), errors.Is(err, history.ErrTooBig), errors.Is(err, history.ErrMassRemoval),
-		errors.Is(err, memfile.ErrReadOnly), errors.Is(err, memfile.ErrSecret):
+		errors.Is(err, memfile.ErrReadOnly), errors.Is(err, memfile.ErrSecret), errors.Is(err, ErrOutside):
 		return KindRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return KindNoRepo
@@ -88,6 +88,8 @@ func hintOf(err error) string {
 			return fmt.Sprintf("nothing was merged or pushed; 'memsync purge %s' drops the entry here and, at the next sync, from %s's history (whoever wrote it must rotate the key)", se.ID, se.Source)
 		}
 		return secretSnapshotHint(se.ID)
+	case citeHint(err) != "":
+		return citeHint(err)
 	case memfile.Fix(err) != "":
 		return memfile.Fix(err)
 	case errors.Is(err, policy.ErrRefused):

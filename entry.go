@@ -23,10 +23,26 @@ type Entry struct {
 	// Provenance is who wrote the entry and where, read from its bullets;
 	// nil for an entry that records none (written before memsync did).
 	Provenance *Provenance `json:"provenance,omitempty" jsonschema:"who wrote the entry and where (absent for entries written before memsync recorded it)"`
+	// Citations are the places in the code the entry is about (README:
+	// Keeping memory true).
+	Citations []Citation `json:"citations,omitempty" jsonschema:"the code the entry cites: path, lines, commit, fingerprint"`
+	// Stale says that the code a citation names changed, as the last check
+	// found it (Check; the hooks after a merge or checkout); StaleReason
+	// says where and how. List, Search, Get and Inject set them.
+	Stale       bool   `json:"stale" jsonschema:"the code the entry cites changed since it was written: it may be stale"`
+	StaleReason string `json:"stale_reason,omitempty" jsonschema:"what changed: which citation, and how"`
+	// Supersedes names the entry this one replaced (AddOptions.Supersedes);
+	// SupersededBy, on the archived entry, the one that replaced it.
+	Supersedes   string `json:"supersedes,omitempty" jsonschema:"the ID of the entry this one replaced"`
+	SupersededBy string `json:"superseded_by,omitempty" jsonschema:"the ID of the entry that replaced this one"`
 	// Score is the relevance to the query that found the entry (Search only).
 	Score *float64 `json:"score,omitempty" jsonschema:"relevance to the query"`
 	// Layer is "project" or "global" when a search covered both.
 	Layer string `json:"layer,omitempty"`
+	// Similar is set by Add when the content is nearly the same as that of
+	// active entries (package similar): their IDs, most similar first. The
+	// entry is stored all the same; superseding one of them may be meant.
+	Similar []string `json:"similar,omitempty" jsonschema:"IDs of active entries nearly the same as this one: if it replaces one, save again with supersedes"`
 	// Duplicate is set by Add when the same content was already stored and
 	// nothing was added: "active", or "archive" (Restore brings it back).
 	Duplicate string `json:"duplicate,omitempty"`
@@ -78,7 +94,8 @@ func provenanceOf(e *memfile.Entry) *Provenance {
 // position (0: none).
 func entryOf(e *memfile.Entry, number int) Entry {
 	return Entry{Number: number, ID: e.ID, Title: e.Title, Type: e.Type, Tags: e.TagList(), Date: e.Date, Content: e.Content,
-		Fields: e.Fields(), Provenance: provenanceOf(e), heading: e.Heading()}
+		Fields: e.Fields(), Provenance: provenanceOf(e), Citations: citationsOf(e),
+		Supersedes: e.Field(memfile.SupersedesField), SupersededBy: e.Field(memfile.SupersededByField), heading: e.Heading()}
 }
 
 // dupName is how Entry.Duplicate names what Add found.

@@ -38,6 +38,9 @@ type HookOptions struct {
 //     worktree's memory file (.agent/memories.md, or in ralph's layout
 //     .ralph/agent/memories.md and the lock ralph opens beside it) to the
 //     shared memory.
+//   - post-merge (from ORIG_HEAD to HEAD) and post-checkout of a branch: check
+//     the entries citing the files that changed (Check with Paths), so list,
+//     search and inject mark what became stale without checking themselves.
 //
 // Every hook first heals the memory links (worktree.Heal, through Open): a
 // branch switch that brought a tracked memory file has its entries folded
@@ -90,6 +93,9 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 	}
 	if name == "post-checkout" {
 		if len(args) < 1 || strings.Trim(args[0], "0") != "" {
+			if len(args) == 3 && args[2] == "1" && args[0] != args[1] {
+				checkWarning(ctx, m, args[0], args[1], warning)
+			}
 			return warning("") // a branch switch or a file checkout: Open healed the links
 		}
 		r := m.repo
@@ -116,7 +122,19 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 		return warning(fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is; 'memsync list' shows them",
 			m.Path(), n, res.problems[0]))
 	}
+	if name == "post-merge" {
+		checkWarning(ctx, m, "ORIG_HEAD", "HEAD", warning)
+	}
 	return warning("")
+}
+
+// checkWarning checks the entries citing files changed from one commit to
+// another (Memory.checkChanged), so readers mark what became stale; a
+// failure is a warning.
+func checkWarning(ctx context.Context, m *Memory, from, to string, warning func(string) string) {
+	if err := m.checkChanged(ctx, from, to); err != nil {
+		warning("check of the cited code skipped: " + err.Error())
+	}
 }
 
 // HooksResult is what InstallHooks and UninstallHooks did: the hooks

@@ -111,7 +111,9 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 	if err != nil {
 		return out, err
 	}
-	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter, Keep: m.inView, Vectors: sem, User: m.gitEmail()})
+	rec := m.marks()
+	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter,
+		Keep: m.injectable, Vectors: sem, User: m.gitEmail(), Stale: rec.StaleFunc()})
 	if res.Block == "" && res.Omitted > 0 {
 		m.warn(fmt.Sprintf("a budget of %d tokens leaves no room for any memory; %s", cfg.Budget, inject.Note(res.Omitted, res.Filtered)))
 	}
@@ -121,6 +123,7 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 		out.Entries = append(out.Entries, entryOf(&f.Entries[i], i+1))
 		ids = append(ids, f.Entries[i].ID)
 	}
+	markStale(rec, out.Entries)
 	m.touch(ids...) // injected memories are in use (gc's TTL)
 	if cfg.Mode() == config.Auto {
 		out.Output = res.Prompt(prompt)

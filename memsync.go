@@ -91,6 +91,7 @@ type Memory struct {
 	embedder    func() (embed.Embedder, error) // nil: lexical search only
 	opts        Options                        // as Open got them, after the environment (Promote opens the global layer with them)
 	conflictLog string                         // where conflicts are recorded: <git common dir>/memsync/conflicts.json, or the global layer's state/conflicts.json
+	near        nearSets                       // similarity sets of the active file (near.go)
 }
 
 // ErrNotFound is what a reference that names no entry (or conflict, or

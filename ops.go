@@ -31,7 +31,16 @@ type View struct {
 // ralph keeps and memsync reads back; a tag of the entry's own that would
 // read back as one of them is refused. An entry holding a secret is refused
 // (ErrSecret) unless ctx comes from AllowSecrets.
+//
+// Add cites the tracked files the content names (AddWith, which also takes
+// citations and an entry to supersede).
 func (m *Memory) Add(ctx context.Context, in Entry) (Entry, error) {
+	return m.AddWith(ctx, in, AddOptions{})
+}
+
+// add is Add; prepare sets what AddWith adds to the entry, once its
+// provenance is recorded.
+func (m *Memory) add(ctx context.Context, in Entry, prepare func(e *memfile.Entry) error) (Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return Entry{}, err
 	}
@@ -57,6 +66,9 @@ func (m *Memory) Add(ctx context.Context, in Entry) (Entry, error) {
 		e.SetField("Session", m.session)
 	}
 	m.writer().Fill(&e)
+	if err := prepare(&e); err != nil {
+		return Entry{}, err
+	}
 	if err := m.store.CheckDialect(&e); err != nil {
 		return Entry{}, err
 	}
@@ -101,6 +113,9 @@ func (m *Memory) List(ctx context.Context, v View) ([]Entry, error) {
 			out = append(out, entryOf(&f.Entries[i], i+1))
 		}
 	}
+	if !v.Archive {
+		markStale(m.marks(), out)
+	}
 	return out, nil
 }
 
@@ -128,6 +143,7 @@ func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, erro
 	}
 	if !v.Archive {
 		m.touch(ids...)
+		markStale(m.marks(), out)
 	}
 	return out, nil
 }
@@ -241,6 +257,9 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 			src = at[h.Index]
 		}
 		e := &files[src.layer].Entries[src.i]
+		if !o.Archive && e.Field(memfile.SupersededByField) != "" {
+			continue // superseded: never an active answer
+		}
 		x := entryOf(e, src.i+1)
 		if !o.Filter.match(&x) {
 			continue
@@ -257,6 +276,7 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 		for k, ids := range touched {
 			layers[k].touch(ids...)
 		}
+		markLayers(layers, out)
 	}
 	return out, nil
 }

@@ -117,7 +117,7 @@ func TestGlobalAndPaging(t *testing.T) {
 	if msg := callTool(t, owner, "save_to_global_memory", map[string]any{"content": "  "}, nil); !strings.Contains(msg, "content is empty") {
 		t.Fatalf("empty content: %q", msg)
 	}
-	if n := len(ToolNames()); n != 22 {
+	if n := len(ToolNames()); n != 24 {
 		t.Fatalf("%d tools", n)
 	}
 }

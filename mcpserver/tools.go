@@ -20,6 +20,8 @@ type SaveInput struct {
 	Type          string   `json:"type,omitempty" jsonschema:"kind of memory, e.g. pattern, decision, fix, solution"`
 	Tags          []string `json:"tags,omitempty" jsonschema:"words to find the entry by"`
 	CallerAgentID string   `json:"caller_agent_id,omitempty" jsonschema:"the agent that saves (kept as the entry's Source)"`
+	Cite          []string `json:"cite,omitempty" jsonschema:"code the memory is about, as PATH, PATH:LINE or PATH:FIRST-LAST relative to the repository's top; files the content names are cited too"`
+	Supersedes    string   `json:"supersedes,omitempty" jsonschema:"the ID of an entry this one replaces (a corrected fact): it is archived, linked to the new one"`
 	AllowSecret   bool     `json:"allow_secret,omitempty" jsonschema:"save content the secret rules flag anyway (only for a false positive the user confirmed; the entry records the rule as Secret-Allowed)"`
 }
 
@@ -27,6 +29,8 @@ type SaveInput struct {
 type SaveOutput struct {
 	Entry memsync.Entry `json:"entry"`
 	Path  string        `json:"path" jsonschema:"the memory file"`
+	// Similar names active entries nearly the same as the saved one.
+	Similar []string `json:"similar,omitempty" jsonschema:"IDs of active entries nearly the same as this one (it was saved all the same): if it replaces one, delete it and save again with supersedes set to that ID"`
 	// Duplicate is set when the same content was already stored and nothing
 	// was added: "active", or "archive" (restore it to use it again).
 	Duplicate string `json:"duplicate,omitempty" jsonschema:"set when the content was already stored (active or archive) and nothing was added; entry is the stored one"`
@@ -100,18 +104,19 @@ var tools = []tool{
 			if in.AllowSecret {
 				ctx = memsync.AllowSecrets(ctx)
 			}
-			e, err := m.Add(ctx, memsync.Entry{Type: in.Type, Title: in.Title, Content: in.Content, Tags: in.Tags,
-				Fields: map[string]string{memfile.KeyField: in.Key, sourceField: in.CallerAgentID}})
+			e, err := m.AddWith(ctx, memsync.Entry{Type: in.Type, Title: in.Title, Content: in.Content, Tags: in.Tags,
+				Fields: map[string]string{memfile.KeyField: in.Key, sourceField: in.CallerAgentID}},
+				memsync.AddOptions{Cite: in.Cite, Supersedes: in.Supersedes})
 			if err != nil {
 				return SaveOutput{}, err
 			}
-			return SaveOutput{Entry: e, Path: m.Path(), Duplicate: e.Duplicate}, nil
+			return SaveOutput{Entry: e, Path: m.Path(), Duplicate: e.Duplicate, Similar: e.Similar}, nil
 		}))
 	}},
 	{base: "retrieve_from_memory", add: func(s *mcp.Server, l *layer) {
 		mcp.AddTool(s, &mcp.Tool{
 			Name:        tool{base: "retrieve_from_memory"}.name(l.global),
-			Description: "Search " + l.what() + " by relevance (BM25 over title, tags, type and content), best first.",
+			Description: "Search " + l.what() + " by relevance (BM25 over title, tags, type and content), best first. An entry whose cited code changed has stale: true and a stale_reason: check it before relying on it.",
 			Annotations: readOnly("Search memories"),
 		}, handler(l, func(ctx context.Context, m *memsync.Memory, in RetrieveInput) (Entries, error) {
 			return search(ctx, m, in, false)
@@ -168,6 +173,16 @@ var tools = []tool{
 			Annotations: readOnly("Summarize memories"),
 		}, handler(l, func(ctx context.Context, m *memsync.Memory, _ struct{}) (memsync.Summary, error) {
 			return m.Summary(ctx, memsync.SummaryOptions{})
+		}))
+	}},
+	{base: "review_memory", add: func(s *mcp.Server, l *layer) {
+		mcp.AddTool(s, &mcp.Tool{
+			Name: tool{base: "review_memory"}.name(l.global),
+			Description: "The review queue of " + l.what() + ", for an agent asked to tidy memory: entries whose cited code changed (stale), groups of near-duplicates, entries nobody read within the TTL; " +
+				"each item with the memsync commands that settle it (the same tools do it: save_to_memory with supersedes, edit_memory_entry, delete_memory_entry).",
+			Annotations: readOnly("Review memories"),
+		}, handler(l, func(ctx context.Context, m *memsync.Memory, _ struct{}) (memsync.ReviewResult, error) {
+			return m.Review(ctx)
 		}))
 	}},
 	{base: "search_memory_archive", add: func(s *mcp.Server, l *layer) {

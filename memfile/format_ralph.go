@@ -219,12 +219,27 @@ var ralphFields = []struct{ tag, field string }{
 	{"agent", "Agent"},
 	{"edited", "Edited"},
 	{"secret-allowed", SecretAllowedField},
+	// Keeping memory true (package internal/cite; supersede).
+	{"cites", CitesField},
+	{"supersedes", SupersedesField},
+	{"superseded-by", SupersededByField},
 }
 
 // SourceIDField is the field that keeps the ID an entry had before it was
 // written into a ralph file, where IDs are "mem-<unix>-<hex4>": Find
 // resolves it, and ralph shows it as the tag "source-id:…".
 const SourceIDField = "Source-ID"
+
+// The bullets that keep an entry true to the code and to newer entries:
+// CitesField holds its citations on one line (package internal/cite
+// writes and reads the value: "path:10-12 @commit #fingerprint; ...");
+// SupersedesField names the entry it replaced, SupersededByField (on the
+// archived entry) the one that replaced it.
+const (
+	CitesField        = "Cites"
+	SupersedesField   = "Supersedes"
+	SupersededByField = "Superseded-By"
+)
 
 func reservedTag(name string) bool {
 	switch name {

@@ -26,7 +26,17 @@ func runShow(s *session, c *cli.Context) error {
 		if k > 0 {
 			s.printf("\n")
 		}
-		s.printf("%s", entries[k].Text())
+		e := &entries[k]
+		s.printf("%s", e.Text())
+		if e.Stale {
+			s.printf("(may be stale: %s; after reading the code: memsync check --update %s)\n", e.StaleReason, e.ID)
+		}
+		if e.Supersedes != "" {
+			s.printf("(supersedes %s, archived: memsync show --archive %s)\n", e.Supersedes, e.Supersedes)
+		}
+		if e.SupersededBy != "" {
+			s.printf("(superseded by %s)\n", e.SupersededBy)
+		}
 	}
 	return nil
 }

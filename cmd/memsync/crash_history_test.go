@@ -76,14 +76,17 @@ func crashLoop(t *testing.T, rounds int, bin, dir string, env []string, before f
 	return kills
 }
 
-// memsyncOK runs memsync and fails the test on an error.
+// memsyncOK runs memsync, fails the test on an error, and returns its
+// standard output.
 func memsyncOK(t *testing.T, bin, dir string, env []string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = dir, env
-	out, err := cmd.CombinedOutput()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr // notes (a near-duplicate, a repair) are no part of the output
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("memsync %v: %v\n%s", args, err, out)
+		t.Fatalf("memsync %v: %v\n%s%s", args, err, out, stderr.String())
 	}
 	return string(out)
 }

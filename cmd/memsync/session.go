@@ -158,5 +158,5 @@ func (s *session) printLine(prefix string, e *memsync.Entry) {
 	if len(e.Tags) > 0 {
 		tags = "  [" + strings.Join(e.Tags, ", ") + "]"
 	}
-	s.printf("%s%3d  %s\n", prefix, e.Number, e.ID+"  "+e.Date+"  "+e.Heading()+tags)
+	s.printf("%s%3d  %s\n", prefix, e.Number, e.ID+"  "+e.Date+"  "+e.Heading()+tags+staleNote(e))
 }

@@ -42,6 +42,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memsync/memsync/internal/cite"
 	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/internal/provenance"
@@ -55,6 +56,9 @@ const (
 	relevanceWeight  = 0.7
 	recencyWeight    = 0.3
 	correctionWeight = 0.2
+	// stalePenalty is more than any score: a stale entry ranks below
+	// every fresh one.
+	stalePenalty = 2
 )
 
 // maxQueryTerms bounds the terms of the query (a whole prompt, often): the
@@ -103,6 +107,9 @@ type Options struct {
 	// Vectors, if set, fuse meaning into the relevance (recall.Semantic):
 	// Query's vector, and one per entry of the file, in order.
 	Vectors *recall.Semantic
+	// Stale, if set, says why an entry may be stale ("" when it is not):
+	// such an entry ranks below every fresh one and the block says so.
+	Stale func(e *memfile.Entry) string
 }
 
 // Result is what was chosen.
@@ -141,7 +148,7 @@ func Select(f *memfile.File, opts Options) Result {
 	if len(cands) == 0 && res.Filtered == 0 {
 		return res
 	}
-	order := rank(f, cands, opts.Query, opts.Vectors)
+	order := rank(f, cands, opts)
 	now := opts.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -177,7 +184,7 @@ func Select(f *memfile.File, opts Options) Result {
 			res.Omitted++ // cannot fit: skip without rendering
 			continue
 		}
-		text := renderEntry(&f.Entries[i], opts.User, now)
+		text := renderEntry(&f.Entries[i], opts.User, now, staleness(opts, &f.Entries[i]))
 		size := len(text)
 		if len(texts) > 0 {
 			size++ // the blank line between entries
@@ -217,10 +224,19 @@ func frameSize(n int) int {
 	return len(Header) + len(Notice) + n + len(fenceInfo) + 1 + n + 1 + len(TaskSeparator)
 }
 
+// staleness is why e may be stale, "" when it is not (Options.Stale).
+func staleness(opts Options, e *memfile.Entry) string {
+	if opts.Stale == nil {
+		return ""
+	}
+	return opts.Stale(e)
+}
+
 // renderEntry is an entry as the block shows it: "[ID] Heading", then,
-// indented, its date and age, tags and author, its content and its other
-// bullets and stray lines, each line escaped (termsafe).
-func renderEntry(e *memfile.Entry, user string, now time.Time) string {
+// indented, its date and age, tags and author, "may be stale: " and why
+// (stale), its content, the code it cites and its other bullets and stray
+// lines, each line escaped (termsafe).
+func renderEntry(e *memfile.Entry, user string, now time.Time, stale string) string {
 	var b strings.Builder
 	b.WriteString("[" + termsafe.Line(e.ID) + "] " + termsafe.Line(e.Heading()) + "\n")
 	var meta []string
@@ -243,6 +259,9 @@ func renderEntry(e *memfile.Entry, user string, now time.Time) string {
 	if len(meta) > 0 {
 		b.WriteString(indent + strings.Join(meta, "; ") + "\n")
 	}
+	if stale != "" {
+		b.WriteString(indent + "may be stale: " + termsafe.Line(stale) + "\n")
+	}
 	if e.Content != "" {
 		writeIndented(&b, e.Content)
 	}
@@ -252,6 +271,16 @@ func renderEntry(e *memfile.Entry, user string, now time.Time) string {
 			provenance.CommitField, provenance.EditedField:
 			// who and where: the author and agent are above; a prompt has no
 			// use for the rest (memsync show has it)
+		case memfile.CitesField:
+			// the places, without commits and fingerprints
+			cs, _ := cite.Parse(fl.Value)
+			specs := make([]string, len(cs))
+			for k, c := range cs {
+				specs[k] = c.Spec()
+			}
+			if len(specs) > 0 {
+				writeIndented(&b, "cites: "+strings.Join(specs, ", "))
+			}
 		case "":
 			writeIndented(&b, fl.Value) // a stray line
 		default:
@@ -430,7 +459,8 @@ func (r *ranking) Pop() any {
 func (r *ranking) next() int { return heap.Pop(r).(item).i }
 
 // rank scores the candidates: relevance to the query, recency, corrections.
-func rank(f *memfile.File, cands []int, query string, vectors *recall.Semantic) *ranking {
+func rank(f *memfile.File, cands []int, opts Options) *ranking {
+	query, vectors := opts.Query, opts.Vectors
 	n := len(cands)
 	items := make(ranking, n)
 	for k, i := range cands {
@@ -467,6 +497,9 @@ func rank(f *memfile.File, cands []int, query string, vectors *recall.Semantic) 
 	for r := range items {
 		if IsCorrection(&f.Entries[items[r].i]) {
 			items[r].score += correctionWeight
+		}
+		if staleness(opts, &f.Entries[items[r].i]) != "" {
+			items[r].score -= stalePenalty
 		}
 	}
 	heap.Init(&items)
