@@ -313,7 +313,10 @@ func fetch(parent context.Context, h *history.History, remote string, timeout ti
 	prefix := trackingPrefix(remote)
 	// "snapshot*" matches the shared ref without failing where the remote
 	// has none.
-	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "-c", fmt.Sprintf("core.bigFileThreshold=%d", threshold), "fetch", "--quiet", "--no-tags",
+	// fetch.unpackLimit=1: what comes is kept as the one pack it comes in
+	// (which Maintain rolls up), not written out as a loose file per
+	// object, as git does for fewer than 100.
+	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "-c", fmt.Sprintf("core.bigFileThreshold=%d", threshold), "-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags",
 		"--no-write-fetch-head", "--no-auto-gc", "--prune", remote,
 		"+refs/memsync/snapshot*:"+prefix+"snapshot*", "+"+ClonesPrefix+"*:"+prefix+"clones/*")
 	var stderr bytes.Buffer
