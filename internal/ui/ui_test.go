@@ -686,3 +686,36 @@ func TestListen(t *testing.T) {
 		_ = l.Close()
 	}
 }
+
+// TestStaleAndSupersededMarks: an entry whose cited lines changed since (as
+// memsync check found) is marked on the memory's page and its own; an
+// entry that replaced another links to it.
+func TestStaleAndSupersededMarks(t *testing.T) {
+	ctx := context.Background()
+	dir, m := repo(t)
+	pool := filepath.Join(dir, "pool.go")
+	if err := os.WriteFile(pool, []byte("package db\n\nconst size = 10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testgit.Git(t, dir, "add", "pool.go")
+	testgit.Git(t, dir, "commit", "-q", "-m", "pool")
+	old := add(t, m, memsync.Entry{Content: "the pool holds ten connections"})
+	cited, err := m.AddWith(ctx, memsync.Entry{Content: "the pool size is a constant"}, memsync.AddOptions{Cite: []string{"pool.go:3"}, Supersedes: old.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pool, []byte("package db\n\nconst size = 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Check(ctx, memsync.CheckOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := serve(t, dir)
+	for _, path := range []string{"/", "/entry/" + cited.ID} {
+		code, body := p.get(path)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d", path, code)
+		}
+		mustContain(t, path, body, `class="stale"`, "may be stale: ", "pool.go", "supersedes <a href=\"/entry/"+old.ID)
+	}
+}
