@@ -48,6 +48,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Writer:      stdout,
 		ErrWriter:   stderr,
 		Action: func(c *cli.Context) error {
+			if c.Bool("version") {
+				return runVersion(newSession(c), c)
+			}
 			if c.NArg() > 0 {
 				return usageError{fmt.Errorf("unknown command %q", c.Args().First())}
 			}
@@ -55,6 +58,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"},
+			&cli.BoolFlag{Name: "version", Usage: "print the version (as 'memsync version')"},
 			&cli.StringFlag{Name: "C", Usage: "run as if memsync was started in `DIR`"},
 			&cli.BoolFlag{Name: "global", Usage: "use the global memory layer (MEMSYNC_GLOBAL_DIR, else the XDG data dir)"},
 			// The root reads the variables these flags name (memsync.Options);
@@ -73,7 +77,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		editCommand(), deleteCommand(), archiveCommand(), restoreCommand(), gcCommand(), summaryCommand(), promoteCommand(),
 		importCommand(), hooksCommand(), hookCommand(), snapshotCommand(), logCommand(), diffCommand(),
 		rollbackCommand(), worktreeCommand(), syncCommand(), conflictsCommand(), resolveCommand(), uiCommand(),
-		doctorCommand(), mergeDriverCommand(), injectCommand(), mcpCommand(), purgeCommand(), checkCommand(), reviewCommand()} {
+		doctorCommand(), mergeDriverCommand(), injectCommand(), mcpCommand(), purgeCommand(), checkCommand(), reviewCommand(), versionCommand()} {
 		app.Commands = append(app.Commands, d.cli(""))
 	}
 	return app

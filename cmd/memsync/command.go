@@ -76,7 +76,7 @@ func (d command) action(c *cli.Context) error {
 	if c.Bool(allowSecretFlag.Name) {
 		c.Context = memsync.AllowSecrets(c.Context)
 	}
-	s := &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, scope: c.String("session"), c: c}
+	s := newSession(c)
 	switch {
 	case d.opens == repoOnly && c.Bool("global"):
 		return usageError{errNeedsRepo}
@@ -91,6 +91,11 @@ func (d command) action(c *cli.Context) error {
 		}
 	}
 	return d.run(s, c)
+}
+
+// newSession is the session of the command c runs, before any memory opens.
+func newSession(c *cli.Context) *session {
+	return &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, scope: c.String("session"), c: c}
 }
 
 // allowSecretFlag is the override of the secret check, on every command that
