@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -52,7 +51,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				return runVersion(newSession(c), c)
 			}
 			if c.NArg() > 0 {
-				return usageError{fmt.Errorf("unknown command %q", c.Args().First())}
+				return unknownCommand("", c.Args().First(), c.App.Commands)
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -97,9 +96,6 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	code := exitCode(err)
 	msg := err.Error()
-	if code == exitUsage && strings.HasPrefix(msg, "flag provided but not defined: ") {
-		msg = "unknown flag " + strings.TrimPrefix(msg, "flag provided but not defined: ")
-	}
 	if msg == "" { // the error was reported already (git's own output)
 		return code
 	}

@@ -60,8 +60,16 @@ func (d command) cli(prefix string) *cli.Command {
 	for _, sub := range d.subs {
 		c.Subcommands = append(c.Subcommands, sub.cli(prefix+d.name+"-"))
 	}
-	if d.run != nil {
+	switch {
+	case d.run != nil:
 		c.Action = d.action
+	case len(d.subs) > 0: // a group: its help, or an unknown subcommand
+		c.Action = func(ctx *cli.Context) error {
+			if ctx.NArg() > 0 {
+				return unknownCommand(d.name, ctx.Args().First(), c.Subcommands)
+			}
+			return cli.ShowSubcommandHelp(ctx)
+		}
 	}
 	return c
 }
@@ -102,9 +110,6 @@ func newSession(c *cli.Context) *session {
 // writes new or changed entries (add, import, restore, resolve).
 var allowSecretFlag = &cli.BoolFlag{Name: "allow-secret",
 	Usage: "store content the secret rules flag anyway (a false positive); the entry records the rule as '- Secret-Allowed: RULE'"}
-
-// onUsage marks urfave/cli's complaints about flags as usage errors.
-func onUsage(_ *cli.Context, err error, _ bool) error { return usageError{err} }
 
 // nargs checks that a command got lo to hi arguments (hi < 0: no most);
 // msg is the usage error, with %d for the count where it says so.
