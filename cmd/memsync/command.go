@@ -24,6 +24,7 @@ type command struct {
 	run                    func(*session, *cli.Context) error // nil: the command only groups subcommands
 	subs                   []command
 	raw                    bool // the arguments are passed on unparsed (hook)
+	hidden                 bool // plumbing: left out of memsync --help's list, still runs
 	// ownHookCheck: the command reports whether git runs memsync's hooks
 	// itself (hooks, doctor), so the prologue does not warn of it.
 	ownHookCheck bool
@@ -56,7 +57,7 @@ func help(name string) string {
 // cli builds the urfave/cli command; prefix names the parent ("worktree-").
 func (d command) cli(prefix string) *cli.Command {
 	c := &cli.Command{Name: d.name, Aliases: d.aliases, Usage: d.usage, ArgsUsage: d.argsUsage,
-		Description: help(prefix + d.name), Flags: d.flags, SkipFlagParsing: d.raw, OnUsageError: onUsage}
+		Description: help(prefix + d.name), Flags: d.flags, SkipFlagParsing: d.raw, Hidden: d.hidden, OnUsageError: onUsage}
 	for _, sub := range d.subs {
 		c.Subcommands = append(c.Subcommands, sub.cli(prefix+d.name+"-"))
 	}
