@@ -48,7 +48,7 @@ type Options struct {
 	// memsync.Open("", memsync.Options{Global: true}) on first use, in
 	// Project's session.
 	Global func() (*memsync.Memory, error)
-	// Version is reported to clients.
+	// Version is reported to clients; "" reports memsync.Version().
 	Version string
 }
 
@@ -72,6 +72,9 @@ func ToolNames() []string {
 // New returns a server with the memory tools; run it with
 // server.Run(ctx, &mcp.StdioTransport{}).
 func New(opts Options) *mcp.Server {
+	if opts.Version == "" {
+		opts.Version = memsync.Version()
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "memsync", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "memsync is the shared, durable memory of this git repository and of its agents. " +
 			"Before a task, call retrieve_from_memory with words of the task; after learning something " +

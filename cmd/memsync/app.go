@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -48,13 +47,17 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Writer:      stdout,
 		ErrWriter:   stderr,
 		Action: func(c *cli.Context) error {
+			if c.Bool("version") {
+				return runVersion(newSession(c), c)
+			}
 			if c.NArg() > 0 {
-				return usageError{fmt.Errorf("unknown command %q", c.Args().First())}
+				return unknownCommand("", c.Args().First(), c.App.Commands)
 			}
 			return cli.ShowAppHelp(c)
 		},
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"},
+			&cli.BoolFlag{Name: "version", Usage: "print the version (as 'memsync version')"},
 			&cli.StringFlag{Name: "C", Usage: "run as if memsync was started in `DIR`"},
 			&cli.BoolFlag{Name: "global", Usage: "use the global memory layer (MEMSYNC_GLOBAL_DIR, else the XDG data dir)"},
 			// The root reads the variables these flags name (memsync.Options);
@@ -73,7 +76,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		editCommand(), deleteCommand(), archiveCommand(), restoreCommand(), gcCommand(), summaryCommand(), promoteCommand(),
 		importCommand(), hooksCommand(), hookCommand(), snapshotCommand(), logCommand(), diffCommand(),
 		rollbackCommand(), worktreeCommand(), syncCommand(), conflictsCommand(), resolveCommand(), uiCommand(),
-		doctorCommand(), mergeDriverCommand(), injectCommand(), mcpCommand(), purgeCommand(), checkCommand(), reviewCommand()} {
+		doctorCommand(), mergeDriverCommand(), injectCommand(), mcpCommand(), purgeCommand(), checkCommand(), reviewCommand(), versionCommand(), completionCommand()} {
 		app.Commands = append(app.Commands, d.cli(""))
 	}
 	return app
@@ -93,9 +96,6 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	code := exitCode(err)
 	msg := err.Error()
-	if code == exitUsage && strings.HasPrefix(msg, "flag provided but not defined: ") {
-		msg = "unknown flag " + strings.TrimPrefix(msg, "flag provided but not defined: ")
-	}
 	if msg == "" { // the error was reported already (git's own output)
 		return code
 	}

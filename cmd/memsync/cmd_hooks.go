@@ -21,11 +21,14 @@ func hooksCommand() command {
 // hookCommand is what the installed scripts run.
 func hookCommand() command {
 	return command{name: "hook", usage: "run a git hook's handler (the installed hook scripts call this)", argsUsage: "NAME [ARGS...]",
-		raw: true, opens: noMemory,
+		raw: true, hidden: true, opens: noMemory,
 		run: func(_ *session, c *cli.Context) error {
 			args := c.Args().Slice()
 			if len(args) > 0 && args[0] == "--" { // the line as reorderArgs hands it on
 				args = args[1:]
+			}
+			if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") { // no hook has that name
+				return cli.ShowCommandHelp(c.Lineage()[1], "hook")
 			}
 			if len(args) > 0 {
 				memsync.RunHook(c.Context, c.String("C"), args[0], args[1:], memsync.HookOptions{

@@ -19,7 +19,7 @@ func mcpCommand() command {
 			}
 			// The project memory is opened again on every call: which file it
 			// is can change while the server runs (ralph's, a layout set).
-			opts := mcpserver.Options{Global: func() (*memsync.Memory, error) { return global, nil }, Version: "dev",
+			opts := mcpserver.Options{Global: func() (*memsync.Memory, error) { return global, nil }, Version: buildInfo().Version,
 				OpenProject: func() (*memsync.Memory, error) { return s.open(false) },
 				NoProject:   "no repository memory: 'memsync mcp' runs outside a git repository (start it inside one, or with -C DIR)"}
 			project, err := s.open(false)

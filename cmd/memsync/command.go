@@ -24,6 +24,7 @@ type command struct {
 	run                    func(*session, *cli.Context) error // nil: the command only groups subcommands
 	subs                   []command
 	raw                    bool // the arguments are passed on unparsed (hook)
+	hidden                 bool // plumbing: left out of memsync --help's list, still runs
 	// ownHookCheck: the command reports whether git runs memsync's hooks
 	// itself (hooks, doctor), so the prologue does not warn of it.
 	ownHookCheck bool
@@ -56,12 +57,20 @@ func help(name string) string {
 // cli builds the urfave/cli command; prefix names the parent ("worktree-").
 func (d command) cli(prefix string) *cli.Command {
 	c := &cli.Command{Name: d.name, Aliases: d.aliases, Usage: d.usage, ArgsUsage: d.argsUsage,
-		Description: help(prefix + d.name), Flags: d.flags, SkipFlagParsing: d.raw, OnUsageError: onUsage}
+		Description: help(prefix + d.name), Flags: d.flags, SkipFlagParsing: d.raw, Hidden: d.hidden, OnUsageError: onUsage}
 	for _, sub := range d.subs {
 		c.Subcommands = append(c.Subcommands, sub.cli(prefix+d.name+"-"))
 	}
-	if d.run != nil {
+	switch {
+	case d.run != nil:
 		c.Action = d.action
+	case len(d.subs) > 0: // a group: its help, or an unknown subcommand
+		c.Action = func(ctx *cli.Context) error {
+			if ctx.NArg() > 0 {
+				return unknownCommand(d.name, ctx.Args().First(), c.Subcommands)
+			}
+			return cli.ShowSubcommandHelp(ctx)
+		}
 	}
 	return c
 }
@@ -76,7 +85,7 @@ func (d command) action(c *cli.Context) error {
 	if c.Bool(allowSecretFlag.Name) {
 		c.Context = memsync.AllowSecrets(c.Context)
 	}
-	s := &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, scope: c.String("session"), c: c}
+	s := newSession(c)
 	switch {
 	case d.opens == repoOnly && c.Bool("global"):
 		return usageError{errNeedsRepo}
@@ -93,13 +102,15 @@ func (d command) action(c *cli.Context) error {
 	return d.run(s, c)
 }
 
+// newSession is the session of the command c runs, before any memory opens.
+func newSession(c *cli.Context) *session {
+	return &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, scope: c.String("session"), c: c}
+}
+
 // allowSecretFlag is the override of the secret check, on every command that
 // writes new or changed entries (add, import, restore, resolve).
 var allowSecretFlag = &cli.BoolFlag{Name: "allow-secret",
 	Usage: "store content the secret rules flag anyway (a false positive); the entry records the rule as '- Secret-Allowed: RULE'"}
-
-// onUsage marks urfave/cli's complaints about flags as usage errors.
-func onUsage(_ *cli.Context, err error, _ bool) error { return usageError{err} }
 
 // nargs checks that a command got lo to hi arguments (hi < 0: no most);
 // msg is the usage error, with %d for the count where it says so.
