@@ -137,22 +137,8 @@ type discFixture struct {
 
 func newDiscFixture(tb testing.TB) discFixture {
 	tb.Helper()
-	root := testgit.Isolate(tb)
-	f := discFixture{root: root, primary: discRepo(tb, filepath.Join(root, "proj")), linked: map[string]string{}}
-	discMkdir(tb, filepath.Join(f.primary, "a", "b"))
-	add := func(name, path string) {
-		discMkdir(tb, filepath.Dir(path))
-		testgit.Git(tb, f.primary, "worktree", "add", "-q", "-b", "br-"+name, path)
-		f.linked[name] = path
-	}
-	add("wt1", filepath.Join(root, "wt1"))
-	// git names the admin dir after the folder, with spaces made dashes.
-	add("wt-two", filepath.Join(root, "dir with spaces", "deep", "nested", "wt two"))
-	add("inner", filepath.Join(f.primary, "trees", "inner")) // nested inside the primary
-	for _, top := range f.linked {
-		discMkdir(tb, filepath.Join(top, "a", "b"))
-	}
-	return f
+	w := testgit.NewWorktrees(tb)
+	return discFixture{root: w.Root, primary: w.Primary, linked: w.Linked}
 }
 
 func (f discFixture) primaryRepo() Repo {

@@ -112,3 +112,44 @@ func GitErr(dir string, args ...string) (string, error) {
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }
+
+// Worktrees is a primary repository (one commit on main) with a few linked
+// worktrees in the awkward places a user puts them, each with an a/b
+// subfolder: Linked maps the worktree's name (as in .git/worktrees) to its
+// top.
+type Worktrees struct {
+	Root, Primary string
+	Linked        map[string]string
+}
+
+// NewWorktrees makes Worktrees in an isolated folder (Isolate).
+func NewWorktrees(tb testing.TB) Worktrees {
+	tb.Helper()
+	mkdir := func(path string) {
+		if err := os.MkdirAll(path, 0o777); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	root := Isolate(tb)
+	f := Worktrees{Root: root, Primary: filepath.Join(root, "proj"), Linked: map[string]string{}}
+	mkdir(filepath.Join(f.Primary, "a", "b"))
+	Git(tb, f.Primary, "init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(f.Primary, "README"), []byte("hi\n"), 0o666); err != nil {
+		tb.Fatal(err)
+	}
+	Git(tb, f.Primary, "add", "README")
+	Git(tb, f.Primary, "commit", "-q", "-m", "init")
+	add := func(name, path string) {
+		mkdir(filepath.Dir(path))
+		Git(tb, f.Primary, "worktree", "add", "-q", "-b", "br-"+name, path)
+		f.Linked[name] = path
+	}
+	add("wt1", filepath.Join(root, "wt1"))
+	// git names the admin dir after the folder, with spaces made dashes.
+	add("wt-two", filepath.Join(root, "dir with spaces", "deep", "nested", "wt two"))
+	add("inner", filepath.Join(f.Primary, "trees", "inner")) // nested inside the primary
+	for _, top := range f.Linked {
+		mkdir(filepath.Join(top, "a", "b"))
+	}
+	return f
+}
