@@ -2,7 +2,6 @@ package worktree
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/memsync/memsync/internal/testgit"
@@ -12,19 +11,7 @@ import (
 // package gitrepo make them).
 
 // discRepo creates a repository with one commit at path.
-func discRepo(tb testing.TB, path string) string {
-	tb.Helper()
-	if err := os.MkdirAll(path, 0o777); err != nil {
-		tb.Fatal(err)
-	}
-	testgit.Git(tb, path, "init", "-q", "-b", "main")
-	if err := os.WriteFile(filepath.Join(path, "README"), []byte("hi\n"), 0o666); err != nil {
-		tb.Fatal(err)
-	}
-	testgit.Git(tb, path, "add", "README")
-	testgit.Git(tb, path, "commit", "-q", "-m", "init")
-	return path
-}
+func discRepo(tb testing.TB, path string) string { return testgit.Repo(tb, path) }
 
 func discMkdir(tb testing.TB, path string) string {
 	tb.Helper()

@@ -131,14 +131,8 @@ func NewWorktrees(tb testing.TB) Worktrees {
 		}
 	}
 	root := Isolate(tb)
-	f := Worktrees{Root: root, Primary: filepath.Join(root, "proj"), Linked: map[string]string{}}
+	f := Worktrees{Root: root, Primary: Repo(tb, filepath.Join(root, "proj")), Linked: map[string]string{}}
 	mkdir(filepath.Join(f.Primary, "a", "b"))
-	Git(tb, f.Primary, "init", "-q", "-b", "main")
-	if err := os.WriteFile(filepath.Join(f.Primary, "README"), []byte("hi\n"), 0o666); err != nil {
-		tb.Fatal(err)
-	}
-	Git(tb, f.Primary, "add", "README")
-	Git(tb, f.Primary, "commit", "-q", "-m", "init")
 	add := func(name, path string) {
 		mkdir(filepath.Dir(path))
 		Git(tb, f.Primary, "worktree", "add", "-q", "-b", "br-"+name, path)
@@ -152,4 +146,20 @@ func NewWorktrees(tb testing.TB) Worktrees {
 		mkdir(filepath.Join(top, "a", "b"))
 	}
 	return f
+}
+
+// Repo creates a repository at path (made if missing) with one commit on
+// main, and returns path.
+func Repo(tb testing.TB, path string) string {
+	tb.Helper()
+	if err := os.MkdirAll(path, 0o777); err != nil {
+		tb.Fatal(err)
+	}
+	Git(tb, path, "init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(path, "README"), []byte("hi\n"), 0o666); err != nil {
+		tb.Fatal(err)
+	}
+	Git(tb, path, "add", "README")
+	Git(tb, path, "commit", "-q", "-m", "init")
+	return path
 }
