@@ -31,7 +31,7 @@ type CheckOptions struct {
 }
 
 // CitationCheck is what Check found of one citation (the JSON of
-// 'memsync check --json'; README documents it).
+// 'memsync check --json'; docs/commands.md documents it).
 type CitationCheck struct {
 	Entry    string   `json:"entry" jsonschema:"the ID of the entry that cites"`
 	Title    string   `json:"title"`

@@ -13,7 +13,7 @@ import (
 	"github.com/memsync/memsync/memfile"
 )
 
-// Citation is a place in the repository's code an entry is about (README:
+// Citation is a place in the repository's code an entry is about (docs/keeping-true.md:
 // Keeping memory true): a file, optionally lines of it, the commit HEAD
 // was at when it was cited and a fingerprint of the cited lines (of the
 // file without lines). Check tells whether the code still says the same.

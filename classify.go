@@ -21,7 +21,7 @@ import (
 // door tells it: the command line's exit code, the MCP server's advice.
 type Kind int
 
-// The kinds of failure (README's table of exit codes gives their numbers).
+// The kinds of failure (docs/commands.md's table of exit codes gives their numbers).
 const (
 	KindError    Kind = iota // anything not below: I/O, git, a child process
 	KindUsage                // bad arguments or a bad configuration

@@ -23,7 +23,7 @@ const (
 	checkInfo    = "info"
 )
 
-// Check is one finding of Doctor (README documents the JSON).
+// Check is one finding of Doctor (docs/commands.md documents the JSON).
 type Check struct {
 	Check  string `json:"check"`  // memory, archive, lock, temp, layout, worktree, hooks, history, conflicts, tracked
 	Status string `json:"status"` // ok, problem, fixed (a problem Doctor repaired) or info

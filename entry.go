@@ -9,7 +9,7 @@ import (
 )
 
 // Entry is one memory as every front door shows it: the JSON of the CLI's
-// --json, of the MCP tools and of the Go API (README documents the shape).
+// --json, of the MCP tools and of the Go API (docs/commands.md documents the shape).
 // As an argument of Add, only Title, Type, Tags, Content and Fields are read.
 type Entry struct {
 	Number  int               `json:"number,omitempty" jsonschema:"position in the list, 1-based"`
@@ -23,7 +23,7 @@ type Entry struct {
 	// Provenance is who wrote the entry and where, read from its bullets;
 	// nil for an entry that records none (written before memsync did).
 	Provenance *Provenance `json:"provenance,omitempty" jsonschema:"who wrote the entry and where (absent for entries written before memsync recorded it)"`
-	// Citations are the places in the code the entry is about (README:
+	// Citations are the places in the code the entry is about (docs/keeping-true.md:
 	// Keeping memory true).
 	Citations []Citation `json:"citations,omitempty" jsonschema:"the code the entry cites: path, lines, commit, fingerprint"`
 	// Stale says that the code a citation names changed, as the last check
@@ -61,7 +61,7 @@ func (e *Entry) Heading() string {
 }
 
 // Provenance is who wrote an entry and where, as the entry's bullets
-// record it (README: Provenance): every front door records it at write time.
+// record it (docs/formats.md: Provenance): every front door records it at write time.
 type Provenance struct {
 	Author   string `json:"author,omitempty" jsonschema:"the git user: Name <email>"`
 	Branch   string `json:"branch,omitempty" jsonschema:"the branch checked out"`

@@ -35,7 +35,7 @@ type InjectOptions struct {
 }
 
 // InjectResult is a prompt with the memories put into it (the JSON of
-// `memsync inject --json`; README documents it).
+// `memsync inject --json`; docs/commands.md documents it).
 type InjectResult struct {
 	Mode    string `json:"mode"`    // the mode in effect
 	Enabled bool   `json:"enabled"` // memories are enabled in the configuration

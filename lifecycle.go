@@ -121,7 +121,7 @@ type SummaryOptions struct {
 }
 
 // Summary is the state of a memory and its archive: the JSON of `memsync
-// summary --json` and of the MCP summary tools (README documents it).
+// summary --json` and of the MCP summary tools (docs/commands.md documents it).
 type Summary struct {
 	Layer      string       `json:"layer" jsonschema:"project or global"`
 	Session    string       `json:"session,omitempty"`

@@ -45,7 +45,7 @@ type Options struct {
 	// reads (and the duplicate check) see the session's entries and those of
 	// no session.
 	Session string
-	// Role is owner, admin or worker (README: Roles); MEMSYNC_ROLE; default
+	// Role is owner, admin or worker (docs/commands.md: Roles); MEMSYNC_ROLE; default
 	// owner.
 	Role string
 	// LockTimeout bounds a wait for the memory lock; MEMSYNC_LOCK_TIMEOUT;
@@ -320,7 +320,7 @@ func (m *Memory) st(ctx context.Context) *memfile.Store { return m.store.WithCon
 
 // Allow refuses an operation the role may not do, before anything
 // changes: op is named as the command line names it ("edit", "resolve",
-// "delete", ...; see README: Roles). A front door checks before it asks a
+// "delete", ...; see docs/commands.md: Roles). A front door checks before it asks a
 // person for input (an editor), as every operation checks again.
 func (m *Memory) Allow(op string) error {
 	for _, o := range policy.Ops() {

@@ -12,7 +12,7 @@ import (
 )
 
 // ReviewItem is one thing for a person to settle (the JSON of 'memsync
-// review --json'; README documents it).
+// review --json'; docs/commands.md documents it).
 type ReviewItem struct {
 	// Kind is stale (the code an entry cites changed), duplicate (entries
 	// nearly the same) or unused (not returned by search, show or inject

@@ -96,7 +96,7 @@ type Worktree struct {
 	Prunable bool   `json:"prunable"`
 	// State is the memory's state there: primary, linked, missing,
 	// broken, wrong-target, copy-identical, copy-diverged, unsafe,
-	// prunable, copy, lock-unshared or typechange (README: worktree list).
+	// prunable, copy, lock-unshared or typechange (docs/commands.md: worktree list).
 	State   string `json:"state"`
 	File    string `json:"file"` // <worktree>/.agent/memories.md
 	Link    string `json:"link,omitempty"`

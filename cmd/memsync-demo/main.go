@@ -171,7 +171,7 @@ func checkSnapshots(repo string, loops int) error {
 }
 
 // snapshotFile rebuilds a memory file a snapshot holds ("REF:memories.md")
-// with plain git, as README shows: its chunks, in the tree's order.
+// with plain git, as docs/reliability.md shows: its chunks, in the tree's order.
 func snapshotFile(repo, object string) ([]byte, error) {
 	list, err := exec.Command("git", "-C", repo, "cat-file", "-p", object).Output()
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/memsync/memsync"
 )
 
-// Exit codes, documented in README.md.
+// Exit codes, documented in docs/commands.md.
 const (
 	exitOK       = 0 // success
 	exitError    = 1 // an error not listed below (I/O, git)

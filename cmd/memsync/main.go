@@ -3,7 +3,7 @@
 // worktree, written under one file lock.
 //
 // This package is only the command line: it parses flags, calls the
-// packages that do the work, and prints. See README.md for the commands, the
+// packages that do the work, and prints. See docs/commands.md for the commands, the
 // JSON shapes and the exit codes.
 package main
 

@@ -14,7 +14,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/surface.txt with the public surface as it is")
 
-// publicPackages are the packages outside internal/ (README: Layout of the
+// publicPackages are the packages outside internal/ (docs/layout.md: Layout of the
 // code). A package added outside internal/ fails TestPublicSurface until it
 // is listed here and in the surface file.
 var publicPackages = []string{".", "embed", "hooks", "lock", "mcpserver", "memfile", "memory", "worktree"}

@@ -60,7 +60,7 @@ func Git(tb testing.TB, dir string, args ...string) string {
 // Show returns the exact bytes of an object, e.g. "REF:path", as git show
 // prints them; a memory file that a snapshot holds as a tree of chunks
 // (snapshot format 2) is rebuilt with plain git, chunk by chunk in the
-// tree's order, as README says to.
+// tree's order, as docs/reliability.md says to.
 func Show(tb testing.TB, dir, object string) string {
 	tb.Helper()
 	out, err := ShowErr(dir, nil, object)
