@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +83,29 @@ func filterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "branch", Usage: "only entries written on `BRANCH`"},
 		&cli.StringFlag{Name: "agent", Usage: "only entries written by `AGENT` (MEMSYNC_AGENT, RALPH_LOOP_ID, MCP caller_agent_id)"},
 	}
+}
+
+// tagFlags are the tag filters of search, list and inject: --tags keeps
+// the entries with all the tags, --any-tags those with at least one.
+func tagFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "tags", Usage: "only entries with all these comma-separated `TAGS`"},
+		&cli.StringFlag{Name: "any-tags", Usage: "only entries with at least one of these comma-separated `TAGS`"},
+	}
+}
+
+// hasTags tells whether e carries every tag of all and, when anyOf is not
+// empty, one of anyOf (any case), as search's --tags and --any-tags.
+func hasTags(e *memsync.Entry, all, anyOf []string) bool {
+	has := func(t string) bool {
+		return slices.ContainsFunc(e.Tags, func(x string) bool { return strings.EqualFold(x, t) })
+	}
+	for _, t := range all {
+		if !has(t) {
+			return false
+		}
+	}
+	return len(anyOf) == 0 || slices.ContainsFunc(anyOf, has)
 }
 
 // filterOf is the provenance filter the command line sets.
