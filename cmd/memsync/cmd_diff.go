@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
@@ -15,7 +17,10 @@ func diffCommand() command {
 			return s.print(res, err, func() {
 				s.printf("from %s to %s\n", memsync.ShortHash(res.From), memsync.ShortHash(res.To))
 				if res.Text != nil {
-					s.printf("%s", *res.Text)
+					for l := range strings.Lines(*res.Text) {
+						line, nl := strings.CutSuffix(l, "\n")
+						s.printf("%s%s", s.paint(diffColor(line), line), map[bool]string{true: "\n"}[nl])
+					}
 					return
 				}
 				if len(res.Changes) == 0 {

@@ -104,7 +104,8 @@ func (d command) action(c *cli.Context) error {
 
 // newSession is the session of the command c runs, before any memory opens.
 func newSession(c *cli.Context) *session {
-	return &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, scope: c.String("session"), c: c}
+	return &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, scope: c.String("session"), c: c,
+		color: colorOK(c.App.Writer)}
 }
 
 // allowSecretFlag is the override of the secret check, on every command that

@@ -21,6 +21,7 @@ type session struct {
 	json           bool
 	stdout, stderr io.Writer
 	scope          string // --session, MEMSYNC_SESSION; "" is the whole project
+	color          bool   // colour the output (colorOK)
 	c              *cli.Context
 }
 
@@ -182,5 +183,5 @@ func (s *session) printLine(prefix string, e *memsync.Entry) {
 	if len(e.Tags) > 0 {
 		tags = "  [" + strings.Join(e.Tags, ", ") + "]"
 	}
-	s.printf("%s%3d  %s\n", prefix, e.Number, e.ID+"  "+e.Date+"  "+e.Heading()+tags+staleNote(e))
+	s.printf("%s%3d  %s  %s  %s%s%s\n", prefix, e.Number, s.paint(yellow, e.ID), e.Date, s.paint(bold, e.Heading()), tags, s.paint(red, staleNote(e)))
 }
