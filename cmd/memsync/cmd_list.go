@@ -12,6 +12,7 @@ func listCommand() command {
 	return command{name: "list", usage: "list the memories, numbered in file order",
 		flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "archive", Usage: "list the archive"},
+			noPagerFlag,
 			&cli.StringFlag{Name: "type", Aliases: []string{"t"}, Usage: "only entries of this type"},
 			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: "at most `N` entries, the first in file order (0 = all)", DefaultText: "all"},
 		}, append(tagFlags(), filterFlags()...)...),
@@ -24,6 +25,7 @@ func listCommand() command {
 			}
 			return nil
 		},
+		pages: alwaysPage,
 		run: func(s *session, c *cli.Context) error {
 			entries, err := s.m.List(c.Context, memsync.View{Archive: c.Bool("archive")})
 			filter := filterOf(c)

@@ -15,9 +15,10 @@ func logCommand() command {
 			&cli.IntFlag{Name: "n", Usage: "show at most `N` snapshots (0: all)"},
 			&cli.BoolFlag{Name: "stat", Usage: "name the entries each snapshot added (+), removed (-) and changed (~)"},
 			&cli.BoolFlag{Name: "p", Aliases: []string{"patch"}, Usage: "--stat, and each change as a line diff of the entry"},
+			noPagerFlag,
 		},
 		args:  atMost(1, "log takes at most one entry ID"),
-		opens: repoOnly,
+		opens: repoOnly, pages: alwaysPage,
 		run: func(s *session, c *cli.Context) error {
 			o := memsync.LogOptions{N: c.Int("n"), Stat: c.Bool("stat"), Patch: c.Bool("p"), Entry: c.Args().First()}
 			entries, err := s.m.Log(c.Context, o)
@@ -27,7 +28,8 @@ func logCommand() command {
 				}
 				for _, e := range entries {
 					s.printf("%s  %s  %4d entries  %s %s ~%d  %s\n", s.paint(yellow, memsync.ShortHash(e.Commit)), e.Time, e.Entries,
-						s.paint(green, fmt.Sprintf("+%d", e.Added)), s.paint(red, fmt.Sprintf("-%d", e.Removed)), e.Changed, e.Subject)
+						s.paint(map[bool]string{true: green}[e.Added > 0], fmt.Sprintf("+%d", e.Added)),
+						s.paint(map[bool]string{true: red}[e.Removed > 0], fmt.Sprintf("-%d", e.Removed)), e.Changed, e.Subject)
 					var prov []string
 					for _, kv := range [][2]string{{"by", e.Author}, {"hook", e.Hook}, {"branch", e.Branch}, {"commit", memsync.ShortHash(e.SourceCommit)}, {"worktree", e.Worktree}, {"rollback to", memsync.ShortHash(e.Rollback)}} {
 						if kv[1] != "" {

@@ -25,6 +25,10 @@ type command struct {
 	subs                   []command
 	raw                    bool // the arguments are passed on unparsed (hook)
 	hidden                 bool // plumbing: left out of memsync --help's list, still runs
+	// pages tells whether the output may be long enough to page through
+	// $PAGER on a terminal (startPager); nil: never. Such a command has
+	// noPagerFlag.
+	pages func(*cli.Context) bool
 	// ownHookCheck: the command reports whether git runs memsync's hooks
 	// itself (hooks, doctor), so the prologue does not warn of it.
 	ownHookCheck bool
@@ -98,6 +102,10 @@ func (d command) action(c *cli.Context) error {
 				s.warn(msg)
 			}
 		}
+	}
+	if d.pages != nil && d.pages(c) {
+		finish := s.startPager(c)
+		return finish(d.run(s, c))
 	}
 	return d.run(s, c)
 }
