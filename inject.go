@@ -32,6 +32,9 @@ type InjectOptions struct {
 	Types      []string
 	Tags       []string
 	RecentDays *int
+	// AllTags keeps only entries with all of these tags (the configuration
+	// sets none).
+	AllTags []string
 }
 
 // InjectResult is a prompt with the memories put into it (the JSON of
@@ -72,6 +75,7 @@ func (o InjectOptions) settings(cfg config.Config) config.Config {
 	if o.RecentDays != nil {
 		cfg.Filter.RecentDays = *o.RecentDays
 	}
+	cfg.Filter.AllTags = o.AllTags
 	return cfg
 }
 

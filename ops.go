@@ -191,10 +191,12 @@ type origin struct{ layer, i int }
 // SearchOptions filter and bound a search.
 type SearchOptions struct {
 	View
-	Limit  int      // at most this many (0: all)
-	Tags   []string // only entries with all these tags
-	Type   string   // only entries of this type
-	Filter Filter   // only entries of this author, branch, agent
+	Limit int      // at most this many (0: all)
+	Tags  []string // only entries with all these tags
+	// AnyTags keeps only entries with at least one of these tags.
+	AnyTags []string
+	Type    string // only entries of this type
+	Filter  Filter // only entries of this author, branch, agent
 }
 
 // Search ranks the entries in the session's view for query (BM25 over
@@ -245,7 +247,7 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 	if o.Filter != (Filter{}) {
 		limit = 0 // the filter picks from all hits; the limit applies after it
 	}
-	hits := recall.Search(docs, query, recall.Options{Limit: limit, Tags: o.Tags, Type: memfile.NormalizeType(o.Type), Semantic: sem})
+	hits := recall.Search(docs, query, recall.Options{Limit: limit, Tags: o.Tags, AnyTags: o.AnyTags, Type: memfile.NormalizeType(o.Type), Semantic: sem})
 	out := make([]Entry, 0, len(hits))
 	touched := make([][]string, len(layers))
 	for _, h := range hits {

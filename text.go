@@ -4,6 +4,7 @@ import (
 	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/internal/words"
+	"github.com/memsync/memsync/memfile"
 )
 
 // The text helpers below are how memsync's own messages spell things; a
@@ -28,3 +29,7 @@ func Size(n int64) string { return words.Bytes(n) }
 // SplitList splits a comma-separated list as the configuration's lists
 // are read: "a, b,,c" is [a b c].
 func SplitList(s string) []string { return config.Split(s) }
+
+// NormalizeType is the stored form of an entry type as a user types it:
+// lower case, single spaces ("Architecture-Decision" is "architecture decision").
+func NormalizeType(t string) string { return memfile.NormalizeType(t) }

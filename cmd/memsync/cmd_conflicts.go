@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -58,52 +57,25 @@ func runConflicts(s *session, c *cli.Context) error {
 			s.printf("no recorded conflicts\n")
 			return
 		}
-		color := colorOK(s.stdout)
 		for i, j := range out {
 			if i > 0 {
 				s.printf("\n")
 			}
 			if j.Kind == "merged" {
 				s.printf("%s %s  %s\n  recorded %s (%s): edited on both sides, the edits merged as text; resolve --ours keeps the merge\n",
-					paint(color, "1", "merged"), j.ID, j.Title, j.Time, j.Source)
-				s.printf("%s\n%s\n", paint(color, "31", "--- ours before the merge"), paint(color, "32", "+++ merged (in the memory now)"))
+					s.paint(bold, "merged"), j.ID, j.Title, j.Time, j.Source)
+				s.printf("%s\n%s\n", s.paint(red, "--- ours before the merge"), s.paint(green, "+++ merged (in the memory now)"))
 			} else {
-				s.printf("%s %s  %s\n  recorded %s (%s)\n", paint(color, "1", "conflict"), j.ID, j.Title, j.Time, j.Source)
-				s.printf("%s\n%s\n", paint(color, "31", "--- ours (in the memory now)"), paint(color, "32", "+++ theirs"))
+				s.printf("%s %s  %s\n  recorded %s (%s)\n", s.paint(bold, "conflict"), j.ID, j.Title, j.Time, j.Source)
+				s.printf("%s\n%s\n", s.paint(red, "--- ours (in the memory now)"), s.paint(green, "+++ theirs"))
 			}
 			for l := range strings.Lines(j.Diff) {
 				l = strings.TrimSuffix(l, "\n")
-				code := "0"
-				for _, p := range [][2]string{{"@@", "36"}, {"-", "31"}, {"+", "32"}} {
-					if strings.HasPrefix(l, p[0]) {
-						code = p[1]
-						break
-					}
-				}
-				s.printf("%s\n", paint(color && code != "0", code, l))
+				s.printf("%s\n", s.paint(diffColor(l), l))
 			}
 		}
 		s.printf("\nsettle each with: memsync resolve ID --ours|--theirs|--edit\n")
 	})
-}
-
-// colorOK tells whether w is a terminal and NO_COLOR is unset.
-func colorOK(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// paint is s escaped (termsafe.Text), in the color of code when on.
-func paint(on bool, code, s string) painted {
-	s = memsync.Printable(s)
-	if !on {
-		return painted(s)
-	}
-	return painted("\x1b[" + code + "m" + s + "\x1b[0m")
 }
 
 func runResolve(s *session, c *cli.Context) error {

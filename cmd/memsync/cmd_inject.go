@@ -19,7 +19,8 @@ func injectCommand() command {
 			&cli.IntFlag{Name: "budget", Usage: "most `TOKENS` of memory to add (0 = no limit)", DefaultText: "4000, or the configuration's"},
 			&cli.StringFlag{Name: "query", Usage: "rank memories for this `TEXT` (default: the prompt)"},
 			&cli.StringFlag{Name: "type", Aliases: []string{"t"}, Usage: "only these comma-separated types"},
-			&cli.StringFlag{Name: "tags", Usage: "only entries with one of these comma-separated tags"},
+			&cli.StringFlag{Name: "tags", Usage: "only entries with all these comma-separated `TAGS`"},
+			&cli.StringFlag{Name: "any-tags", Usage: "only entries with at least one of these comma-separated `TAGS` (default: the configuration's tags)"},
 			&cli.IntFlag{Name: "recent-days", Usage: "only entries dated within `N` days", DefaultText: "all"},
 		},
 		args: func(c *cli.Context) error {
@@ -76,9 +77,10 @@ func injectFlags(c *cli.Context) (o memsync.InjectOptions, err error) {
 	if c.IsSet("type") {
 		o.Types = append([]string{}, memsync.SplitList(c.String("type"))...) // "" clears the configuration's
 	}
-	if c.IsSet("tags") {
-		o.Tags = append([]string{}, memsync.SplitList(c.String("tags"))...)
+	if c.IsSet("any-tags") {
+		o.Tags = append([]string{}, memsync.SplitList(c.String("any-tags"))...) // "" clears the configuration's
 	}
+	o.AllTags = memsync.SplitList(c.String("tags"))
 	if c.IsSet("recent-days") {
 		o.RecentDays = new(c.Int("recent-days"))
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -14,9 +15,10 @@ func logCommand() command {
 			&cli.IntFlag{Name: "n", Usage: "show at most `N` snapshots (0: all)"},
 			&cli.BoolFlag{Name: "stat", Usage: "name the entries each snapshot added (+), removed (-) and changed (~)"},
 			&cli.BoolFlag{Name: "p", Aliases: []string{"patch"}, Usage: "--stat, and each change as a line diff of the entry"},
+			noPagerFlag,
 		},
 		args:  atMost(1, "log takes at most one entry ID"),
-		opens: repoOnly,
+		opens: repoOnly, pages: alwaysPage,
 		run: func(s *session, c *cli.Context) error {
 			o := memsync.LogOptions{N: c.Int("n"), Stat: c.Bool("stat"), Patch: c.Bool("p"), Entry: c.Args().First()}
 			entries, err := s.m.Log(c.Context, o)
@@ -25,7 +27,9 @@ func logCommand() command {
 					s.printf("no snapshots yet (the hooks take them: memsync hooks install; or memsync snapshot)\n")
 				}
 				for _, e := range entries {
-					s.printf("%s  %s  %4d entries  +%d -%d ~%d  %s\n", memsync.ShortHash(e.Commit), e.Time, e.Entries, e.Added, e.Removed, e.Changed, e.Subject)
+					s.printf("%s  %s  %4d entries  %s %s ~%d  %s\n", s.paint(yellow, memsync.ShortHash(e.Commit)), e.Time, e.Entries,
+						s.paint(map[bool]string{true: green}[e.Added > 0], fmt.Sprintf("+%d", e.Added)),
+						s.paint(map[bool]string{true: red}[e.Removed > 0], fmt.Sprintf("-%d", e.Removed)), e.Changed, e.Subject)
 					var prov []string
 					for _, kv := range [][2]string{{"by", e.Author}, {"hook", e.Hook}, {"branch", e.Branch}, {"commit", memsync.ShortHash(e.SourceCommit)}, {"worktree", e.Worktree}, {"rollback to", memsync.ShortHash(e.Rollback)}} {
 						if kv[1] != "" {
@@ -46,6 +50,7 @@ func logCommand() command {
 // the log (mark, ID, title), each followed by its diff when there is one.
 func (s *session) printEntryChanges(changes []memsync.EntryChange) {
 	mark := map[string]string{"added": "+", "removed": "-", "changed": "~", "archived": ">", "restored": "<"}
+	color := map[string]string{"added": green, "removed": red, "changed": yellow}
 	for _, ch := range changes {
 		where := ""
 		if ch.Kind == "archived" || ch.Kind == "restored" || ch.Archive {
@@ -55,13 +60,14 @@ func (s *session) printEntryChanges(changes []memsync.EntryChange) {
 			}
 			where += ")"
 		}
-		s.printf("              %s %s  %s%s\n", mark[ch.Kind], ch.ID, ch.Title, where)
+		s.printf("              %s %s  %s%s\n", s.paint(color[ch.Kind], mark[ch.Kind]), ch.ID, ch.Title, where)
 		if ch.Diff == nil {
 			continue
 		}
 		for _, l := range strings.SplitAfter(strings.TrimSuffix(*ch.Diff, "\n"), "\n") {
 			if l != "" {
-				s.printf("                %s\n", strings.TrimSuffix(l, "\n"))
+				l = strings.TrimSuffix(l, "\n")
+				s.printf("                %s\n", s.paint(diffColor(l), l))
 			}
 		}
 	}

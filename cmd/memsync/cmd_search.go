@@ -14,13 +14,12 @@ func searchCommand() command {
 		flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "archive", Usage: "search the archive"},
 			&cli.StringFlag{Name: "layer", Usage: "project, global or all"},
-			&cli.StringFlag{Name: "tags", Usage: "only entries with all these comma-separated tags"},
 			&cli.StringFlag{Name: "type", Aliases: []string{"t"}, Usage: "only entries of this type"},
 			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Value: 20, Usage: "at most this many results (0 = all)"},
-		}, filterFlags()...),
+		}, append(tagFlags(), filterFlags()...)...),
 		args: func(c *cli.Context) error {
-			if strings.TrimSpace(strings.Join(c.Args().Slice(), " ")) == "" && c.String("tags") == "" && c.String("type") == "" && filterOf(c) == (memsync.Filter{}) {
-				return usageError{fmt.Errorf("search needs a QUERY (or --tags, --type, --author, --branch, --agent)")}
+			if strings.TrimSpace(strings.Join(c.Args().Slice(), " ")) == "" && c.String("tags") == "" && c.String("any-tags") == "" && c.String("type") == "" && filterOf(c) == (memsync.Filter{}) {
+				return usageError{fmt.Errorf("search needs a QUERY (or --tags, --any-tags, --type, --author, --branch, --agent)")}
 			}
 			if l := c.String("layer"); l != "" && l != "project" && l != "global" && l != "all" {
 				return usageError{fmt.Errorf("--layer is project, global or all, not %q", l)}
@@ -48,11 +47,12 @@ func runSearch(s *session, c *cli.Context) error {
 		layers = append(layers, g)
 	}
 	hits, err := memsync.SearchLayers(c.Context, query, memsync.SearchOptions{
-		View:   memsync.View{Archive: c.Bool("archive")},
-		Limit:  c.Int("limit"),
-		Tags:   memsync.SplitList(c.String("tags")),
-		Type:   c.String("type"),
-		Filter: filterOf(c),
+		View:    memsync.View{Archive: c.Bool("archive")},
+		Limit:   c.Int("limit"),
+		Tags:    memsync.SplitList(c.String("tags")),
+		AnyTags: memsync.SplitList(c.String("any-tags")),
+		Type:    c.String("type"),
+		Filter:  filterOf(c),
 	}, layers...)
 	if err == nil && len(hits) == 0 {
 		s.hintSync(c)

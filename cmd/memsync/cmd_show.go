@@ -8,8 +8,9 @@ import (
 
 func showCommand() command {
 	return command{name: "show", usage: "show memories in full", argsUsage: "ID...",
-		flags: []cli.Flag{&cli.BoolFlag{Name: "archive", Usage: "show entries of the archive"}},
+		flags: []cli.Flag{&cli.BoolFlag{Name: "archive", Usage: "show entries of the archive"}, noPagerFlag},
 		args:  atLeastOne("show needs an ID"),
+		pages: func(c *cli.Context) bool { return c.NArg() > 1 }, // one entry is short
 		run:   runShow,
 	}
 }

@@ -74,11 +74,12 @@ func countChanges(active, archive []memsync.Change) string {
 // printChanges prints one line per changed entry: prefix, +/-/~, ID, heading.
 func (s *session) printChanges(changes []memsync.Change, prefix string) {
 	mark := map[string]string{"added": "+", "removed": "-", "changed": "~"}
+	color := map[string]string{"added": green, "removed": red, "changed": yellow}
 	for _, ch := range changes {
 		e := ch.After
 		if e == nil {
 			e = ch.Before
 		}
-		s.printf("%s%s %s\n", prefix, mark[ch.Kind], ch.ID+"  "+e.Heading())
+		s.printf("%s%s %s  %s\n", prefix, s.paint(color[ch.Kind], mark[ch.Kind]), ch.ID, e.Heading())
 	}
 }

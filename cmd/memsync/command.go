@@ -25,6 +25,10 @@ type command struct {
 	subs                   []command
 	raw                    bool // the arguments are passed on unparsed (hook)
 	hidden                 bool // plumbing: left out of memsync --help's list, still runs
+	// pages tells whether the output may be long enough to page through
+	// $PAGER on a terminal (startPager); nil: never. Such a command has
+	// noPagerFlag.
+	pages func(*cli.Context) bool
 	// ownHookCheck: the command reports whether git runs memsync's hooks
 	// itself (hooks, doctor), so the prologue does not warn of it.
 	ownHookCheck bool
@@ -99,12 +103,17 @@ func (d command) action(c *cli.Context) error {
 			}
 		}
 	}
+	if d.pages != nil && d.pages(c) {
+		finish := s.startPager(c)
+		return finish(d.run(s, c))
+	}
 	return d.run(s, c)
 }
 
 // newSession is the session of the command c runs, before any memory opens.
 func newSession(c *cli.Context) *session {
-	return &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, scope: c.String("session"), c: c}
+	return &session{json: c.Bool("json"), stdout: c.App.Writer, stderr: c.App.ErrWriter, scope: c.String("session"), c: c,
+		color: colorOK(c.App.Writer)}
 }
 
 // allowSecretFlag is the override of the secret check, on every command that

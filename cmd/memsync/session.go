@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ type session struct {
 	json           bool
 	stdout, stderr io.Writer
 	scope          string // --session, MEMSYNC_SESSION; "" is the whole project
+	color          bool   // colour the output (colorOK)
 	c              *cli.Context
 }
 
@@ -82,6 +84,29 @@ func filterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "branch", Usage: "only entries written on `BRANCH`"},
 		&cli.StringFlag{Name: "agent", Usage: "only entries written by `AGENT` (MEMSYNC_AGENT, RALPH_LOOP_ID, MCP caller_agent_id)"},
 	}
+}
+
+// tagFlags are the tag filters of search, list and inject: --tags keeps
+// the entries with all the tags, --any-tags those with at least one.
+func tagFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "tags", Usage: "only entries with all these comma-separated `TAGS`"},
+		&cli.StringFlag{Name: "any-tags", Usage: "only entries with at least one of these comma-separated `TAGS`"},
+	}
+}
+
+// hasTags tells whether e carries every tag of all and, when anyOf is not
+// empty, one of anyOf (any case), as search's --tags and --any-tags.
+func hasTags(e *memsync.Entry, all, anyOf []string) bool {
+	has := func(t string) bool {
+		return slices.ContainsFunc(e.Tags, func(x string) bool { return strings.EqualFold(x, t) })
+	}
+	for _, t := range all {
+		if !has(t) {
+			return false
+		}
+	}
+	return len(anyOf) == 0 || slices.ContainsFunc(anyOf, has)
 }
 
 // filterOf is the provenance filter the command line sets.
@@ -158,5 +183,5 @@ func (s *session) printLine(prefix string, e *memsync.Entry) {
 	if len(e.Tags) > 0 {
 		tags = "  [" + strings.Join(e.Tags, ", ") + "]"
 	}
-	s.printf("%s%3d  %s\n", prefix, e.Number, e.ID+"  "+e.Date+"  "+e.Heading()+tags+staleNote(e))
+	s.printf("%s%3d  %s  %s  %s%s%s\n", prefix, e.Number, s.paint(yellow, e.ID), e.Date, s.paint(bold, e.Heading()), tags, s.paint(red, staleNote(e)))
 }

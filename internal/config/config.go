@@ -60,6 +60,7 @@ const BytesPerToken = 4
 type Filter struct {
 	Types      []string // only these types (empty: all)
 	Tags       []string // only entries with at least one of these tags (empty: all)
+	AllTags    []string // only entries with all of these tags (empty: all)
 	RecentDays int      // only entries dated within this many days (0: all)
 }
 

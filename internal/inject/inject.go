@@ -405,6 +405,9 @@ func candidates(f *memfile.File, opts Options, res *Result) []int {
 			(len(flt.Tags) == 0 || slices.ContainsFunc(e.Tags, func(t string) bool {
 				return slices.ContainsFunc(flt.Tags, func(w string) bool { return strings.EqualFold(t, w) })
 			})) &&
+			!slices.ContainsFunc(flt.AllTags, func(w string) bool {
+				return !slices.ContainsFunc(e.Tags, func(t string) bool { return strings.EqualFold(t, w) })
+			}) &&
 			(since == "" || (len(e.Date) >= 10 && e.Date[:10] >= since)) &&
 			(opts.Keep == nil || opts.Keep(e))
 		if ok {

@@ -124,6 +124,10 @@ func TestFilterAndDamage(t *testing.T) {
 	if len(res.Chosen) != 1 || f.Entries[res.Chosen[0]].Title != "New fix" || res.Filtered != 3 || res.Omitted != 0 {
 		t.Fatalf("chosen %v filtered %d omitted %d", res.Chosen, res.Filtered, res.Omitted)
 	}
+	all := Select(f, Options{Filter: config.Filter{Tags: []string{"api", "ui"}, AllTags: []string{"API"}, RecentDays: 7}, Now: now})
+	if len(all.Chosen) != 2 || all.Filtered != 2 {
+		t.Fatalf("all tags: chosen %v filtered %d", all.Chosen, all.Filtered)
+	}
 	if !utf8.ValidString(res.Block) {
 		t.Fatalf("block is not valid UTF-8: %q", res.Block)
 	}

@@ -47,7 +47,10 @@ type Doc struct {
 type Options struct {
 	Limit int      // 0 = no limit
 	Tags  []string // if set, a doc must carry ALL these tags (case-insensitive)
-	Type  string   // if set, a doc's Type must equal it (case-insensitive)
+	// AnyTags, if set, keeps only docs carrying at least one of these tags
+	// (case-insensitive).
+	AnyTags []string
+	Type    string // if set, a doc's Type must equal it (case-insensitive)
 	// Keywords drops the query's common words ("the", "why", ...) entirely
 	// when it has others, even from the substring fallback: for long
 	// queries such as a whole prompt, where they only cost time.
@@ -148,7 +151,11 @@ func keep(d *Doc, opts Options) bool {
 			return false
 		}
 	}
-	return true
+	return len(opts.AnyTags) == 0 || slices.ContainsFunc(d.Tags, func(tag string) bool {
+		return slices.ContainsFunc(opts.AnyTags, func(want string) bool {
+			return strings.EqualFold(strings.TrimSpace(tag), strings.TrimSpace(want))
+		})
+	})
 }
 
 // queryTerms returns the distinct terms of query, in order, at most maxTerms.

@@ -130,6 +130,18 @@ func TestSearchRanking(t *testing.T) {
 			want:  []int{2, 0},
 		},
 		{
+			name: "any-tag filter needs one of them",
+			docs: []Doc{
+				{Title: "retry a", Tags: []string{"go", "db"}},
+				{Title: "retry b", Tags: []string{"web"}},
+				{Title: "retry c", Tags: []string{"DB", "x"}},
+				{Title: "retry d"},
+			},
+			query: "retry",
+			opts:  Options{AnyTags: []string{"WEB", "none"}},
+			want:  []int{1},
+		},
+		{
 			name: "limit",
 			docs: []Doc{
 				{Title: "retry"}, {Title: "retry retry"}, {Title: "retry"}, {Title: "retry"},
