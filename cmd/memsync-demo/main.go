@@ -144,6 +144,9 @@ func demo(keep bool, adds int) error {
 	}
 	if keep {
 		fmt.Println("\nkept:", repo)
+		fmt.Printf("look at what it made (the memory, each loop's entries, the snapshots):\n  %s -C %s ui\n", bin, repo)
+	} else {
+		fmt.Println("\nto look at what it made in a page: go run ./cmd/memsync-demo -keep, then the memsync ui command it prints")
 	}
 	return nil
 }
