@@ -54,7 +54,6 @@ type Checker struct {
 	// called only for a cited path that is gone, once per commit.
 	Renames func(commit string) (map[string]string, error)
 
-	top     string // Top with its links resolved
 	renames map[string]map[string]string
 }
 
@@ -166,23 +165,10 @@ func (k *Checker) find(c Citation, p string) found {
 	return f
 }
 
-// read reads a cited file, never through a link that leads out of the top.
+// read reads a cited file, never through a link that leads out of the top
+// (fsutil.ReadWithin), at most MaxFile bytes.
 func (k *Checker) read(full string) ([]byte, error) {
-	if k.top == "" {
-		top, err := filepath.EvalSymlinks(k.Top)
-		if err != nil {
-			return nil, err
-		}
-		k.top = top
-	}
-	real, err := filepath.EvalSymlinks(full)
-	if err != nil {
-		return nil, err
-	}
-	if rel, err := filepath.Rel(k.top, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil, &fsutil.OutsideError{Path: full, Target: real, Root: k.Top}
-	}
-	b, err := fsutil.ReadFile(real, MaxFile)
+	b, err := fsutil.ReadWithin(full, k.Top, MaxFile)
 	if tl := (*fsutil.TooLargeError)(nil); errors.As(err, &tl) {
 		return nil, fmt.Errorf("%s is too large to check (%d bytes)", filepath.Base(full), tl.Size)
 	}
