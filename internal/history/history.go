@@ -35,7 +35,6 @@ import (
 	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/hugepage"
-	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -341,26 +340,17 @@ func (h *History) Limit(name string) int64 {
 	return 2 * limit
 }
 
-// Live reads the live memory files under the readers' lock.
-func (h *History) Live() (Files, error) {
+// Live reads the live memory files under the readers' lock (readLocked);
+// no files where there is no memory home yet.
+func (h *History) Live() (f Files, err error) {
 	if _, err := os.Stat(h.Store.Home); err != nil {
 		return Files{}, nil
 	}
-	lp, err := h.Store.LockPath()
-	if err != nil {
-		return Files{}, err
-	}
-	// As memfile's readers do: without the lock only where the lock file
-	// cannot be created (a read-only home); appends are single writes and
-	// rewrites renames, so the files read are whole.
-	l, err := lock.Shared(h.Store.Context(), lp, h.Store.LockTimeout)
-	switch {
-	case err == nil:
-		defer func() { _ = l.Release() }()
-	case errors.Is(err, lock.ErrTimeout):
-		return Files{}, err
-	}
-	return h.readLiveLocked()
+	err = h.readLocked(func() (err error) {
+		f, err = h.readLiveLocked()
+		return err
+	})
+	return f, err
 }
 
 // readLiveLocked reads the bytes of the live files; the caller holds the lock.

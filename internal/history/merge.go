@@ -386,9 +386,11 @@ func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, bef
 		encodeCommit(tree, parents, time.Now(), msg, h.identity())))
 }
 
-// readLocked runs fn under the readers' lock, as Live reads: it creates
-// nothing (no home, no lock file) where there is no memory yet, and reads
-// without the lock where the lock file cannot be created.
+// readLocked runs fn under the readers' lock: it creates nothing (no
+// home, no lock file) where there is no memory yet, and, as memfile's
+// readers do, reads without the lock where the lock file cannot be created
+// (a read-only home): appends are single writes and rewrites renames, so
+// the files read are whole.
 func (h *History) readLocked(fn func() error) error {
 	if _, err := os.Stat(h.Store.Home); err != nil {
 		return fn()
