@@ -36,25 +36,20 @@ func (c Citation) Lines() bool { return c.Start > 0 }
 
 // Where is the citation as a person reads it: "db/pool.go lines 10-12",
 // "db/pool.go line 4", "db/pool.go".
-func (c Citation) Where() string {
-	switch {
-	case !c.Lines():
-		return c.Path
-	case c.Start == c.End:
-		return fmt.Sprintf("%s line %d", c.Path, c.Start)
-	}
-	return fmt.Sprintf("%s lines %d-%d", c.Path, c.Start, c.End)
-}
+func (c Citation) Where() string { return c.format("%s line %d", "%s lines %d-%d") }
 
 // Spec is the citation as a person writes it: PATH[:LINE[-LINE]].
-func (c Citation) Spec() string {
+func (c Citation) Spec() string { return c.format("%s:%d", "%s:%d-%d") }
+
+// format is the path alone, or with the line (one) or the range (many).
+func (c Citation) format(one, many string) string {
 	switch {
 	case !c.Lines():
 		return c.Path
 	case c.Start == c.End:
-		return fmt.Sprintf("%s:%d", c.Path, c.Start)
+		return fmt.Sprintf(one, c.Path, c.Start)
 	}
-	return fmt.Sprintf("%s:%d-%d", c.Path, c.Start, c.End)
+	return fmt.Sprintf(many, c.Path, c.Start, c.End)
 }
 
 // ShortCommit is the commit's first 7 characters.
