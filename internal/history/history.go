@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -320,6 +321,20 @@ func (h *History) readCached(s stored, limit int64) ([]byte, error) {
 	data, err := h.read(s, limit, h.chunks)
 	h.chunkBytes += len(data)
 	return data, err
+}
+
+// know adds the live file's chunks c (nil: none) to h.chunks, so that
+// reading another snapshot (theirs, a merge base) decompresses only the
+// chunks the live file lacks. They are the live file's own bytes, not
+// counted against maxChunkCache.
+func (h *History) know(c *chunked) {
+	if c == nil {
+		return
+	}
+	if h.chunks == nil {
+		h.chunks = map[plumbing.Hash][]byte{}
+	}
+	maps.Copy(h.chunks, c.byHash)
 }
 
 // Limit is the largest memory file (MemoryName or ArchiveName) memsync

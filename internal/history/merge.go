@@ -33,11 +33,13 @@ type MergeOptions struct {
 	Source     string // names the other side in messages and the conflict log ("sync origin")
 	Provenance Provenance
 	// Independent says that no snapshot MergeAll is given is an ancestor
-	// of another or of ours (git merge-base --independent said so), and
+	// of another or of ours (git merge-base --independent said so);
 	// Descends, when set, that the one snapshot given descends from that
-	// commit, so git need not be asked again.
+	// commit, and Apart that ours is an ancestor of none of them either;
+	// so git need not be asked again.
 	Independent bool
 	Descends    string
+	Apart       bool
 }
 
 // MergeResult is what MergeFrom did, or with DryRun would do.
@@ -173,7 +175,7 @@ func (h *History) planMerge(ctx context.Context, res *MergeResult, live Files, o
 	ff := res.Ours == ""
 	if !ff && len(res.Heads) == 1 {
 		var err error
-		if ff = res.Ours == opts.Descends; !ff && opts.Descends == "" {
+		if ff = res.Ours == opts.Descends; !ff && opts.Descends == "" && !opts.Apart {
 			if ff, err = h.isAncestor(ctx, res.Ours, res.Theirs); err != nil {
 				return nil, err
 			}

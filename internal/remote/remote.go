@@ -217,6 +217,8 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 		refOf[merging] = ref
 	}
 	mopts := history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance, Independent: true}
+	// ours is no ancestor of theirs (unless a purge rewrote either side).
+	mopts.Apart = oursListed && ours != "" && len(rewritten) == 0 && len(res.Purged) == 0
 	if !oursListed && len(heads) == 1 && heads[0] == fetched[refs[0]] {
 		mopts.Descends = ours // ours is behind the one snapshot: a fast-forward, unless the memory changed since
 	}
