@@ -66,6 +66,7 @@ type History struct {
 	// decompressed once (at most maxChunkCache bytes).
 	chunks     map[plumbing.Hash][]byte
 	chunkBytes int
+	bases      map[[2]string]string // MergeBase's answers for two commits
 }
 
 // maxChunkCache bounds the bytes History.chunks holds.

@@ -263,7 +263,7 @@ func (h *History) mergeSides(ctx context.Context, res *MergeResult, ours merge.S
 	}
 	for i, side := range sides {
 		t := res.Heads[i]
-		base, err := h.mergeBase(ctx, t, merged...)
+		base, err := h.MergeBase(ctx, t, merged...)
 		if err != nil {
 			return ours, err
 		}
@@ -447,8 +447,28 @@ func (h *History) isAncestor(ctx context.Context, a, b string) (bool, error) {
 	return false, gitcmd.Wrap(cmd.Args[1:], err, stderr.String())
 }
 
-// mergeBase is the best common ancestor of a and a merge of others, ""
-// when they have none (or others is empty).
+// MergeBase is the best common ancestor of a and a merge of others, ""
+// when they have none (or others is empty). The answer for two commits is
+// kept, so a sync that asks before merging does not ask git twice.
+func (h *History) MergeBase(ctx context.Context, a string, others ...string) (string, error) {
+	if len(others) != 1 {
+		return h.mergeBase(ctx, a, others...)
+	}
+	key := [2]string{min(a, others[0]), max(a, others[0])} // symmetric for two
+	if base, ok := h.bases[key]; ok {
+		return base, nil
+	}
+	base, err := h.mergeBase(ctx, a, others...)
+	if err == nil {
+		if h.bases == nil {
+			h.bases = map[[2]string]string{}
+		}
+		h.bases[key] = base
+	}
+	return base, err
+}
+
+// mergeBase is MergeBase, asking git.
 func (h *History) mergeBase(ctx context.Context, a string, others ...string) (string, error) {
 	if len(others) == 0 {
 		return "", nil

@@ -262,6 +262,15 @@ func independent(ctx context.Context, h *history.History, ours string, fetched m
 	if len(hashes) == 0 {
 		return nil, true, nil
 	}
+	if len(hashes) == 1 && ours != "" {
+		// One snapshot and ours: their merge base tells all, and the merge
+		// needs it anyway.
+		base, err := h.MergeBase(ctx, hashes[0], ours)
+		if err != nil || base == hashes[0] {
+			return nil, true, err // theirs is in ours
+		}
+		return []string{refOf[hashes[0]]}, base != ours, nil
+	}
 	args := []string{"--git-dir=" + h.Repo.CommonDir, "merge-base", "--independent"}
 	if ours != "" {
 		args = append(args, ours)
