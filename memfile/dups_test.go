@@ -97,3 +97,18 @@ func FuzzContentHash(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNormalizesTo: normalizesTo(t, want) is NormalizeType(t) == want,
+// for want the normal form of t, of a near string, and of t itself.
+func FuzzNormalizesTo(f *testing.F) {
+	for _, s := range [][2]string{{"Architecture Decision", "architecture decision"}, {"  fix_-bug ", "fix bug"}, {"Ünïcode\u00a0Type", "ünïcode type"}, {"bad\xff", "bad\ufffd"}, {"", ""}, {"a", "a "}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, s, other string) {
+		for _, want := range []string{NormalizeType(s), other, s, NormalizeType(other)} {
+			if got, exp := normalizesTo(s, want), NormalizeType(s) == want; got != exp {
+				t.Fatalf("normalizesTo(%q, %q) = %v, NormalizeType gives %q", s, want, got, NormalizeType(s))
+			}
+		}
+	})
+}
