@@ -61,7 +61,7 @@ func testGitEnv(tb testing.TB) []string {
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@memsync.invalid",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@memsync.invalid"}
 	for _, kv := range gitcmd.Env() {
-		if !hasAnyPrefix(kv, "HOME=", "MEMSYNC_") {
+		if !hasAnyPrefix(kv, "HOME=", "MEMSYNC_", "XDG_DATA_HOME=") {
 			env = append(env, kv)
 		}
 	}
