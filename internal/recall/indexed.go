@@ -1,0 +1,159 @@
+package recall
+
+import (
+	"slices"
+)
+
+// Counts are a term's counts in each field of a doc (title, tags, type,
+// content), as Search counts them.
+type Counts [numFields]uint32
+
+// Posting is a doc that holds a term as a token, and the term's counts in it.
+type Posting struct {
+	Doc    int
+	Counts Counts
+}
+
+// Lens are the lengths in bytes of a doc's fields, as Search measures them
+// (the tags' lengths added up).
+func Lens(d *Doc) Counts {
+	l := Counts{fTitle: uint32(len(d.Title)), fType: uint32(len(d.Type)), fContent: uint32(len(d.Content))}
+	for _, t := range d.Tags {
+		l[fTags] += uint32(len(t))
+	}
+	return l
+}
+
+// Terms calls fn with each distinct term of d and its counts, the terms in
+// the order they first occur: what an index of d holds. Search counts the
+// same terms with the same counts.
+func Terms(d *Doc, fn func(term string, c Counts)) {
+	var order []string
+	counts := map[string]*Counts{}
+	var tok tokenizer
+	field := 0
+	count := func(b []byte) {
+		c := counts[string(b)]
+		if c == nil {
+			t := string(b)
+			c = &Counts{}
+			counts[t] = c
+			order = append(order, t)
+		}
+		c[field]++
+	}
+	field = fTitle
+	tok.run(d.Title, count)
+	field = fTags
+	for _, t := range d.Tags {
+		tok.run(t, count)
+	}
+	field = fType
+	tok.run(d.Type, count)
+	field = fContent
+	tok.run(d.Content, count)
+	for _, t := range order {
+		fn(t, *counts[t])
+	}
+}
+
+// Indexed is a set of docs whose terms were counted ahead of the query (an
+// index, see Terms): what SearchIndexed ranks.
+type Indexed interface {
+	// Len is the number of docs.
+	Len() int
+	// Meta is doc i with its Type and Tags (what the filters of Options
+	// read); Title and Content may be empty.
+	Meta(i int) Doc
+	// Lens are the lengths of doc i's fields (see Lens).
+	Lens(i int) Counts
+	// Postings are the docs that hold term as a token, by Doc ascending.
+	Postings(term string) []Posting
+	// Doc is doc i whole (Options.MaxTerms reads a sample of them).
+	Doc(i int) Doc
+}
+
+// SearchIndexed is Search over the docs of ix, with the same hits in the
+// same order and the same scores. It reports false when the index cannot
+// tell them: with opts.Semantic, and when no doc holds a query term as a
+// token (Search then looks for the terms inside longer words); the caller
+// then runs Search over the docs.
+func SearchIndexed(ix Indexed, query string, opts Options) (hits []Hit, ok bool) {
+	if opts.Semantic != nil {
+		return nil, false
+	}
+	n := ix.Len()
+	in := make([]bool, n)
+	idx := make([]int, 0, n)
+	filtered := opts.Type != "" || len(opts.Tags) > 0 || len(opts.AnyTags) > 0
+	for i := range n {
+		if filtered {
+			if d := ix.Meta(i); !keep(&d, opts) {
+				continue
+			}
+		}
+		in[i] = true
+		idx = append(idx, i)
+	}
+	terms := queryTerms(query)
+	if opts.Keywords {
+		terms = withoutStopwords(terms)
+	}
+	if opts.MaxTerms > 0 && len(terms) > opts.MaxTerms {
+		terms = rarest(func(i int) Doc { return ix.Doc(i) }, idx, terms, opts.MaxTerms)
+	}
+	if len(terms) == 0 {
+		hits = make([]Hit, len(idx))
+		for k, i := range idx {
+			hits[k] = Hit{Index: i}
+		}
+	} else {
+		scored := withoutStopwords(terms)
+		nt := len(terms)
+		row := map[int]int{} // doc -> its place in cands
+		var cands []cand
+		var tfs [][numFields]float64
+		df := make([]float64, nt)
+		for t, term := range terms {
+			if !slices.Contains(scored, term) {
+				continue
+			}
+			for _, p := range ix.Postings(term) {
+				if p.Doc < 0 || p.Doc >= n || !in[p.Doc] || p.Counts == (Counts{}) {
+					continue
+				}
+				k, seen := row[p.Doc]
+				if !seen {
+					k = len(cands)
+					row[p.Doc] = k
+					cands = append(cands, cand{i: p.Doc, lens: float(ix.Lens(p.Doc))})
+					tfs = append(tfs, make([][numFields]float64, nt)...)
+				}
+				tfs[k*nt+t] = float(p.Counts)
+				df[t]++
+			}
+		}
+		if len(cands) == 0 {
+			return nil, false
+		}
+		var avg [numFields]float64
+		for _, i := range idx {
+			for f, l := range ix.Lens(i) {
+				avg[f] += float64(l)
+			}
+		}
+		hits, _ = score(cands, tfs, terms, scored, df, float64(len(idx)), avg)
+	}
+	slices.SortFunc(hits, byScore)
+	if opts.Limit > 0 && len(hits) > opts.Limit {
+		hits = hits[:opts.Limit]
+	}
+	return hits, true
+}
+
+func float(c Counts) (f [numFields]float64) {
+	for i, v := range c {
+		f[i] = float64(v)
+	}
+	return f
+}
