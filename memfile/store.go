@@ -280,14 +280,40 @@ func (s *Store) load(path string, locked bool) (*File, error) {
 // loadReusing is load that returns prev when the file holds the bytes prev
 // was parsed from.
 func (s *Store) loadReusing(path string, locked bool, prev *File) (*File, error) {
+	var f *File
+	err := s.read(path, locked, func(data []byte) error {
+		switch {
+		case data == nil:
+			f = &File{Preamble: Header + "\n"}
+		case prev != nil && prev.src != nil && bytes.Equal(prev.src, data):
+			f = prev
+		default:
+			f = parseOwned(data)
+		}
+		return nil
+	})
+	return f, err
+}
+
+// ReadActive calls fn with the bytes of the active file (nil when there is
+// none) read under the readers' lock, which it holds while fn runs: no
+// writer changes the file meanwhile. fn must not change data, nor call the
+// Store's locking methods.
+func (s *Store) ReadActive(fn func(data []byte) error) error {
+	return s.read(s.Path(), true, fn)
+}
+
+// read is the one read of a memory file: resolved, under the readers' lock
+// (locked) held while fn runs on its bytes, nil for a missing file.
+func (s *Store) read(path string, locked bool, fn func(data []byte) error) error {
 	target, err := s.Resolve(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if locked {
 		lp, err := s.readLockPath()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, err := os.Stat(s.Home); err == nil {
 			// A reader that cannot create the lock file (a read-only
@@ -299,21 +325,18 @@ func (s *Store) loadReusing(path string, locked bool, prev *File) (*File, error)
 			case err == nil:
 				defer func() { _ = l.Release() }()
 			case errors.Is(err, lock.ErrTimeout):
-				return nil, err
+				return err
 			}
 		}
 	}
 	data, err := hugepage.ReadFile(target)
 	if errors.Is(err, os.ErrNotExist) {
-		return &File{Preamble: Header + "\n"}, nil
+		return fn(nil)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if prev != nil && prev.src != nil && bytes.Equal(prev.src, data) {
-		return prev, nil
-	}
-	return parseOwned(data), nil
+	return fn(data)
 }
 
 // WithLock runs fn holding the writers' lock, creating the home if needed.
