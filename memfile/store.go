@@ -82,6 +82,11 @@ type Store struct {
 	// first under the same hold of the lock (a hook because package history
 	// imports this one).
 	Locked func() error
+	// Appended, when set, runs after each append to the active file, under
+	// the writers' lock, with the file and its state before and after: the
+	// root package keeps the search index's stamp with it (a hook because
+	// package searchidx imports this one). It cannot fail the append.
+	Appended func(f *os.File, before, after os.FileInfo)
 
 	ctx context.Context // lock waits end when it is done (WithContext)
 }
@@ -295,12 +300,26 @@ func (s *Store) loadReusing(path string, locked bool, prev *File) (*File, error)
 	return f, err
 }
 
-// ReadActive calls fn with the bytes of the active file (nil when there is
-// none) read under the readers' lock, which it holds while fn runs: no
-// writer changes the file meanwhile. fn must not change data, nor call the
-// Store's locking methods.
-func (s *Store) ReadActive(fn func(data []byte) error) error {
-	return s.read(s.Path(), true, fn)
+// ViewActive calls fn with the active file open for reading (nil when
+// there is none), under the readers' lock, which it holds while fn runs: no
+// writer changes the file meanwhile. fn must not call the Store's locking
+// methods.
+func (s *Store) ViewActive(fn func(f *os.File) error) error {
+	target, err := s.Resolve(s.Path())
+	if err != nil {
+		return err
+	}
+	return s.readLocked(true, func() error {
+		f, err := os.Open(target)
+		if errors.Is(err, os.ErrNotExist) {
+			return fn(nil)
+		}
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		return fn(f)
+	})
 }
 
 // read is the one read of a memory file: resolved, under the readers' lock
@@ -310,6 +329,20 @@ func (s *Store) read(path string, locked bool, fn func(data []byte) error) error
 	if err != nil {
 		return err
 	}
+	return s.readLocked(locked, func() error {
+		data, err := hugepage.ReadFile(target)
+		if errors.Is(err, os.ErrNotExist) {
+			return fn(nil)
+		}
+		if err != nil {
+			return err
+		}
+		return fn(data)
+	})
+}
+
+// readLocked runs fn under the readers' lock (when locked).
+func (s *Store) readLocked(locked bool, fn func() error) error {
 	if locked {
 		lp, err := s.readLockPath()
 		if err != nil {
@@ -329,14 +362,7 @@ func (s *Store) read(path string, locked bool, fn func(data []byte) error) error
 			}
 		}
 	}
-	data, err := hugepage.ReadFile(target)
-	if errors.Is(err, os.ErrNotExist) {
-		return fn(nil)
-	}
-	if err != nil {
-		return err
-	}
-	return fn(data)
+	return fn()
 }
 
 // WithLock runs fn holding the writers' lock, creating the home if needed.

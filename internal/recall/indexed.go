@@ -83,17 +83,21 @@ func SearchIndexed(ix Indexed, query string, opts Options) (hits []Hit, ok bool)
 		return nil, false
 	}
 	n := ix.Len()
-	in := make([]bool, n)
+	// in tells the docs that pass the filters (nil: all of them).
+	var in []bool
 	idx := make([]int, 0, n)
-	filtered := opts.Type != "" || len(opts.Tags) > 0 || len(opts.AnyTags) > 0
-	for i := range n {
-		if filtered {
-			if d := ix.Meta(i); !keep(&d, opts) {
-				continue
+	if opts.Type != "" || len(opts.Tags) > 0 || len(opts.AnyTags) > 0 {
+		in = make([]bool, n)
+		for i := range n {
+			if d := ix.Meta(i); keep(&d, opts) {
+				in[i] = true
+				idx = append(idx, i)
 			}
 		}
-		in[i] = true
-		idx = append(idx, i)
+	} else {
+		for i := range n {
+			idx = append(idx, i)
+		}
 	}
 	terms := queryTerms(query)
 	if opts.Keywords {
@@ -107,48 +111,89 @@ func SearchIndexed(ix Indexed, query string, opts Options) (hits []Hit, ok bool)
 		for k, i := range idx {
 			hits[k] = Hit{Index: i}
 		}
-	} else {
-		scored := withoutStopwords(terms)
-		nt := len(terms)
-		row := map[int]int{} // doc -> its place in cands
-		var cands []cand
-		var tfs [][numFields]float64
-		df := make([]float64, nt)
-		for t, term := range terms {
-			if !slices.Contains(scored, term) {
+		return best(hits, opts.Limit), true
+	}
+	scored := withoutStopwords(terms)
+	nt := len(terms)
+	row := make([]int32, n) // doc -> 1 + its place in cands
+	var cands []cand
+	var tfs [][numFields]float64
+	df := make([]float64, nt)
+	for t, term := range terms {
+		if !slices.Contains(scored, term) {
+			continue
+		}
+		for _, p := range ix.Postings(term) {
+			if p.Doc < 0 || p.Doc >= n || in != nil && !in[p.Doc] || p.Counts == (Counts{}) {
 				continue
 			}
-			for _, p := range ix.Postings(term) {
-				if p.Doc < 0 || p.Doc >= n || !in[p.Doc] || p.Counts == (Counts{}) {
-					continue
-				}
-				k, seen := row[p.Doc]
-				if !seen {
-					k = len(cands)
-					row[p.Doc] = k
-					cands = append(cands, cand{i: p.Doc, lens: float(ix.Lens(p.Doc))})
-					tfs = append(tfs, make([][numFields]float64, nt)...)
-				}
-				tfs[k*nt+t] = float(p.Counts)
-				df[t]++
+			k := int(row[p.Doc]) - 1
+			if k < 0 {
+				k = len(cands)
+				row[p.Doc] = int32(k + 1)
+				cands = append(cands, cand{i: p.Doc, lens: float(ix.Lens(p.Doc))})
+				tfs = append(tfs, make([][numFields]float64, nt)...)
 			}
+			tfs[k*nt+t] = float(p.Counts)
+			df[t]++
 		}
-		if len(cands) == 0 {
-			return nil, false
+	}
+	if len(cands) == 0 {
+		return nil, false
+	}
+	var sums [numFields]float64
+	for _, i := range idx {
+		for f, l := range ix.Lens(i) {
+			sums[f] += float64(l)
 		}
-		var avg [numFields]float64
-		for _, i := range idx {
-			for f, l := range ix.Lens(i) {
-				avg[f] += float64(l)
+	}
+	hits, _ = score(cands, tfs, terms, scored, df, float64(len(idx)), sums)
+	return best(hits, opts.Limit), true
+}
+
+// best is the first limit hits in Search's order (byScore), all of them
+// when limit is 0: a heap picks a few of many without sorting them all.
+func best(hits []Hit, limit int) []Hit {
+	if limit <= 0 || limit*8 >= len(hits) {
+		slices.SortFunc(hits, byScore)
+		if limit > 0 && len(hits) > limit {
+			hits = hits[:limit]
+		}
+		return hits
+	}
+	// top is a heap of the best limit so far, the worst of them at top[0].
+	top := make([]Hit, 0, limit)
+	worse := func(a, b Hit) bool { return byScore(a, b) > 0 }
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(top) {
+				return
 			}
+			if c+1 < len(top) && worse(top[c+1], top[c]) {
+				c++
+			}
+			if !worse(top[c], top[i]) {
+				return
+			}
+			top[i], top[c] = top[c], top[i]
+			i = c
 		}
-		hits, _ = score(cands, tfs, terms, scored, df, float64(len(idx)), avg)
 	}
-	slices.SortFunc(hits, byScore)
-	if opts.Limit > 0 && len(hits) > opts.Limit {
-		hits = hits[:opts.Limit]
+	for _, h := range hits {
+		switch {
+		case len(top) < limit:
+			top = append(top, h)
+			for i := len(top) - 1; i > 0 && worse(top[i], top[(i-1)/2]); i = (i - 1) / 2 {
+				top[i], top[(i-1)/2] = top[(i-1)/2], top[i]
+			}
+		case byScore(h, top[0]) < 0:
+			top[0] = h
+			down(0)
+		}
 	}
-	return hits, true
+	slices.SortFunc(top, byScore)
+	return top
 }
 
 func float(c Counts) (f [numFields]float64) {

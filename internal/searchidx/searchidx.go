@@ -84,6 +84,10 @@ const (
 	dictWords  = 4 // text offset, postings offset, postings count, postings CRC
 )
 
+// maxEntry bounds the bytes of one entry an index may name: an entry read
+// alone is read into memory.
+const maxEntry = 64 << 20
+
 // Build returns the index of data, a memory file's bytes, or false for a
 // file that gets none (see the package doc).
 func Build(data []byte) ([]byte, bool) {
@@ -218,7 +222,7 @@ var ErrInvalid = errors.New("search index invalid")
 // part it covers.
 type Index struct {
 	src      io.ReaderAt // the index file, for postings and metadata
-	data     []byte      // the memory file
+	file     io.ReaderAt // the memory file, for the entries
 	h        []uint64
 	dialect  memfile.Dialect
 	lines    int
@@ -234,12 +238,9 @@ type Index struct {
 	tailPost map[string][]recall.Posting
 }
 
-// Open reads the index at path for data, the memory file's bytes as a
-// search just read them, with the entries appended since; the error is
-// ErrInvalid (or the read's) when it does not match data, is damaged, or
-// is not a regular file of this user's. The Index reads from the file
-// until Close.
-func Open(path string, data []byte) (*Index, error) {
+// openBase opens the index file at path and checks its header and tables;
+// the index is not yet matched to a memory file (attach).
+func openBase(path string) (*Index, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
@@ -248,12 +249,12 @@ func Open(path string, data []byte) (*Index, error) {
 	if err == nil {
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		if !fi.Mode().IsRegular() || ok && int(st.Uid) != os.Getuid() {
-			err = ErrInvalid
+			err = ErrInvalid // not this user's: never trusted
 		}
 	}
 	var ix *Index
 	if err == nil {
-		ix, err = read(f, fi.Size(), data)
+		ix, err = readBase(f, fi.Size())
 	}
 	if err != nil {
 		_ = f.Close()
@@ -270,13 +271,26 @@ func (ix *Index) Close() error {
 	return nil
 }
 
-// Decode is Open for an index file's bytes, raw.
+// Decode is the index raw (Build's) of the memory file data, with the
+// entries appended after the part it covers.
 func Decode(raw, data []byte) (*Index, error) {
-	return read(bytes.NewReader(raw), int64(len(raw)), data)
+	ix, err := readBase(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		return nil, err
+	}
+	if !ix.covers(data) {
+		return nil, ErrInvalid
+	}
+	return ix, ix.attach(bytes.NewReader(data), data[ix.h[hCovered]:])
 }
 
-// read checks the header and reads the tables of an index of size bytes.
-func read(src io.ReaderAt, size int64, data []byte) (*Index, error) {
+// covers reports whether data starts with the bytes the index covers.
+func (ix *Index) covers(data []byte) bool {
+	return ix.h[hCovered] <= uint64(len(data)) && uint64(checksum(data[:ix.h[hCovered]])) == ix.h[hFileCRC]
+}
+
+// readBase checks the header of an index of size bytes and reads its tables.
+func readBase(src io.ReaderAt, size int64) (*Index, error) {
 	head := make([]byte, headerSize)
 	if _, err := src.ReadAt(head, 0); err != nil || string(head[:len(magic)]) != magic {
 		return nil, ErrInvalid
@@ -287,7 +301,7 @@ func read(src io.ReaderAt, size int64, data []byte) (*Index, error) {
 	}
 	// Every offset in order within the file, every count within what its
 	// table can hold, before anything is allocated by them.
-	ok := h[hEnd] == uint64(size) && h[hCovered] <= uint64(len(data)) && h[hDialect] <= uint64(memfile.Ralph) &&
+	ok := h[hEnd] == uint64(size) && h[hCovered] < 1<<31 && h[hDialect] <= uint64(memfile.Ralph) &&
 		h[hLines] >= 1 && h[hLines] <= h[hCovered]+1 && uint64(headerSize) == h[hSections]
 	order := []int{hSections, hDocTable, hDict, hTermText, hPostings, hMeta, hEnd}
 	for k := 1; k < len(order); k++ {
@@ -302,13 +316,11 @@ func read(src io.ReaderAt, size int64, data []byte) (*Index, error) {
 	if _, err := src.ReadAt(tables, int64(h[hSections])); err != nil {
 		return nil, ErrInvalid
 	}
-	c := crc32.Update(checksum(head[len(magic)+8:]), castagnoli, tables)
-	covered := data[:h[hCovered]]
-	if uint64(c) != h[hCRC] || uint64(checksum(covered)) != h[hFileCRC] {
+	if c := crc32.Update(checksum(head[len(magic)+8:]), castagnoli, tables); uint64(c) != h[hCRC] {
 		return nil, ErrInvalid
 	}
 	off := func(k int) uint64 { return h[k] - h[hSections] }
-	ix := &Index{src: src, data: data, h: h, dialect: memfile.Dialect(h[hDialect]), lines: int(h[hLines]),
+	ix := &Index{src: src, h: h, dialect: memfile.Dialect(h[hDialect]), lines: int(h[hLines]),
 		docs: tables[off(hDocTable):off(hDict)], dict: tables[off(hDict):off(hTermText)], text: tables[off(hTermText):]}
 	r := reader{b: tables[:off(hDocTable)]}
 	for range r.int(len(r.b)) {
@@ -317,24 +329,39 @@ func read(src io.ReaderAt, size int64, data []byte) (*Index, error) {
 	if r.err || len(r.b) != 0 || !ix.checkTables() {
 		return nil, ErrInvalid
 	}
-	if tail := data[len(covered):]; len(tail) > 0 {
-		if ix.docCount() == 0 {
-			return nil, ErrInvalid // the dialect is not settled yet
+	return ix, nil
+}
+
+// attach makes file, a memory file that starts with the bytes the index
+// covers and goes on with tail, the one the index reads its entries from;
+// ErrInvalid when tail is not entries the index can add (see appendTail).
+func (ix *Index) attach(file io.ReaderAt, tail []byte) error {
+	ix.file = file
+	if len(tail) == 0 {
+		return nil
+	}
+	if ix.docCount() == 0 {
+		return ErrInvalid // the dialect is not settled yet
+	}
+	section := ""
+	if n := len(ix.sections); n > 0 {
+		section = ix.sections[n-1]
+	}
+	first := ix.lines
+	if c := int64(ix.h[hCovered]); c > 0 {
+		last := make([]byte, 1)
+		if _, err := file.ReadAt(last, c-1); err != nil {
+			return ErrInvalid
 		}
-		section := ""
-		if n := len(ix.sections); n > 0 {
-			section = ix.sections[n-1]
-		}
-		first := ix.lines
-		if len(covered) > 0 && covered[len(covered)-1] != '\n' {
+		if last[0] != '\n' {
 			first-- // the tail starts on the last line of the indexed part
 		}
-		es, ok := memfile.ParseSpan(ix.dialect, section, tail, first)
-		if !ok || !ix.appendTail(es) {
-			return nil, ErrInvalid
-		}
 	}
-	return ix, nil
+	es, ok := memfile.ParseSpan(ix.dialect, section, tail, first)
+	if !ok || !ix.appendTail(es) {
+		return ErrInvalid
+	}
+	return nil
 }
 
 // checkTables checks the entry table and the dictionary against the
@@ -344,7 +371,7 @@ func (ix *Index) checkTables() bool {
 	at, line := 0, 0
 	for i := range ix.docCount() {
 		start, end, l, sec := ix.word(i, 0), ix.word(i, 1), ix.word(i, 2), ix.word(i, 3)
-		if start < at || end <= start || end > int(ix.h[hCovered]) || l <= line || l > ix.lines || sec > len(ix.sections) {
+		if start < at || end <= start || end > int(ix.h[hCovered]) || l <= line || l > ix.lines || sec > len(ix.sections) || end-start > maxEntry {
 			return false
 		}
 		at, line = end, l
@@ -514,7 +541,11 @@ func (ix *Index) Entry(i int) (*memfile.Entry, bool) {
 	if s := ix.word(i, 3); s > 0 {
 		section = ix.sections[s-1]
 	}
-	es, ok := memfile.ParseSpan(ix.dialect, section, ix.data[ix.word(i, 0):ix.word(i, 1)], ix.word(i, 2))
+	span := make([]byte, ix.word(i, 1)-ix.word(i, 0))
+	if _, err := ix.file.ReadAt(span, int64(ix.word(i, 0))); err != nil {
+		return nil, false
+	}
+	es, ok := memfile.ParseSpan(ix.dialect, section, span, ix.word(i, 2))
 	if !ok || len(es) != 1 {
 		return nil, false
 	}

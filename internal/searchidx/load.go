@@ -1,0 +1,80 @@
+package searchidx
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Load returns the search index of the memory file f, open under the
+// readers' lock, from the state dir dir: the index saved there when it
+// matches f, else one built from f now and saved (with perm and dirPerm
+// for new files and folders; a state dir that cannot be written only
+// costs the next search the same work). It returns nil for a file that
+// gets no index. The Index reads f until Close; the caller keeps the
+// lock until then.
+func Load(dir string, f *os.File, perm, dirPerm os.FileMode) (*Index, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
+	base, err := openBase(filepath.Join(dir, FileName))
+	if err != nil {
+		base = nil
+	}
+	st, stamped := readStamp(dir)
+	if base != nil && stamped && st.covered == base.h[hCovered] && st.fileCRC == base.h[hFileCRC] &&
+		st.names(fi) && size >= int64(st.covered) {
+		// The file is in the state the stamp names: the bytes the index
+		// covers are as they were; read the rest only.
+		if c, err := tailCRC(f, size); err == nil && uint64(c) == st.tailCRC {
+			tail := make([]byte, size-int64(st.covered))
+			if _, err := f.ReadAt(tail, int64(st.covered)); err == nil || errors.Is(err, io.EOF) && len(tail) == 0 {
+				if base.attach(f, tail) == nil && !base.Stale() {
+					return base, nil
+				}
+			}
+		}
+		_ = base.Close()
+		base, err = openBase(filepath.Join(dir, FileName))
+		if err != nil {
+			base = nil
+		}
+	}
+	// In any other state: the whole file, checked against the index.
+	if size >= 1<<31 {
+		if base != nil {
+			_ = base.Close()
+		}
+		return nil, nil
+	}
+	data := make([]byte, size)
+	if _, err := f.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && size == 0) {
+		if base != nil {
+			_ = base.Close()
+		}
+		return nil, err
+	}
+	if base != nil {
+		if base.covers(data) && base.attach(bytes.NewReader(data), data[base.h[hCovered]:]) == nil && !base.Stale() {
+			if s, ok := stampOf(stamp{covered: base.h[hCovered], fileCRC: base.h[hFileCRC]}, bytes.NewReader(data), fi); ok {
+				_ = writeStamp(dir, s, perm) // the next search reads the appended bytes only
+			}
+			return base, nil
+		}
+		_ = base.Close()
+	}
+	raw, ok := Build(data)
+	if !ok {
+		return nil, nil
+	}
+	if Save(dir, raw, perm, dirPerm) == nil {
+		if s, ok := stampOf(stamp{covered: uint64(len(data)), fileCRC: uint64(checksum(data))}, bytes.NewReader(data), fi); ok {
+			_ = writeStamp(dir, s, perm)
+		}
+	}
+	return Decode(raw, data)
+}
