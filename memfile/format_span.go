@@ -26,8 +26,15 @@ func ParseSpan(d Dialect, section string, span []byte, line int) ([]Entry, bool)
 	var f *File
 	switch {
 	case d == Orch && strings.HasPrefix(body, "## "):
-		f = parse(body)
-		line--
+		// An entry with a bullet first settles the dialect as the rest of
+		// the file does (an entry titled as a ralph section alone would
+		// read as ralph's); it is dropped below.
+		f = parse(orchLead + body)
+		if len(f.Entries) == 0 {
+			return nil, false
+		}
+		f.Entries = f.Entries[1:]
+		line -= 1 + strings.Count(orchLead, "\n")
 	case d == Ralph && (strings.HasPrefix(body, "### ") || strings.HasPrefix(body, "## ")):
 		f = parse("## " + section + "\n" + body)
 		line -= 2
@@ -42,3 +49,6 @@ func ParseSpan(d Dialect, section string, span []byte, line int) ([]Entry, bool)
 	}
 	return f.Entries, true
 }
+
+// orchLead is the entry ParseSpan puts before an orch span.
+const orchLead = "## \n- Content: span\n"

@@ -301,7 +301,7 @@ func readBase(src io.ReaderAt, size int64) (*Index, error) {
 	}
 	// Every offset in order within the file, every count within what its
 	// table can hold, before anything is allocated by them.
-	ok := h[hEnd] == uint64(size) && h[hCovered] < 1<<31 && h[hDialect] <= uint64(memfile.Ralph) &&
+	ok := h[hEnd] == uint64(size) && h[hCovered] < 1<<31 && h[hDocs] <= uint64(size) && h[hTerms] <= uint64(size) && h[hDialect] <= uint64(memfile.Ralph) &&
 		h[hLines] >= 1 && h[hLines] <= h[hCovered]+1 && uint64(headerSize) == h[hSections]
 	order := []int{hSections, hDocTable, hDict, hTermText, hPostings, hMeta, hEnd}
 	for k := 1; k < len(order); k++ {

@@ -1,0 +1,247 @@
+package searchidx
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memsync/memsync/internal/inject"
+	"github.com/memsync/memsync/internal/recall"
+	"github.com/memsync/memsync/memfile"
+)
+
+// files are memory files to index: generated orch ones, ralph's real ones,
+// an orch file without ID lines (IDs derived, some identical entries).
+func files(t testing.TB) map[string][]byte {
+	out := map[string][]byte{
+		"generated":  memfile.GenerateFile(600<<10, 5),
+		"no-ids":     []byte("# Memories\n\n## Pattern: Retry\n- Tags: net\n- Content: retry with backoff\n\n## Same\n- Content: x\n\n## Same\n- Content: x\n\n## Fix: Timeout\n- Content: raise the CI timeout\n"),
+		"title-only": []byte("# Memories\n\n## Patterns\n\n## Fix: x\n- ID: a1\n- Content: retry\n"),
+	}
+	real, _ := filepath.Glob("../../memfile/testdata/*.md")
+	for _, p := range real {
+		if strings.HasSuffix(p, "PROVENANCE.md") {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(p)] = data
+	}
+	return out
+}
+
+// queries are searches over f: words of its entries alone and in pairs,
+// with and without filters and limits, and the long-prompt form inject uses.
+func queries(f *memfile.File, n int) []struct {
+	q    string
+	opts recall.Options
+} {
+	r := rand.New(rand.NewPCG(1, uint64(len(f.Entries))))
+	if len(f.Entries) == 0 {
+		return nil
+	}
+	var words []string
+	for i := range f.Entries {
+		words = append(words, strings.Fields(f.Entries[i].Title+" "+f.Entries[i].Content)...)
+	}
+	words = append(words, "zzqx", "onn", "the", "retry", "Retries", "max_conns", "")
+	var out []struct {
+		q    string
+		opts recall.Options
+	}
+	for range n {
+		var q []string
+		for range 1 + r.IntN(3) {
+			q = append(q, words[r.IntN(len(words))])
+		}
+		var o recall.Options
+		switch r.IntN(6) {
+		case 0:
+			o.Limit = 10
+		case 1:
+			o.Type = f.Entries[r.IntN(len(f.Entries))].Type
+		case 2:
+			if tags := f.Entries[r.IntN(len(f.Entries))].Tags; len(tags) > 0 {
+				o.Tags = tags[:1]
+				o.AnyTags = tags
+			}
+		case 3:
+			for range 12 {
+				q = append(q, words[r.IntN(len(words))])
+			}
+			o.Keywords, o.MaxTerms, o.Limit = true, 8, r.IntN(30)
+		}
+		out = append(out, struct {
+			q    string
+			opts recall.Options
+		}{strings.Join(q, " "), o})
+	}
+	return out
+}
+
+// TestIndexRanksAsSearch: every query ranked from the index gives the hits,
+// order and scores (to the bit) of recall.Search over the parsed file,
+// with the file as indexed and with entries appended after the index was
+// built; the entries read alone are the parsed ones.
+func TestIndexRanksAsSearch(t *testing.T) {
+	for name, data := range files(t) {
+		raw, ok := Build(data)
+		if !ok {
+			t.Fatalf("%s: no index", name)
+		}
+		appended := append(slices.Clip(data), []byte("\n## Fix: Retry storms\n- Tags: net, retry\n- ID: zz9\n- Content: cap retries at 3 with jitter\n")...)
+		if memfile.Parse(data).Dialect == memfile.Ralph {
+			appended = append(slices.Clip(data), []byte("\n### mem-1769000000-beef\n> cap retries at 3 with jitter\n<!-- tags: net, retry | created: 2026-01-21 -->\n")...)
+		}
+		for _, file := range [][]byte{data, appended} {
+			ix, err := Decode(raw, file)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			f := memfile.Parse(file)
+			if ix.Len() != len(f.Entries) {
+				t.Fatalf("%s: index has %d entries, the file %d", name, ix.Len(), len(f.Entries))
+			}
+			docs := make([]recall.Doc, len(f.Entries))
+			for i := range f.Entries {
+				docs[i] = inject.Doc(&f.Entries[i])
+				e, ok := ix.Entry(i)
+				if !ok || e.ID != f.Entries[i].ID || e.Content != f.Entries[i].Content || e.Title != f.Entries[i].Title || e.Line != f.Entries[i].Line {
+					t.Fatalf("%s: entry %d read alone: %+v, %v; parsed %+v", name, i, e, ok, f.Entries[i])
+				}
+			}
+			answered := 0
+			for _, c := range queries(f, 400) {
+				want := recall.Search(docs, c.q, c.opts)
+				got, ok := recall.SearchIndexed(ix, c.q, c.opts)
+				if !ok {
+					continue
+				}
+				answered++
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s: query %q %+v:\nindex  %v\nsearch %v", name, c.q, c.opts, got, want)
+				}
+			}
+			if answered < 100 && len(f.Entries) > 100 {
+				t.Fatalf("%s: the index answered %d of 400 queries", name, answered)
+			}
+		}
+	}
+}
+
+// TestIndexRefusesOtherFiles: an index is used only for the file it was
+// built from, or that file with entries appended; any other change, a
+// damaged index, and a file with damage get none.
+func TestIndexRefusesOtherFiles(t *testing.T) {
+	data := memfile.GenerateFile(64<<10, 9)
+	raw, _ := Build(data)
+	edited := bytes.Replace(data, []byte("Content: "), []byte("Content:_"), 1) // same size
+	for name, file := range map[string][]byte{
+		"edited":      edited,
+		"truncated":   data[:len(data)-10],
+		"shorter":     data[:len(data)/2],
+		"appendstray": append(slices.Clip(data), "  continued last line\n"...),
+		"dup-id":      append(slices.Clip(data), fmt.Sprintf("\n## X\n- ID: %s\n- Content: y\n", memfile.Parse(data).Entries[3].ID)...),
+		"derived-id":  append(slices.Clip(data), "\n## X\n- Content: y\n"...),
+		"conflict":    append(slices.Clip(data), "\n<<<<<<< HEAD\n"...),
+	} {
+		if _, err := Decode(raw, file); err == nil {
+			t.Errorf("%s: index used", name)
+		}
+	}
+	for i := range raw {
+		bad := slices.Clone(raw)
+		bad[i] ^= 0x20
+		if _, err := Decode(bad, data); err == nil {
+			t.Fatalf("index with byte %d changed used", i)
+		}
+		if i > 4096 {
+			break
+		}
+	}
+	for _, bad := range []string{"# M\n\n## A\n- Content: \x00\n", "# M\r\n\r\n## A\r\n", "## A\n- ID: x\n\n## B\n- ID: x\n"} {
+		if _, ok := Build([]byte(bad)); ok {
+			t.Errorf("index built for %q", bad)
+		}
+	}
+}
+
+// FuzzDecode: any bytes as an index file are refused or decoded without a
+// panic, within bounded time and memory, and an index that decodes answers
+// queries without a panic.
+func FuzzDecode(f *testing.F) {
+	data := memfile.GenerateFile(8<<10, 2)
+	raw, _ := Build(data)
+	f.Add(raw)
+	f.Add(raw[:len(raw)/2])
+	f.Add([]byte(magic))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		start := time.Now()
+		ix, err := Decode(raw, data)
+		if err == nil {
+			for _, q := range []string{"retry", "the timeout", "zz"} {
+				recall.SearchIndexed(ix, q, recall.Options{Type: "fix", Limit: 3})
+			}
+			for i := range ix.Len() {
+				ix.Entry(i)
+			}
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("took %v", d)
+		}
+	})
+}
+
+// FuzzDecodeFixed: a valid index whose header or tables were changed and
+// whose checksums were then fixed up (as a hostile writer would) is
+// decoded within bounds: never a panic, never an allocation past the file.
+func FuzzDecodeFixed(f *testing.F) {
+	data := memfile.GenerateFile(8<<10, 2)
+	raw, _ := Build(data)
+	f.Add(uint16(30), byte(0xff))
+	f.Add(uint16(200), byte(1))
+	f.Fuzz(func(t *testing.T, at uint16, v byte) {
+		bad := slices.Clone(raw)
+		bad[int(at)%len(bad)] ^= v
+		fixChecksums(bad)
+		ix, err := Decode(bad, data)
+		if err != nil {
+			return
+		}
+		for _, q := range []string{"retry", "the timeout", "zz"} {
+			recall.SearchIndexed(ix, q, recall.Options{Type: "fix", Limit: 3})
+			recall.SearchIndexed(ix, q, recall.Options{Keywords: true, MaxTerms: 1})
+		}
+		for i := range ix.Len() {
+			ix.Entry(i)
+		}
+	})
+}
+
+// fixChecksums recomputes the checksums of an index file's bytes in place,
+// where its header still says where they are.
+func fixChecksums(b []byte) {
+	if len(b) < headerSize {
+		return
+	}
+	h := make([]uint64, headerWords)
+	for i := range h {
+		h[i] = binary.LittleEndian.Uint64(b[len(magic)+8*i:])
+	}
+	if h[hMeta] <= uint64(len(b)) {
+		h[hMetaCRC] = uint64(checksum(b[h[hMeta]:]))
+		binary.LittleEndian.PutUint64(b[len(magic)+8*hMetaCRC:], h[hMetaCRC])
+	}
+	if h[hSections] <= h[hPostings] && h[hPostings] <= uint64(len(b)) {
+		binary.LittleEndian.PutUint64(b[len(magic):], uint64(tablesCRC(b, h)))
+	}
+}
