@@ -114,7 +114,10 @@ func (m *Memory) vectors(ctx context.Context, e embed.Embedder, f *memfile.File,
 }
 
 // injectVectors are the vectors inject fuses in for query over the entries
-// of f, or nil without an Embedder.
+// of f, or nil without an Embedder (then no search document is made).
 func (m *Memory) injectVectors(ctx context.Context, query string, f *memfile.File) (*recall.Semantic, error) {
+	if m.embedder == nil || strings.TrimSpace(query) == "" {
+		return nil, nil
+	}
 	return semantic(ctx, query, View{}, []*Memory{m}, []*memfile.File{f}, nil, m.docs(f))
 }
