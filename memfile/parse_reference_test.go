@@ -92,4 +92,3 @@ func parseOrchReference(f *File, s string) {
 		}
 	}
 }
-
