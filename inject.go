@@ -9,6 +9,7 @@ import (
 	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/internal/inject"
+	"github.com/memsync/memsync/memfile"
 )
 
 // InjectOptions override, for one Inject, what the configuration sets
@@ -103,29 +104,39 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 	if cfg.Mode() == config.None {
 		return out, nil
 	}
-	f, err := m.load(ctx, View{})
-	if err != nil {
-		return out, err
-	}
 	query := prompt
 	if o.Query != nil {
 		query = *o.Query
 	}
-	sem, err := m.injectVectors(ctx, query, f)
+	rec := m.marks()
+	opts := inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter,
+		Keep: m.injectable, User: m.gitEmail(), Stale: rec.StaleFunc()}
+	res, entries, ok, err := m.injectIndexed(ctx, opts)
 	if err != nil {
 		return out, err
 	}
-	rec := m.marks()
-	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter,
-		Keep: m.injectable, Vectors: sem, User: m.gitEmail(), Stale: rec.StaleFunc()})
+	if !ok {
+		f, err := m.load(ctx, View{})
+		if err != nil {
+			return out, err
+		}
+		if opts.Vectors, err = m.injectVectors(ctx, query, f); err != nil {
+			return out, err
+		}
+		res = inject.Select(f, opts)
+		entries = make([]*memfile.Entry, len(res.Chosen))
+		for k, i := range res.Chosen {
+			entries[k] = &f.Entries[i]
+		}
+	}
 	if res.Block == "" && res.Omitted > 0 {
 		m.warn(fmt.Sprintf("a budget of %d tokens leaves no room for any memory; %s", cfg.Budget, inject.Note(res.Omitted, res.Filtered)))
 	}
 	out.Path, out.Memories, out.Omitted, out.Filtered = m.store.Path(), res.Block, res.Omitted, res.Filtered
 	ids := make([]string, 0, len(res.Chosen))
-	for _, i := range res.Chosen {
-		out.Entries = append(out.Entries, entryOf(&f.Entries[i], i+1))
-		ids = append(ids, f.Entries[i].ID)
+	for k, i := range res.Chosen {
+		out.Entries = append(out.Entries, entryOf(entries[k], i+1))
+		ids = append(ids, entries[k].ID)
 	}
 	markStale(rec, out.Entries)
 	m.touch(ids...) // injected memories are in use (gc's TTL)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/memsync/memsync/internal/inject"
 	"github.com/memsync/memsync/internal/recall"
 	"github.com/memsync/memsync/internal/searchidx"
 	"github.com/memsync/memsync/memfile"
@@ -17,7 +18,7 @@ import (
 // whole file. An index that is missing, stale or damaged is built again
 // from the file (searchidx.Load).
 func (m *Memory) searchIndexed(ctx context.Context, query string, o SearchOptions, layers []*Memory) (out []Entry, ok bool, err error) {
-	if len(layers) != 1 || m.session != "" || o.Archive || m.embedder != nil || m.store.StateDir == "" {
+	if len(layers) != 1 || m.session != "" || o.Archive || !m.indexable() {
 		return nil, false, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -34,7 +35,7 @@ func (m *Memory) searchIndexed(ctx context.Context, query string, o SearchOption
 			return err
 		}
 		defer func() { _ = ix.Close() }()
-		hits, found := recall.SearchIndexed(ix, query, o.recallOptions(nil))
+		hits, found := recall.SearchIndexed(ix, nil, query, o.recallOptions(nil))
 		if !found {
 			return nil
 		}
@@ -45,4 +46,43 @@ func (m *Memory) searchIndexed(ctx context.Context, query string, o SearchOption
 		return nil
 	})
 	return out, ok, err
+}
+
+// indexable reports whether the search index may answer for m: no model
+// (its ranking fuses vectors the index does not hold), a state dir.
+func (m *Memory) indexable() bool { return m.embedder == nil && m.store.StateDir != "" }
+
+// injectIndexed chooses the memories of an Inject from the search index
+// (see searchIndexed), reading only the entries it chooses: the result and
+// those entries, in its order. It reports false when the index cannot
+// answer; the caller reads the whole file.
+func (m *Memory) injectIndexed(ctx context.Context, opts inject.Options) (res inject.Result, chosen []*memfile.Entry, ok bool, err error) {
+	if !m.indexable() {
+		return res, nil, false, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return res, nil, false, err
+	}
+	err = m.st(ctx).ViewActive(func(f *os.File) error {
+		if f == nil {
+			return nil
+		}
+		ix, err := searchidx.Load(m.store.StateDir, f, m.store.FilePerm(), m.store.DirPerm())
+		if ix == nil || err != nil {
+			return err
+		}
+		defer func() { _ = ix.Close() }()
+		src := ix.Entries()
+		if res, ok = inject.SelectFrom(src, opts); !ok {
+			return nil
+		}
+		chosen = make([]*memfile.Entry, len(res.Chosen))
+		for k, i := range res.Chosen {
+			if chosen[k], ok = src.Entry(i); !ok {
+				return nil
+			}
+		}
+		return nil
+	})
+	return res, chosen, ok && err == nil, err
 }

@@ -73,31 +73,43 @@ type Indexed interface {
 	Doc(i int) Doc
 }
 
-// SearchIndexed is Search over the docs of ix, with the same hits in the
-// same order and the same scores. It reports false when the index cannot
-// tell them: with opts.Semantic, and when no doc holds a query term as a
-// token (Search then looks for the terms inside longer words); the caller
-// then runs Search over the docs.
-func SearchIndexed(ix Indexed, query string, opts Options) (hits []Hit, ok bool) {
+// SearchIndexed is Search over the docs of ix, or over those only names
+// (ascending; nil: all), with the same hits in the same order and the same
+// scores; a hit's Index is the doc's in ix. It reports false when the index
+// cannot tell them: with opts.Semantic, and when no doc holds a query term
+// as a token (Search then looks for the terms inside longer words); the
+// caller then runs Search over the docs.
+func SearchIndexed(ix Indexed, only []int, query string, opts Options) (hits []Hit, ok bool) {
 	if opts.Semantic != nil {
 		return nil, false
 	}
 	n := ix.Len()
 	// in tells the docs that pass the filters (nil: all of them).
 	var in []bool
+	filtered := opts.Type != "" || len(opts.Tags) > 0 || len(opts.AnyTags) > 0
 	idx := make([]int, 0, n)
-	if opts.Type != "" || len(opts.Tags) > 0 || len(opts.AnyTags) > 0 {
+	if only != nil || filtered {
 		in = make([]bool, n)
-		for i := range n {
-			if d := ix.Meta(i); keep(&d, opts) {
-				in[i] = true
-				idx = append(idx, i)
+	}
+	for k := range n {
+		i := k
+		if only != nil {
+			if k >= len(only) {
+				break
+			}
+			if i = only[k]; i < 0 || i >= n || k > 0 && i <= only[k-1] {
+				return nil, false
 			}
 		}
-	} else {
-		for i := range n {
-			idx = append(idx, i)
+		if filtered {
+			if d := ix.Meta(i); !keep(&d, opts) {
+				continue
+			}
 		}
+		if in != nil {
+			in[i] = true
+		}
+		idx = append(idx, i)
 	}
 	terms := queryTerms(query)
 	if opts.Keywords {

@@ -72,7 +72,7 @@ func TestSearchIndexedMatchesSearch(t *testing.T) {
 			opts.Keywords, opts.MaxTerms = true, 1+r.IntN(8)
 		}
 		want := Search(docs, query, opts)
-		got, ok := SearchIndexed(newMemIndex(docs), query, opts)
+		got, ok := SearchIndexed(newMemIndex(docs), nil, query, opts)
 		if !ok {
 			if slices.ContainsFunc(want, func(h Hit) bool { return h.Score >= 0.01 }) {
 				t.Fatalf("iteration %d: query %q: SearchIndexed declined where Search ranks by BM25: %v", iter, query, want)
@@ -82,6 +82,25 @@ func TestSearchIndexedMatchesSearch(t *testing.T) {
 		answered++
 		if !slices.Equal(got, want) {
 			t.Fatalf("iteration %d: query %q, opts %+v:\nSearchIndexed %v\nSearch        %v", iter, query, opts, got, want)
+		}
+		// Over some of the docs: as Search over those docs alone.
+		var only []int
+		var some []Doc
+		for i := range docs {
+			if r.IntN(3) > 0 {
+				only = append(only, i)
+				some = append(some, docs[i])
+			}
+		}
+		if len(only) == 0 {
+			continue
+		}
+		want = Search(some, query, opts)
+		for k := range want {
+			want[k].Index = only[want[k].Index]
+		}
+		if got, ok := SearchIndexed(newMemIndex(docs), only, query, opts); ok && !slices.Equal(got, want) {
+			t.Fatalf("iteration %d, docs %v: query %q, opts %+v:\nSearchIndexed %v\nSearch        %v", iter, only, query, opts, got, want)
 		}
 	}
 	if answered < 1500 {

@@ -37,6 +37,7 @@ import (
 	"slices"
 	"sort"
 	"syscall"
+	"unsafe"
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/inject"
@@ -48,7 +49,7 @@ import (
 const FileName = "search.idx"
 
 // magic starts an index file; the version is in it.
-const magic = "memsync search index 2\n"
+const magic = "memsync search index 3\n"
 
 // rebuildTail is how many appended entries a search counts on the spot
 // before the index is built again (Index.Stale).
@@ -146,11 +147,15 @@ func Build(data []byte) ([]byte, bool) {
 		}
 		recall.Terms(&d, func(t string, c recall.Counts) { postings[t] = append(postings[t], recall.Posting{Doc: k, Counts: c}) })
 		metaAt = append(metaAt, uint32(len(meta)))
-		meta = appendString(meta, e.ID)
-		meta = appendString(meta, e.Type)
+		for _, v := range []string{e.ID, e.Type, e.Title, e.Date} {
+			meta = appendString(meta, v)
+		}
 		meta = binary.AppendUvarint(meta, uint64(len(e.Tags)))
 		for _, t := range e.Tags {
 			meta = appendString(meta, t)
+		}
+		for _, k := range metaFields {
+			meta = appendString(meta, e.Field(k))
 		}
 	}
 	metaAt = append(metaAt, uint32(len(meta)))
@@ -412,11 +417,11 @@ func (ix *Index) term(t int) []byte { return ix.text[ix.dictWord(t, 0):ix.dictWo
 func (ix *Index) appendTail(es []memfile.Entry) bool {
 	ids := make(map[string]bool, ix.docCount()+len(es))
 	for i := range ix.docCount() {
-		id, _, _, ok := ix.metaOf(i)
+		m, ok := ix.metaOf(i)
 		if !ok {
 			return false
 		}
-		ids[id] = true
+		ids[m.id] = true
 	}
 	ix.tailPost = map[string][]recall.Posting{}
 	for k := range es {
@@ -442,9 +447,21 @@ func (ix *Index) Stale() bool { return len(ix.tail) > rebuildTail }
 // Len is the number of entries: the indexed ones, then the appended ones.
 func (ix *Index) Len() int { return ix.docCount() + len(ix.tail) }
 
-// metaOf is entry i's ID, type and tags, read from the metadata (read and
-// checked at the first call); false when it does not check out.
-func (ix *Index) metaOf(i int) (id, typ string, tags []string, ok bool) {
+// metaFields are the fields of an entry the index keeps beside its ID,
+// type, title, date and tags: those inject's filters read (a session's
+// view, a superseded entry, a stale citation).
+var metaFields = [...]string{"Session" /* memfile.Visible */, memfile.SupersededByField, memfile.CitesField}
+
+// meta is what the index keeps of an entry besides its terms.
+type meta struct {
+	id, typ, title, date string
+	tags                 []string
+	fields               [len(metaFields)]string // their values
+}
+
+// metaOf is entry i's metadata, read from the index (read and checked at
+// the first call); false when it does not check out.
+func (ix *Index) metaOf(i int) (m meta, ok bool) {
 	if ix.meta == nil && ix.metaErr == nil {
 		ix.meta = make([]byte, ix.h[hEnd]-ix.h[hMeta])
 		if _, err := ix.src.ReadAt(ix.meta, int64(ix.h[hMeta])); err != nil || uint64(checksum(ix.meta)) != ix.h[hMetaCRC] {
@@ -452,21 +469,28 @@ func (ix *Index) metaOf(i int) (id, typ string, tags []string, ok bool) {
 		}
 	}
 	if ix.metaErr != nil {
-		return "", "", nil, false
+		return meta{}, false
 	}
 	n := ix.docCount()
 	at := func(k int) int { return int(binary.LittleEndian.Uint32(ix.meta[4*k:])) }
 	blob := ix.meta[4*(n+1):]
 	lo, hi := at(i), at(i+1)
 	if lo > hi || hi > len(blob) {
-		return "", "", nil, false
+		return meta{}, false
 	}
+	// The strings share the metadata's bytes, which never change.
 	r := reader{b: blob[lo:hi]}
-	id, typ = r.string(), r.string()
-	for range r.int(len(r.b)) {
-		tags = append(tags, r.string())
+	m.id, m.typ, m.title, m.date = r.view(), r.view(), r.view(), r.view()
+	if n := r.int(len(r.b)); n > 0 {
+		m.tags = make([]string, n)
+		for k := range m.tags {
+			m.tags[k] = r.view()
+		}
 	}
-	return id, typ, tags, !r.err
+	for k := range m.fields {
+		m.fields[k] = r.view()
+	}
+	return m, !r.err
 }
 
 // Meta is entry i's type and tags (recall.Indexed); an entry whose
@@ -475,8 +499,8 @@ func (ix *Index) Meta(i int) recall.Doc {
 	if i >= ix.docCount() {
 		return ix.tailDocs[i-ix.docCount()]
 	}
-	_, typ, tags, _ := ix.metaOf(i)
-	return recall.Doc{Type: typ, Tags: tags}
+	m, _ := ix.metaOf(i)
+	return recall.Doc{Type: m.typ, Tags: m.tags}
 }
 
 // Lens are the lengths of entry i's fields (recall.Indexed).
@@ -552,11 +576,11 @@ func (ix *Index) Entry(i int) (*memfile.Entry, bool) {
 	if es[0].DerivedID() {
 		// A derived ID counts the identical entries before it: the
 		// index has the one Parse gave.
-		id, _, _, ok := ix.metaOf(i)
+		m, ok := ix.metaOf(i)
 		if !ok {
 			return nil, false
 		}
-		es[0].ID = id
+		es[0].ID = m.id
 	}
 	return &es[0], true
 }
@@ -579,6 +603,14 @@ func (r *reader) int(limit int) int {
 	return int(v)
 }
 
+// view reads a string that shares r's bytes.
+func (r *reader) view() string {
+	n := r.int(len(r.b))
+	s := unsafe.String(unsafe.SliceData(r.b), n)
+	r.b = r.b[n:]
+	return s
+}
+
 func (r *reader) string() string {
 	n := r.int(len(r.b))
 	s := string(r.b[:n])
@@ -594,4 +626,67 @@ func Save(dir string, raw []byte, perm, dirPerm os.FileMode) error {
 		return err
 	}
 	return fsutil.WriteFile(filepath.Join(dir, FileName), raw, perm)
+}
+
+// Entries are the index's entries as inject chooses from them: the
+// filters and the ranking read the index, and only the entries chosen are
+// read from the memory file.
+func (ix *Index) Entries() inject.Source { return &entries{ix: ix} }
+
+// entries is an Index as an inject.Source.
+type entries struct {
+	ix    *Index
+	light []memfile.Entry // the indexed entries without their content, made at the first Meta
+	bad   bool            // the metadata did not check out
+}
+
+func (s *entries) Len() int { return s.ix.Len() }
+
+func (s *entries) Meta(i int) *memfile.Entry {
+	ix := s.ix
+	if i >= ix.docCount() {
+		return &ix.tail[i-ix.docCount()]
+	}
+	if s.light == nil {
+		s.light = make([]memfile.Entry, ix.docCount())
+		for k := range s.light {
+			m, ok := ix.metaOf(k)
+			s.bad = s.bad || !ok
+			e := memfile.Entry{ID: m.id, Type: m.typ, Title: m.title, Date: m.date, Tags: m.tags, Line: ix.word(k, 2)}
+			for f, v := range m.fields {
+				if v != "" {
+					e.SetField(metaFields[f], v)
+				}
+			}
+			s.light[k] = e
+		}
+	}
+	return &s.light[i]
+}
+
+func (s *entries) ContentLen(i int) int { return int(s.ix.Lens(i)[3]) }
+
+func (s *entries) Entry(i int) (*memfile.Entry, bool) {
+	if s.bad {
+		return nil, false
+	}
+	return s.ix.Entry(i)
+}
+
+func (s *entries) Rank(cands []int, query string, opts recall.Options) ([]recall.Hit, bool) {
+	if s.bad {
+		return nil, false
+	}
+	if len(cands) == 0 {
+		return nil, true
+	}
+	hits, ok := recall.SearchIndexed(s.ix, cands, query, opts)
+	for k := range hits {
+		p, found := slices.BinarySearch(cands, hits[k].Index)
+		if !found {
+			return nil, false
+		}
+		hits[k].Index = p
+	}
+	return hits, ok
 }

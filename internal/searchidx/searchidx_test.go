@@ -122,7 +122,7 @@ func TestIndexRanksAsSearch(t *testing.T) {
 			answered := 0
 			for _, c := range queries(f, 400) {
 				want := recall.Search(docs, c.q, c.opts)
-				got, ok := recall.SearchIndexed(ix, c.q, c.opts)
+				got, ok := recall.SearchIndexed(ix, nil, c.q, c.opts)
 				if !ok {
 					continue
 				}
@@ -189,7 +189,7 @@ func FuzzDecode(f *testing.F) {
 		ix, err := Decode(raw, data)
 		if err == nil {
 			for _, q := range []string{"retry", "the timeout", "zz"} {
-				recall.SearchIndexed(ix, q, recall.Options{Type: "fix", Limit: 3})
+				recall.SearchIndexed(ix, nil, q, recall.Options{Type: "fix", Limit: 3})
 			}
 			for i := range ix.Len() {
 				ix.Entry(i)
@@ -218,8 +218,8 @@ func FuzzDecodeFixed(f *testing.F) {
 			return
 		}
 		for _, q := range []string{"retry", "the timeout", "zz"} {
-			recall.SearchIndexed(ix, q, recall.Options{Type: "fix", Limit: 3})
-			recall.SearchIndexed(ix, q, recall.Options{Keywords: true, MaxTerms: 1})
+			recall.SearchIndexed(ix, nil, q, recall.Options{Type: "fix", Limit: 3})
+			recall.SearchIndexed(ix, nil, q, recall.Options{Keywords: true, MaxTerms: 1})
 		}
 		for i := range ix.Len() {
 			ix.Entry(i)
@@ -243,5 +243,83 @@ func fixChecksums(b []byte) {
 	}
 	if h[hSections] <= h[hPostings] && h[hPostings] <= uint64(len(b)) {
 		binary.LittleEndian.PutUint64(b[len(magic):], uint64(tablesCRC(b, h)))
+	}
+}
+
+// withFields is a generated file whose entries carry, here and there, the
+// fields inject's filters read, and old and new dates.
+func withFields() []byte {
+	f := memfile.Parse(memfile.GenerateFile(200<<10, 11))
+	for i := range f.Entries {
+		e := &f.Entries[i]
+		switch i % 7 {
+		case 1:
+			e.SetField("Session", []string{"s1", "s2"}[i%2])
+		case 2:
+			e.SetField(memfile.SupersededByField, "zzzz")
+		case 3:
+			e.SetField(memfile.CitesField, "main.go:3")
+		case 4:
+			e.Date = "2020-01-01"
+		}
+	}
+	return f.Render()
+}
+
+// TestIndexInjectsAsFile: inject chooses from the index the entries, in
+// the order, with the block it chooses from the parsed file, whatever the
+// query, budget, filter, session view and stale marks.
+func TestIndexInjectsAsFile(t *testing.T) {
+	data := withFields()
+	raw, ok := Build(data)
+	if !ok {
+		t.Fatal("no index")
+	}
+	appended := append(slices.Clip(data), []byte("\n## Fix: Retry storms\n- Tags: net, retry\n- ID: zz9\n- Session: s1\n- Content: cap retries at 3 with jitter\n")...)
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	answered := 0
+	defer func() {
+		if answered < 200 {
+			t.Errorf("the index answered %d of 300 selections", answered)
+		}
+	}()
+	for _, file := range [][]byte{data, appended} {
+		f := memfile.Parse(file)
+		ix, err := Decode(raw, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, c := range queries(f, 150) {
+			opts := inject.Options{Query: c.q, Budget: []int{0, 300, 2000 * 4, 40}[k%4], Now: now, User: "a@x"}
+			if k%3 == 0 {
+				session := []string{"s1", "s2"}[k%2]
+				opts.Keep = func(e *memfile.Entry) bool {
+					return memfile.Visible(e, session) && e.Field(memfile.SupersededByField) == ""
+				}
+			}
+			if k%5 == 0 {
+				opts.Stale = func(e *memfile.Entry) string {
+					if e.Field(memfile.CitesField) != "" {
+						return "main.go changed"
+					}
+					return ""
+				}
+			}
+			if k%4 == 1 {
+				opts.Filter.Types, opts.Filter.RecentDays = []string{"fix", "pattern"}, 400
+			}
+			if k%6 == 2 && len(c.opts.Tags) > 0 {
+				opts.Filter.Tags = c.opts.Tags
+			}
+			want := inject.Select(f, opts)
+			got, ok := inject.SelectFrom(ix.Entries(), opts)
+			if !ok {
+				continue
+			}
+			answered++
+			if got.Block != want.Block || !slices.Equal(got.Chosen, want.Chosen) || got.Omitted != want.Omitted || got.Filtered != want.Filtered {
+				t.Fatalf("query %q %+v:\nindex %v %d %d\nfile  %v %d %d\n%s\n---\n%s", c.q, opts.Filter, got.Chosen, got.Omitted, got.Filtered, want.Chosen, want.Omitted, want.Filtered, got.Block, want.Block)
+			}
+		}
 	}
 }
