@@ -52,7 +52,7 @@ func Load(dir string, f *os.File, perm, dirPerm os.FileMode) (*Index, error) {
 		return nil, nil
 	}
 	data := make([]byte, size)
-	if _, err := f.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && size == 0) {
+	if _, err := f.ReadAt(data, 0); err != nil && (!errors.Is(err, io.EOF) || size != 0) {
 		if base != nil {
 			_ = base.Close()
 		}

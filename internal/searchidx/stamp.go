@@ -47,7 +47,7 @@ func stampOf(s stamp, f io.ReaderAt, fi os.FileInfo) (stamp, bool) {
 	if !ok {
 		return s, false
 	}
-	s.dev, s.ino, s.size = uint64(st.Dev), st.Ino, uint64(fi.Size())
+	s.dev, s.ino, s.size = devOf(st), st.Ino, uint64(fi.Size())
 	s.mtime, s.ctime = st.Mtim.Nano(), st.Ctim.Nano()
 	c, err := tailCRC(f, fi.Size())
 	s.tailCRC = uint64(c)
@@ -136,7 +136,7 @@ func Appended(dir string, f *os.File, before, after os.FileInfo) {
 // CRC aside).
 func (s stamp) names(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && s.dev == uint64(st.Dev) && s.ino == st.Ino && s.size == uint64(fi.Size()) &&
+	return ok && s.dev == devOf(st) && s.ino == st.Ino && s.size == uint64(fi.Size()) &&
 		s.mtime == st.Mtim.Nano() && s.ctime == st.Ctim.Nano()
 }
 
@@ -146,4 +146,9 @@ func perm(dir string) os.FileMode {
 		return fi.Mode().Perm()
 	}
 	return 0o600
+}
+
+// devOf is the device of a file's stat (its type differs between systems).
+func devOf(st *syscall.Stat_t) uint64 {
+	return uint64(st.Dev) //nolint:unconvert // not uint64 on every system
 }
