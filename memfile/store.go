@@ -87,6 +87,11 @@ type Store struct {
 	// root package keeps the search index's stamp with it (a hook because
 	// package searchidx imports this one). It cannot fail the append.
 	Appended func(f *os.File, before, after os.FileInfo)
+	// Rewritten, when set, runs after each rewrite of the active file
+	// (delete, archive, edit, ...), under the writers' lock, with the new
+	// file open: the root package brings the search index up to date with
+	// it. It cannot fail the rewrite.
+	Rewritten func(f *os.File)
 
 	ctx context.Context // lock waits end when it is done (WithContext)
 }

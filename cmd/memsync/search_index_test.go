@@ -175,3 +175,35 @@ func TestSearchWhileAdding(t *testing.T) {
 	}
 	t.Logf("%d searches during %d adds", searches, writers*adds)
 }
+
+// TestSearchIndexFollowsDelete: a delete (a rewrite of the file) brings the
+// search index up to date under the writers' lock, so the next search
+// reads it, and finds the entry gone.
+func TestSearchIndexFollowsDelete(t *testing.T) {
+	env := testGitEnv(t)
+	repo, _ := repoWithMemory(t, env, 64<<10)
+	memsyncIn(t, env, repo, "add", "the quokka cache needs a warm-up", "-t", "fix")
+	var added []struct{ ID string }
+	if err := json.Unmarshal([]byte(memsyncIn(t, env, repo, "search", "quokka", "--json")), &added); err != nil || len(added) != 1 {
+		t.Fatalf("search: %v %v", added, err)
+	}
+	idx := filepath.Join(repo, ".git", "memsync", "state", "search.idx")
+	before, err := os.Stat(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memsyncIn(t, env, repo, "delete", added[0].ID)
+	after, err := os.Stat(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.SameFile(before, after) {
+		t.Fatal("the delete left the search index as it was")
+	}
+	if got := searchFound(t, env, repo, "quokka"); len(got) != 0 {
+		t.Fatalf("after the delete, search finds %v", got)
+	}
+	if again, _ := os.Stat(idx); !os.SameFile(after, again) {
+		t.Fatal("the search after the delete built the index again")
+	}
+}

@@ -28,32 +28,74 @@ func Lens(d *Doc) Counts {
 // the order they first occur: what an index of d holds. Search counts the
 // same terms with the same counts.
 func Terms(d *Doc, fn func(term string, c Counts)) {
-	var order []string
-	counts := map[string]*Counts{}
-	var tok tokenizer
-	field := 0
-	count := func(b []byte) {
-		c := counts[string(b)]
-		if c == nil {
-			t := string(b)
-			c = &Counts{}
-			counts[t] = c
-			order = append(order, t)
+	var c Counter
+	c.Doc(d, func(id int, n Counts) { fn(c.Terms[id], n) })
+}
+
+// Counter counts the terms of docs one after the other (Terms), giving
+// each distinct term a number, so that an index of many docs makes one
+// string per term rather than one per term and doc. The zero Counter is
+// ready to use.
+type Counter struct {
+	Terms   []string         // the terms seen so far, by number
+	ids     map[string]int32 // term -> its number
+	counts  []Counts         // per term number, its counts in the doc being counted
+	touched []int32          // the terms of that doc, in order
+	tok     tokenizer
+	field   int
+	count   func([]byte)
+}
+
+// ID is the number of term, given it now if it has none.
+func (c *Counter) ID(term string) int {
+	if c.count == nil {
+		c.Doc(&Doc{}, nil)
+	}
+	id, ok := c.ids[term]
+	if !ok {
+		id = int32(len(c.Terms))
+		c.ids[term] = id
+		c.Terms = append(c.Terms, term)
+		c.counts = append(c.counts, Counts{})
+	}
+	return int(id)
+}
+
+// Doc calls fn with the number (an index into c.Terms) and the counts of
+// each distinct term of d, in the order they first occur.
+func (c *Counter) Doc(d *Doc, fn func(id int, n Counts)) {
+	if c.count == nil {
+		c.ids = map[string]int32{}
+		c.count = func(b []byte) {
+			id, ok := c.ids[string(b)]
+			if !ok {
+				id = int32(len(c.Terms))
+				t := string(b)
+				c.ids[t] = id
+				c.Terms = append(c.Terms, t)
+				c.counts = append(c.counts, Counts{})
+			}
+			if c.counts[id] == (Counts{}) {
+				c.touched = append(c.touched, id)
+			}
+			c.counts[id][c.field]++
 		}
-		c[field]++
 	}
-	field = fTitle
-	tok.run(d.Title, count)
-	field = fTags
+	c.touched = c.touched[:0]
+	c.field = fTitle
+	c.tok.run(d.Title, c.count)
+	c.field = fTags
 	for _, t := range d.Tags {
-		tok.run(t, count)
+		c.tok.run(t, c.count)
 	}
-	field = fType
-	tok.run(d.Type, count)
-	field = fContent
-	tok.run(d.Content, count)
-	for _, t := range order {
-		fn(t, *counts[t])
+	c.field = fType
+	c.tok.run(d.Type, c.count)
+	c.field = fContent
+	c.tok.run(d.Content, c.count)
+	for _, id := range c.touched {
+		n := c.counts[id]
+		c.counts[id] = Counts{}
+		fn(int(id), n)
 	}
 }
 

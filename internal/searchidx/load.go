@@ -58,16 +58,21 @@ func Load(dir string, f *os.File, perm, dirPerm os.FileMode) (*Index, error) {
 		}
 		return nil, err
 	}
-	if base != nil {
-		if base.covers(data) && base.attach(bytes.NewReader(data), data[base.h[hCovered]:]) == nil && !base.Stale() {
-			if s, ok := stampOf(stamp{covered: base.h[hCovered], fileCRC: base.h[hFileCRC]}, bytes.NewReader(data), fi); ok {
-				_ = writeStamp(dir, s, perm) // the next search reads the appended bytes only
-			}
-			return base, nil
+	if base != nil && base.covers(data) && base.attach(bytes.NewReader(data), data[base.h[hCovered]:]) == nil && !base.Stale() {
+		if s, ok := stampOf(stamp{covered: base.h[hCovered], fileCRC: base.h[hFileCRC]}, bytes.NewReader(data), fi); ok {
+			_ = writeStamp(dir, s, perm) // the next search reads the appended bytes only
 		}
-		_ = base.Close()
+		return base, nil
 	}
-	raw, ok := Build(data)
+	// Built again: the entries the old index holds as they are keep their
+	// counted terms (BuildFrom).
+	raw, ok := BuildFrom(base, data)
+	if base != nil {
+		_ = base.Close()
+		if !ok && len(data) > 0 {
+			raw, ok = Build(data) // the old index's postings did not check out
+		}
+	}
 	if !ok {
 		return nil, nil
 	}
@@ -77,4 +82,18 @@ func Load(dir string, f *os.File, perm, dirPerm os.FileMode) (*Index, error) {
 		}
 	}
 	return Decode(raw, data)
+}
+
+// Rewritten brings the index in dir up to date with the memory file f just
+// rewritten (a delete, an archive, an edit), under the writers' lock: the
+// entries it still holds as they were keep their counted terms
+// (BuildFrom). A memory never searched (no index) gets none; errors leave
+// the index to the next search.
+func Rewritten(dir string, f *os.File, perm, dirPerm os.FileMode) {
+	if _, err := os.Lstat(filepath.Join(dir, FileName)); err != nil {
+		return
+	}
+	if ix, err := Load(dir, f, perm, dirPerm); err == nil && ix != nil {
+		_ = ix.Close()
+	}
 }

@@ -31,11 +31,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"hash/crc64"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -49,7 +51,7 @@ import (
 const FileName = "search.idx"
 
 // magic starts an index file; the version is in it.
-const magic = "memsync search index 3\n"
+const magic = "memsync search index 4\n"
 
 // rebuildTail is how many appended entries a search counts on the spot
 // before the index is built again (Index.Stale).
@@ -81,8 +83,8 @@ const (
 
 const (
 	headerSize = len(magic) + 8*headerWords
-	docWords   = 8 // start, end, line, section+1, the four lens
-	dictWords  = 4 // text offset, postings offset, postings count, postings CRC
+	docWords   = 10 // start, end, line, section+1, the four lens, the two halves of the key (spanKey)
+	dictWords  = 4  // text offset, postings offset, postings count, postings CRC
 )
 
 // maxEntry bounds the bytes of one entry an index may name: an entry read
@@ -91,7 +93,25 @@ const maxEntry = 64 << 20
 
 // Build returns the index of data, a memory file's bytes, or false for a
 // file that gets none (see the package doc).
-func Build(data []byte) ([]byte, bool) {
+func Build(data []byte) ([]byte, bool) { return BuildFrom(nil, data) }
+
+// spanKey identifies what an entry's terms depend on: the bytes of its
+// span and, in ralph's dialect, its section.
+func spanKey(section string, span []byte) uint64 {
+	h := crc64.New(crc64Table)
+	_, _ = h.Write([]byte(section))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write(span)
+	return h.Sum64()
+}
+
+var crc64Table = crc64.MakeTable(crc64.ECMA)
+
+// BuildFrom is Build that takes the terms of the entries old also holds
+// (the same bytes in the same section) from old rather than counting them
+// again: after a rewrite (a delete, an archive, an edit), only the entries
+// that changed are read again. It gives the bytes Build gives.
+func BuildFrom(old *Index, data []byte) ([]byte, bool) {
 	if bytes.IndexByte(data, '\r') >= 0 || len(data) >= 1<<31 {
 		return nil, false
 	}
@@ -129,7 +149,16 @@ func Build(data []byte) ([]byte, bool) {
 		b = appendString(b, s)
 	}
 	h[hDocTable] = uint64(len(b))
-	postings := map[string][]recall.Posting{}
+	var counter recall.Counter
+	var postings [][]recall.Posting // by term number
+	var oldKeys map[uint64]int      // old's entries by key
+	reused := map[int][]int{}       // an entry of old -> the entries that take its terms
+	if old != nil {
+		oldKeys = make(map[uint64]int, old.docCount())
+		for i := range old.docCount() {
+			oldKeys[uint64(old.word(i, 8))|uint64(old.word(i, 9))<<32] = i
+		}
+	}
 	var meta []byte
 	metaAt := make([]uint32, 0, len(f.Entries)+1)
 	for k := range f.Entries {
@@ -145,7 +174,23 @@ func Build(data []byte) ([]byte, bool) {
 		for _, l := range recall.Lens(&d) {
 			b = binary.LittleEndian.AppendUint32(b, l)
 		}
-		recall.Terms(&d, func(t string, c recall.Counts) { postings[t] = append(postings[t], recall.Posting{Doc: k, Counts: c}) })
+		section := ""
+		if s := sectionAt[e.Line-1]; s >= 0 {
+			section = sections[s]
+		}
+		key := spanKey(section, data[start:end])
+		b = binary.LittleEndian.AppendUint32(b, uint32(key))
+		b = binary.LittleEndian.AppendUint32(b, uint32(key>>32))
+		if o, ok := oldKeys[key]; ok {
+			reused[o] = append(reused[o], k)
+		} else {
+			counter.Doc(&d, func(id int, c recall.Counts) {
+				for id >= len(postings) {
+					postings = append(postings, nil)
+				}
+				postings[id] = append(postings[id], recall.Posting{Doc: k, Counts: c})
+			})
+		}
 		metaAt = append(metaAt, uint32(len(meta)))
 		for _, v := range []string{e.ID, e.Type, e.Title, e.Date} {
 			meta = appendString(meta, v)
@@ -159,25 +204,52 @@ func Build(data []byte) ([]byte, bool) {
 		}
 	}
 	metaAt = append(metaAt, uint32(len(meta)))
-	terms := make([]string, 0, len(postings))
-	for t := range postings {
-		terms = append(terms, t)
+	if len(reused) > 0 {
+		// The terms of the entries taken from old: its postings, renumbered.
+		ok := old.eachPostings(func(term []byte, ps []recall.Posting) {
+			id := -1
+			for _, p := range ps {
+				for _, k := range reused[p.Doc] {
+					if id < 0 {
+						id = counter.ID(string(term))
+						for id >= len(postings) {
+							postings = append(postings, nil)
+						}
+					}
+					postings[id] = append(postings[id], recall.Posting{Doc: k, Counts: p.Counts})
+				}
+			}
+		})
+		if !ok {
+			return nil, false
+		}
+		byDoc := func(a, b recall.Posting) int { return a.Doc - b.Doc }
+		for _, ps := range postings {
+			if !slices.IsSortedFunc(ps, byDoc) {
+				slices.SortFunc(ps, byDoc)
+			}
+		}
 	}
-	slices.Sort(terms)
+	terms := make([]int, len(postings)) // term numbers, by term
+	for id := range terms {
+		terms[id] = id
+	}
+	slices.SortFunc(terms, func(a, b int) int { return strings.Compare(counter.Terms[a], counter.Terms[b]) })
 	h[hTerms] = uint64(len(terms))
 	var text, post, p []byte
 	dict := make([]uint32, 0, dictWords*(len(terms)+1))
-	for _, t := range terms {
+	for _, id := range terms {
+		t := counter.Terms[id]
 		p = p[:0]
 		prev := 0
-		for _, ps := range postings[t] {
+		for _, ps := range postings[id] {
 			p = binary.AppendUvarint(p, uint64(ps.Doc-prev))
 			prev = ps.Doc
 			for _, c := range ps.Counts {
 				p = binary.AppendUvarint(p, uint64(c))
 			}
 		}
-		dict = append(dict, uint32(len(text)), uint32(len(post)), uint32(len(postings[t])), checksum(p))
+		dict = append(dict, uint32(len(text)), uint32(len(post)), uint32(len(postings[id])), checksum(p))
 		text = append(text, t...)
 		post = append(post, p...)
 	}
@@ -544,6 +616,38 @@ func (ix *Index) Postings(term string) []recall.Posting {
 		prev = ps.Doc
 	}
 	return append(base, out...)
+}
+
+// eachPostings calls fn with every term of the index and its postings, in
+// term order; false when the postings do not check out.
+func (ix *Index) eachPostings(fn func(term []byte, ps []recall.Posting)) bool {
+	all := make([]byte, ix.h[hMeta]-ix.h[hPostings])
+	if _, err := ix.src.ReadAt(all, int64(ix.h[hPostings])); err != nil {
+		return false
+	}
+	var ps []recall.Posting
+	for t := range int(ix.h[hTerms]) {
+		p := all[ix.dictWord(t, 1):ix.dictWord(t+1, 1)]
+		if checksum(p) != uint32(ix.dictWord(t, 3)) {
+			return false
+		}
+		r := reader{b: p}
+		ps = ps[:0]
+		prev := 0
+		for range ix.dictWord(t, 2) {
+			q := recall.Posting{Doc: prev + r.int(ix.docCount()-1-prev)}
+			for f := range q.Counts {
+				q.Counts[f] = uint32(r.int(1<<32 - 1))
+			}
+			if r.err {
+				return false
+			}
+			ps = append(ps, q)
+			prev = q.Doc
+		}
+		fn(ix.term(t), ps)
+	}
+	return true
 }
 
 // Doc is entry i as recall ranks it (recall.Indexed); the zero Doc for an

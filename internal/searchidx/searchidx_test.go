@@ -323,3 +323,43 @@ func TestIndexInjectsAsFile(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildFrom: an index built from the previous one after a rewrite (a
+// delete, an edit, entries moved, appended or the same file) is the one
+// Build makes, byte for byte, and counts the terms only of the entries
+// that changed.
+func TestBuildFrom(t *testing.T) {
+	for name, data := range files(t) {
+		raw, _ := Build(data)
+		old, err := Decode(raw, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := memfile.Parse(data)
+		n := len(f.Entries)
+		variants := map[string]*memfile.File{}
+		del := memfile.Parse(data)
+		del.Entries = slices.Delete(del.Entries, n/3, n/3+1)
+		variants["delete"] = del
+		edit := memfile.Parse(data)
+		edit.Entries[n/2].Content += " edited retry"
+		variants["edit"] = edit
+		moved := memfile.Parse(data)
+		if n > 2 {
+			moved.Entries[0], moved.Entries[n-1] = moved.Entries[n-1], moved.Entries[0]
+		}
+		variants["moved"] = moved
+		variants["same"] = memfile.Parse(data)
+		for v, nf := range variants {
+			next := nf.Render()
+			want, ok := Build(next)
+			if !ok {
+				continue
+			}
+			got, ok := BuildFrom(old, next)
+			if !ok || !bytes.Equal(got, want) {
+				t.Fatalf("%s, %s: BuildFrom differs from Build (ok %v, %d bytes, %d)", name, v, ok, len(got), len(want))
+			}
+		}
+	}
+}
