@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/memsync/memsync/internal/fsutil"
 )
 
 // Load returns the search index of the memory file f, open under the
@@ -26,6 +28,14 @@ func Load(dir string, f *os.File, perm, dirPerm os.FileMode) (*Index, error) {
 		base = nil
 	}
 	st, stamped := readStamp(dir)
+	if stamped && st.none && st.names(fi) {
+		if c, err := tailCRC(f, size); err == nil && uint64(c) == st.tailCRC {
+			if base != nil {
+				_ = base.Close()
+			}
+			return nil, nil // as found before: no index for this file
+		}
+	}
 	if base != nil && stamped && st.covered == base.h[hCovered] && st.fileCRC == base.h[hFileCRC] &&
 		st.names(fi) && size >= int64(st.covered) {
 		// The file is in the state the stamp names: the bytes the index
@@ -74,6 +84,11 @@ func Load(dir string, f *os.File, perm, dirPerm os.FileMode) (*Index, error) {
 		}
 	}
 	if !ok {
+		// Say so, so that the next searches of the file in this state do
+		// not try again.
+		if s, ok := stampOf(stamp{none: true}, bytes.NewReader(data), fi); ok && fsutil.MkdirAll(dir, dirPerm) == nil {
+			_ = writeStamp(dir, s, perm)
+		}
 		return nil, nil
 	}
 	if Save(dir, raw, perm, dirPerm) == nil {

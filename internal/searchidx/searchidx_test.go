@@ -363,3 +363,76 @@ func TestBuildFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestLoad: Load builds and saves the index with its stamp, reads it back
+// while the file is as stamped, follows an append that Appended recorded,
+// and remembers a file that gets no index.
+func TestLoad(t *testing.T) {
+	dir, path := t.TempDir(), filepath.Join(t.TempDir(), "memories.md")
+	data := memfile.GenerateFile(32<<10, 4)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := len(memfile.Parse(data).Entries)
+	load := func() *Index {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.Close() })
+		ix, err := Load(dir, f, 0o644, 0o755)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ix
+	}
+	if ix := load(); ix == nil || ix.Len() != n {
+		t.Fatalf("first load: %v", ix)
+	}
+	built, err := os.Stat(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix := load(); ix == nil || ix.Len() != n {
+		t.Fatal("second load")
+	}
+	// An append by memsync, with the stamp moved along.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := f.Stat()
+	if _, err := f.WriteString("\n## Fix: x\n- ID: tail1\n- Content: appended quokka\n"); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := f.Stat()
+	Appended(dir, f, before, after)
+	_ = f.Close()
+	if s, ok := readStamp(dir); !ok || !s.names(after) {
+		t.Fatal("Appended did not move the stamp")
+	}
+	ix := load()
+	if ix == nil || ix.Len() != n+1 {
+		t.Fatalf("after the append: %v", ix)
+	}
+	if e, ok := ix.Entry(n); !ok || e.Content != "appended quokka" {
+		t.Fatalf("appended entry: %+v", e)
+	}
+	if again, _ := os.Stat(filepath.Join(dir, FileName)); !os.SameFile(built, again) {
+		t.Fatal("the index was built again for an append")
+	}
+	// A file with damage gets none, and the stamp says so.
+	if err := os.WriteFile(path, append(slices.Clip(data), "\n## Bad\n- Content: \x00\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ix := load(); ix != nil {
+		t.Fatal("an index for a damaged file")
+	}
+	if s, ok := readStamp(dir); !ok || !s.none {
+		t.Fatal("the stamp does not say the file gets no index")
+	}
+	if ix := load(); ix != nil {
+		t.Fatal("an index for a damaged file")
+	}
+}

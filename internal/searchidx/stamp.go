@@ -25,8 +25,8 @@ import (
 const StampName = "search.stamp"
 
 const (
-	stampMagic = "msstamp1"
-	stampSize  = 72
+	stampMagic = "msstamp2"
+	stampSize  = 76
 	// tailCheck is how many bytes at the end of the file the stamp's
 	// CRC-32C covers: a change that keeps size and times (a clock set
 	// back, a coarse file system) is still seen there.
@@ -39,6 +39,9 @@ type stamp struct {
 	dev, ino, size   uint64
 	mtime, ctime     int64
 	tailCRC          uint64
+	// none: the file in this state gets no index (damage, "\r" line
+	// ends, both dialects); searches read it whole without trying again.
+	none bool
 }
 
 // stampOf is s with the state of the memory file fi, open as f.
@@ -70,6 +73,11 @@ func (s stamp) encode() []byte {
 		b = binary.LittleEndian.AppendUint64(b, v)
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(s.tailCRC))
+	none := uint32(0)
+	if s.none {
+		none = 1
+	}
+	b = binary.LittleEndian.AppendUint32(b, none)
 	return binary.LittleEndian.AppendUint32(b, checksum(b))
 }
 
@@ -96,7 +104,7 @@ func readStamp(dir string) (stamp, bool) {
 		v[i] = binary.LittleEndian.Uint64(b[len(stampMagic)+8*i:])
 	}
 	return stamp{covered: v[0], fileCRC: v[1], dev: v[2], ino: v[3], size: v[4], mtime: int64(v[5]), ctime: int64(v[6]),
-		tailCRC: uint64(binary.LittleEndian.Uint32(b[len(stampMagic)+56:]))}, true
+		tailCRC: uint64(binary.LittleEndian.Uint32(b[len(stampMagic)+56:])), none: binary.LittleEndian.Uint32(b[len(stampMagic)+60:]) == 1}, true
 }
 
 // writeStamp writes s into dir in place, with one write (a cache: no fsync).
@@ -119,7 +127,7 @@ func writeStamp(dir string, s stamp, perm os.FileMode) error {
 // only leave the stamp behind (the next search reads the whole file).
 func Appended(dir string, f *os.File, before, after os.FileInfo) {
 	s, ok := readStamp(dir)
-	if !ok {
+	if !ok || s.none {
 		return
 	}
 	// The stamp named the state before: same file, size and times, and
