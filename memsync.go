@@ -197,7 +197,7 @@ func Open(dir string, o Options) (*Memory, error) {
 		m.store.RemovalLog = filepath.Join(state, "removed")
 	}
 	m.store.Appended = func(f *os.File, before, after os.FileInfo) { searchidx.Appended(state, f, before, after) }
-	m.store.Rewritten = func(f *os.File) { searchidx.Rewritten(state, f, m.store.FilePerm(), m.store.DirPerm()) }
+	m.store.Changed = func(f *os.File) { searchidx.Changed(state, f, m.store.FilePerm(), m.store.DirPerm()) }
 	m.conflictLog = conflicts
 	m.store.Conflicts = merge.LogFile(conflicts)
 	m.embedder = newEmbedder(o, cfg)

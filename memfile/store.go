@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -87,11 +88,13 @@ type Store struct {
 	// root package keeps the search index's stamp with it (a hook because
 	// package searchidx imports this one). It cannot fail the append.
 	Appended func(f *os.File, before, after os.FileInfo)
-	// Rewritten, when set, runs after each rewrite of the active file
-	// (delete, archive, edit, ...), under the writers' lock, with the new
-	// file open: the root package brings the search index up to date with
-	// it. It cannot fail the rewrite.
-	Rewritten func(f *os.File)
+	// Changed, when set, runs at the end of each hold of the writers' lock
+	// (WithLock and every write) in which the active file changed (its
+	// inode, size or times), before the lock is released, with the file
+	// open: the root package brings the search index up to date with it,
+	// whatever wrote (an append, a rewrite, a rollback, a repair). It
+	// cannot fail the write.
+	Changed func(f *os.File)
 
 	ctx context.Context // lock waits end when it is done (WithContext)
 }
@@ -391,12 +394,41 @@ func (s *Store) WithLock(fn func() error) error {
 		return err
 	}
 	defer func() { _ = l.Release() }()
+	if s.Changed != nil {
+		if target, err := s.Resolve(s.Path()); err == nil {
+			before, _ := os.Stat(target)
+			defer s.changed(target, before)
+		}
+	}
 	if s.Locked != nil {
 		if err := s.Locked(); err != nil {
 			return err
 		}
 	}
 	return fn()
+}
+
+// changed runs Changed when the active file, target, is no longer in the
+// state before.
+func (s *Store) changed(target string, before os.FileInfo) {
+	f, err := os.Open(target)
+	if err != nil {
+		return
+	}
+	defer func() { _ = f.Close() }()
+	after, err := f.Stat()
+	if err != nil || before != nil && os.SameFile(before, after) && before.Size() == after.Size() &&
+		before.ModTime().Equal(after.ModTime()) && sameChange(before, after) {
+		return
+	}
+	s.Changed(f)
+}
+
+// sameChange reports whether two states of a file have the same change time.
+func sameChange(a, b os.FileInfo) bool {
+	x, ok1 := a.Sys().(*syscall.Stat_t)
+	y, ok2 := b.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && x.Ctim == y.Ctim
 }
 
 // createLockFile creates the lock file lp, when it is missing, with the

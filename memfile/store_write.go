@@ -241,16 +241,7 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 			s.warn("%s had %d problem(s); its old content is kept in %s", path, len(f.Problems), backup)
 		}
 	}
-	if err := fsutil.WriteFile(target, f.Render(), s.fileMode()); err != nil {
-		return err
-	}
-	if s.Rewritten != nil && path == s.Path() {
-		if nf, err := os.Open(target); err == nil {
-			s.Rewritten(nf)
-			_ = nf.Close()
-		}
-	}
-	return nil
+	return fsutil.WriteFile(target, f.Render(), s.fileMode())
 }
 
 // Backup keeps data beside target as BackupPath(target, data), the backup

@@ -99,14 +99,19 @@ func Load(dir string, f *os.File, perm, dirPerm os.FileMode) (*Index, error) {
 	return Decode(raw, data)
 }
 
-// Rewritten brings the index in dir up to date with the memory file f just
-// rewritten (a delete, an archive, an edit), under the writers' lock: the
-// entries it still holds as they were keep their counted terms
-// (BuildFrom). A memory never searched (no index) gets none; errors leave
-// the index to the next search.
-func Rewritten(dir string, f *os.File, perm, dirPerm os.FileMode) {
+// Changed brings the index in dir up to date with the memory file f, which
+// a write just changed (a rewrite, a rollback, a repair; an append moved
+// the stamp already), under the writers' lock: the entries it still holds
+// as they were keep their counted terms (BuildFrom). A memory never
+// searched (no index) gets none; errors leave the index to the next search.
+func Changed(dir string, f *os.File, perm, dirPerm os.FileMode) {
 	if _, err := os.Lstat(filepath.Join(dir, FileName)); err != nil {
 		return
+	}
+	if fi, err := f.Stat(); err == nil {
+		if s, ok := readStamp(dir); ok && !s.none && s.names(fi) {
+			return // the stamp follows the file already
+		}
 	}
 	if ix, err := Load(dir, f, perm, dirPerm); err == nil && ix != nil {
 		_ = ix.Close()
