@@ -23,7 +23,7 @@ func Load(dir string, f *os.File, perm, dirPerm os.FileMode) (*Index, error) {
 		return nil, err
 	}
 	size := fi.Size()
-	base, err := openBase(filepath.Join(dir, FileName))
+	base, err := openBase(filepath.Join(dir, FileName), maxIndex(size))
 	if err != nil {
 		base = nil
 	}
@@ -49,7 +49,7 @@ func Load(dir string, f *os.File, perm, dirPerm os.FileMode) (*Index, error) {
 			}
 		}
 		_ = base.Close()
-		base, err = openBase(filepath.Join(dir, FileName))
+		base, err = openBase(filepath.Join(dir, FileName), maxIndex(size))
 		if err != nil {
 			base = nil
 		}

@@ -315,9 +315,15 @@ type Index struct {
 	tailPost map[string][]recall.Posting
 }
 
-// openBase opens the index file at path and checks its header and tables;
-// the index is not yet matched to a memory file (attach).
-func openBase(path string) (*Index, error) {
+// maxIndex bounds the size of an index file read for a memory file of n
+// bytes: far above what Build writes for it (less than n), so that a
+// hostile or foreign file is never read into memory whole.
+func maxIndex(n int64) int64 { return 8*n + 16<<20 }
+
+// openBase opens the index file at path, of at most limit bytes, and
+// checks its header and tables; the index is not yet matched to a memory
+// file (attach).
+func openBase(path string, limit int64) (*Index, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
@@ -325,8 +331,8 @@ func openBase(path string) (*Index, error) {
 	fi, err := f.Stat()
 	if err == nil {
 		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !fi.Mode().IsRegular() || ok && int(st.Uid) != os.Getuid() {
-			err = ErrInvalid // not this user's: never trusted
+		if !fi.Mode().IsRegular() || ok && int(st.Uid) != os.Getuid() || fi.Size() > limit {
+			err = ErrInvalid // not this user's, or too large: never trusted
 		}
 	}
 	var ix *Index

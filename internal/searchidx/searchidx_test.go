@@ -436,3 +436,59 @@ func TestLoad(t *testing.T) {
 		t.Fatal("an index for a damaged file")
 	}
 }
+
+// TestLoadHostile: an index file that is garbage, huge, a link or a valid
+// index of another file, and a stamp that is garbage, are ignored: Load
+// builds the index of the file anew, quickly and within bounded memory.
+func TestLoadHostile(t *testing.T) {
+	data := memfile.GenerateFile(32<<10, 6)
+	n := len(memfile.Parse(data).Entries)
+	other, _ := Build(memfile.GenerateFile(32<<10, 7))
+	for name, plant := range map[string]func(idx, stamp string) error{
+		"garbage": func(idx, stamp string) error {
+			_ = os.WriteFile(stamp, bytes.Repeat([]byte{0xff}, stampSize), 0o644)
+			return os.WriteFile(idx, bytes.Repeat([]byte("memsync search index 4\n"), 1000), 0o644)
+		},
+		"huge": func(idx, _ string) error {
+			f, err := os.Create(idx)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = f.Close() }()
+			if _, err := f.WriteString(magic); err != nil {
+				return err
+			}
+			return f.Truncate(8 << 30) // sparse: 8 GiB that are not there
+		},
+		"link": func(idx, _ string) error { return os.Symlink("/dev/zero", idx) },
+		"other": func(idx, _ string) error { return os.WriteFile(idx, other, 0o644) },
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(t.TempDir(), "memories.md")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := plant(filepath.Join(dir, FileName), filepath.Join(dir, StampName)); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		ix, err := Load(dir, f, 0o644, 0o755)
+		if err != nil || ix == nil || ix.Len() != n {
+			t.Fatalf("%s: %v %v", name, ix, err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("%s: took %v", name, d)
+		}
+		_ = ix.Close()
+		_ = f.Close()
+		built, err := openBase(filepath.Join(dir, FileName), maxIndex(int64(len(data))))
+		if err != nil || !built.covers(data) {
+			t.Fatalf("%s: the index was not built again: %v", name, err)
+		}
+		_ = built.Close()
+	}
+}
