@@ -460,7 +460,7 @@ func TestLoadHostile(t *testing.T) {
 			}
 			return f.Truncate(8 << 30) // sparse: 8 GiB that are not there
 		},
-		"link": func(idx, _ string) error { return os.Symlink("/dev/zero", idx) },
+		"link":  func(idx, _ string) error { return os.Symlink("/dev/zero", idx) },
 		"other": func(idx, _ string) error { return os.WriteFile(idx, other, 0o644) },
 	} {
 		dir := t.TempDir()
