@@ -492,3 +492,49 @@ func TestLoadHostile(t *testing.T) {
 		_ = built.Close()
 	}
 }
+
+// TestIndexRanksEvalSet: the retrieval evaluation's 91 queries over its 305
+// memories (internal/recall/testdata/retrieval) rank from the index exactly
+// as recall.Search ranks them, as search asks (limit 10) and as inject asks
+// (keywords, at most 8 terms), so its figures are the index's too.
+func TestIndexRanksEvalSet(t *testing.T) {
+	data, err := os.ReadFile("../recall/testdata/retrieval/memories.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, ok := Build(data)
+	if !ok {
+		t.Fatal("no index")
+	}
+	ix, err := Decode(raw, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := memfile.Parse(data)
+	docs := make([]recall.Doc, len(f.Entries))
+	for i := range f.Entries {
+		docs[i] = inject.Doc(&f.Entries[i])
+	}
+	tsv, err := os.ReadFile("../recall/testdata/retrieval/queries.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(tsv), "\n") {
+		parts := strings.SplitN(line, "\t", 3)
+		if len(parts) != 3 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		n++
+		for _, opts := range []recall.Options{{Limit: 10}, {Keywords: true, MaxTerms: 8}} {
+			want := recall.Search(docs, parts[2], opts)
+			got, ok := recall.SearchIndexed(ix, nil, parts[2], opts)
+			if !ok || !slices.Equal(got, want) {
+				t.Fatalf("%q %+v: index %v (%v)\nsearch %v", parts[2], opts, got, ok, want)
+			}
+		}
+	}
+	if n != 91 {
+		t.Fatalf("%d queries", n)
+	}
+}
