@@ -196,9 +196,13 @@ func SearchIndexed(ix Indexed, only []int, query string, opts Options) (hits []H
 		return nil, false
 	}
 	var sums [numFields]float64
-	for _, i := range idx {
-		for f, l := range ix.Lens(i) {
-			sums[f] += float64(l)
+	if t, ok := ix.(Totaled); ok && in == nil {
+		sums = float64s(t.LensTotal())
+	} else {
+		for _, i := range idx {
+			for f, l := range ix.Lens(i) {
+				sums[f] += float64(l)
+			}
 		}
 	}
 	hits, _ = score(cands, tfs, terms, scored, df, float64(len(idx)), sums)
@@ -248,6 +252,19 @@ func best(hits []Hit, limit int) []Hit {
 	}
 	slices.SortFunc(top, byScore)
 	return top
+}
+
+// Totaled is an Indexed that knows the Lens of all its docs added up,
+// which SearchIndexed then need not add up for a search of them all.
+type Totaled interface {
+	LensTotal() [numFields]uint64
+}
+
+func float64s(c [numFields]uint64) (f [numFields]float64) {
+	for i, v := range c {
+		f[i] = float64(v)
+	}
+	return f
 }
 
 func float(c Counts) (f [numFields]float64) {

@@ -72,7 +72,11 @@ func TestSearchIndexedMatchesSearch(t *testing.T) {
 			opts.Keywords, opts.MaxTerms = true, 1+r.IntN(8)
 		}
 		want := Search(docs, query, opts)
-		got, ok := SearchIndexed(newMemIndex(docs), nil, query, opts)
+		var ix Indexed = newMemIndex(docs)
+		if iter%2 == 0 {
+			ix = totaledIndex{newMemIndex(docs)}
+		}
+		got, ok := SearchIndexed(ix, nil, query, opts)
 		if !ok {
 			if slices.ContainsFunc(want, func(h Hit) bool { return h.Score >= 0.01 }) {
 				t.Fatalf("iteration %d: query %q: SearchIndexed declined where Search ranks by BM25: %v", iter, query, want)
@@ -99,11 +103,23 @@ func TestSearchIndexedMatchesSearch(t *testing.T) {
 		for k := range want {
 			want[k].Index = only[want[k].Index]
 		}
-		if got, ok := SearchIndexed(newMemIndex(docs), only, query, opts); ok && !slices.Equal(got, want) {
+		if got, ok := SearchIndexed(ix, only, query, opts); ok && !slices.Equal(got, want) {
 			t.Fatalf("iteration %d, docs %v: query %q, opts %+v:\nSearchIndexed %v\nSearch        %v", iter, only, query, opts, got, want)
 		}
 	}
 	if answered < 1500 {
 		t.Fatalf("SearchIndexed answered only %d of 3000 searches", answered)
 	}
+}
+
+// totaledIndex is a memIndex that knows its total lengths.
+type totaledIndex struct{ *memIndex }
+
+func (ix totaledIndex) LensTotal() (t [numFields]uint64) {
+	for i := range ix.docs {
+		for f, l := range Lens(&ix.docs[i]) {
+			t[f] += uint64(l)
+		}
+	}
+	return t
 }

@@ -51,7 +51,7 @@ import (
 const FileName = "search.idx"
 
 // magic starts an index file; the version is in it.
-const magic = "memsync search index 4\n"
+const magic = "memsync search index 5\n"
 
 // rebuildTail is how many appended entries a search counts on the spot
 // before the index is built again (Index.Stale).
@@ -78,7 +78,8 @@ const (
 	hMeta            // offset of the metadata: (docs+1) uint32 offsets, then per entry ID, type, tags
 	hMetaCRC         // CRC-32C of the metadata
 	hEnd             // size of the file
-	headerWords
+	hLensTotal       // the entries' field lengths added up: 4 words
+	headerWords = hLensTotal + 4
 )
 
 const (
@@ -171,8 +172,9 @@ func BuildFrom(old *Index, data []byte) ([]byte, bool) {
 		for _, v := range []int{start, end, e.Line, sectionAt[e.Line-1] + 1} {
 			b = binary.LittleEndian.AppendUint32(b, uint32(v))
 		}
-		for _, l := range recall.Lens(&d) {
+		for f, l := range recall.Lens(&d) {
 			b = binary.LittleEndian.AppendUint32(b, l)
+			h[hLensTotal+f] += uint64(l)
 		}
 		section := ""
 		if s := sectionAt[e.Line-1]; s >= 0 {
@@ -579,6 +581,20 @@ func (ix *Index) Meta(i int) recall.Doc {
 	}
 	m, _ := ix.metaOf(i)
 	return recall.Doc{Type: m.typ, Tags: m.tags}
+}
+
+// LensTotal are the lengths of the fields of all the entries added up
+// (recall.Totaled).
+func (ix *Index) LensTotal() (t [4]uint64) {
+	for f := range t {
+		t[f] = ix.h[hLensTotal+f]
+	}
+	for k := range ix.tailDocs {
+		for f, l := range recall.Lens(&ix.tailDocs[k]) {
+			t[f] += uint64(l)
+		}
+	}
+	return t
 }
 
 // Lens are the lengths of entry i's fields (recall.Indexed).
