@@ -63,22 +63,22 @@ func checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
 // The header's fields, each a little-endian uint64, after magic.
 const (
-	hCRC      = iota // of the rest of the header and of the tables
-	hCovered         // bytes of the memory file indexed
-	hFileCRC         // their CRC-32C
-	hDialect         // memfile.Dialect
-	hLines           // lines the indexed bytes start (for the line numbers of appended entries)
-	hDocs            // entries
-	hTerms           // distinct terms
-	hSections        // offset of the sections (uvarint-prefixed "## " headings, ralph's dialect)
-	hDocTable        // offset of the entries: docWords uint32 each
-	hDict            // offset of the terms: dictWords uint32 each, and one more (the ends)
-	hTermText        // offset of the terms' bytes, sorted
-	hPostings        // offset of the postings: per term, per entry, uvarints: doc delta, counts
-	hMeta            // offset of the metadata: (docs+1) uint32 offsets, then per entry ID, type, tags
-	hMetaCRC         // CRC-32C of the metadata
-	hEnd             // size of the file
-	hLensTotal       // the entries' field lengths added up: 4 words
+	hCRC        = iota // of the rest of the header and of the tables
+	hCovered           // bytes of the memory file indexed
+	hFileCRC           // their CRC-32C
+	hDialect           // memfile.Dialect
+	hLines             // lines the indexed bytes start (for the line numbers of appended entries)
+	hDocs              // entries
+	hTerms             // distinct terms
+	hSections          // offset of the sections (uvarint-prefixed "## " headings, ralph's dialect)
+	hDocTable          // offset of the entries: docWords uint32 each
+	hDict              // offset of the terms: dictWords uint32 each, and one more (the ends)
+	hTermText          // offset of the terms' bytes, sorted
+	hPostings          // offset of the postings: per term, per entry, uvarints: doc delta, counts
+	hMeta              // offset of the metadata: (docs+1) uint32 offsets, then per entry ID, type, tags
+	hMetaCRC           // CRC-32C of the metadata
+	hEnd               // size of the file
+	hLensTotal         // the entries' field lengths added up: 4 words
 	headerWords = hLensTotal + 4
 )
 
