@@ -491,6 +491,19 @@ func byAge(a, b item) int {
 	return cmp.Compare(a.i, b.i)
 }
 
+// sortByAge sorts items by byAge: as one number per item (the date, then
+// the position), which sorts several times faster than a comparison.
+func sortByAge(items []item) {
+	keys := make([]uint64, len(items))
+	for k, it := range items {
+		keys[k] = uint64(it.date)<<32 | uint64(it.i)
+	}
+	slices.Sort(keys)
+	for k, key := range keys {
+		items[k] = item{i: int(key & (1<<32 - 1)), date: int(key >> 32)}
+	}
+}
+
 // ranking hands out candidates best first; equal scores, newer first. It is
 // a heap, so that a small budget, which takes a few entries, does not pay
 // for sorting them all.
@@ -523,7 +536,7 @@ func rank(src Source, cands []int, opts Options) (*ranking, bool) {
 	}
 	// Recency: by date, then by position in the file (usually already in order).
 	if !slices.IsSortedFunc(items, byAge) {
-		slices.SortFunc(items, byAge)
+		sortByAge(items)
 	}
 	pos := make([]int, src.Len()) // entry index -> place in items
 	for r := range items {

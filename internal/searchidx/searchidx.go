@@ -542,6 +542,13 @@ type meta struct {
 // metaOf is entry i's metadata, read from the index (read and checked at
 // the first call); false when it does not check out.
 func (ix *Index) metaOf(i int) (m meta, ok bool) {
+	m, _, ok = ix.metaInto(i, nil)
+	return m, ok
+}
+
+// metaInto is metaOf with the tags appended to buf (and sliced from it),
+// which it returns.
+func (ix *Index) metaInto(i int, buf []string) (m meta, _ []string, ok bool) {
 	if ix.meta == nil && ix.metaErr == nil {
 		ix.meta = make([]byte, ix.h[hEnd]-ix.h[hMeta])
 		if _, err := ix.src.ReadAt(ix.meta, int64(ix.h[hMeta])); err != nil || uint64(checksum(ix.meta)) != ix.h[hMetaCRC] {
@@ -549,28 +556,29 @@ func (ix *Index) metaOf(i int) (m meta, ok bool) {
 		}
 	}
 	if ix.metaErr != nil {
-		return meta{}, false
+		return meta{}, buf, false
 	}
 	n := ix.docCount()
 	at := func(k int) int { return int(binary.LittleEndian.Uint32(ix.meta[4*k:])) }
 	blob := ix.meta[4*(n+1):]
 	lo, hi := at(i), at(i+1)
 	if lo > hi || hi > len(blob) {
-		return meta{}, false
+		return meta{}, buf, false
 	}
 	// The strings share the metadata's bytes, which never change.
 	r := reader{b: blob[lo:hi]}
 	m.id, m.typ, m.title, m.date = r.view(), r.view(), r.view(), r.view()
 	if n := r.int(len(r.b)); n > 0 {
-		m.tags = make([]string, n)
-		for k := range m.tags {
-			m.tags[k] = r.view()
+		at := len(buf)
+		for range n {
+			buf = append(buf, r.view())
 		}
+		m.tags = buf[at:len(buf):len(buf)]
 	}
 	for k := range m.fields {
 		m.fields[k] = r.view()
 	}
-	return m, !r.err
+	return m, buf, !r.err
 }
 
 // Meta is entry i's type and tags (recall.Indexed); an entry whose
@@ -775,8 +783,13 @@ func (s *entries) Meta(i int) *memfile.Entry {
 	}
 	if s.light == nil {
 		s.light = make([]memfile.Entry, ix.docCount())
+		var tags []string // the entries' tags, one after the other
 		for k := range s.light {
-			m, ok := ix.metaOf(k)
+			if cap(tags)-len(tags) < 64 {
+				tags = make([]string, 0, 4096)
+			}
+			m, rest, ok := ix.metaInto(k, tags)
+			tags = rest
 			s.bad = s.bad || !ok
 			e := memfile.Entry{ID: m.id, Type: m.typ, Title: m.title, Date: m.date, Tags: m.tags, Line: ix.word(k, 2)}
 			for f, v := range m.fields {

@@ -261,6 +261,10 @@ func withFields() []byte {
 			e.SetField(memfile.CitesField, "main.go:3")
 		case 4:
 			e.Date = "2020-01-01"
+		case 5:
+			for k := range 100 {
+				e.Tags = append(e.Tags, fmt.Sprintf("t%d", k))
+			}
 		}
 	}
 	return f.Render()
