@@ -79,9 +79,6 @@ func Load(dir string, f *os.File, perm, dirPerm os.FileMode) (*Index, error) {
 	raw, ok := BuildFrom(base, data)
 	if base != nil {
 		_ = base.Close()
-		if !ok && len(data) > 0 {
-			raw, ok = Build(data) // the old index's postings did not check out
-		}
 	}
 	if !ok {
 		// Say so, so that the next searches of the file in this state do

@@ -223,7 +223,7 @@ func BuildFrom(old *Index, data []byte) ([]byte, bool) {
 			}
 		})
 		if !ok {
-			return nil, false
+			return BuildFrom(nil, data) // old's postings do not check out: count them all
 		}
 		byDoc := func(a, b recall.Posting) int { return a.Doc - b.Doc }
 		for _, ps := range postings {
