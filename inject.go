@@ -116,44 +116,57 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 	if cfg.Mode() == config.None {
 		return out, nil
 	}
-	f, err := m.load(ctx, View{})
-	if err != nil {
-		return out, err
-	}
-	layers, files := []*Memory{m}, []*memfile.File{f}
-	if g, gf := m.globalLayer(ctx, o); g != nil {
-		layers, files = append(layers, g), append(files, gf)
-	}
 	query := prompt
 	if o.Query != nil {
 		query = *o.Query
 	}
-	all, at := f, []origin(nil) // the entries to choose from; at[i]: where entry i came from (nil: f alone)
-	if len(files) > 1 {
-		all, at = joinLayers(files)
-	}
-	sem, err := m.injectVectors(ctx, query, layers, files, all, at)
-	if err != nil {
-		return out, err
-	}
-	from := func(i int) origin {
-		if at == nil {
-			return origin{0, i}
-		}
-		return at[i]
-	}
 	rec := m.marks()
-	res := inject.Select(all, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter,
-		Keep: m.injectable, Vectors: sem, User: m.gitEmail(), Stale: rec.StaleFunc(),
-		Global: func(i int) bool { return layers[from(i).layer].repo == nil }})
+	opts := inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter,
+		Keep: m.injectable, User: m.gitEmail(), Stale: rec.StaleFunc()}
+	layers := []*Memory{m}
+	from := func(i int) origin { return origin{0, i} } // where chosen entry i came from
+	opts.Global = func(i int) bool { return layers[from(i).layer].repo == nil }
+	var res inject.Result
+	var picked []*memfile.Entry // the chosen entries, in res.Chosen's order
+	g, gf := m.globalLayer(ctx, o)
+	ok := false
+	if g == nil { // the project's memory alone: its search index may choose
+		var err error
+		if res, picked, ok, err = m.injectIndexed(ctx, opts); err != nil {
+			return out, err
+		}
+	}
+	if !ok {
+		f, err := m.load(ctx, View{})
+		if err != nil {
+			return out, err
+		}
+		files := []*memfile.File{f}
+		if g != nil {
+			layers, files = append(layers, g), append(files, gf)
+		}
+		all, at := f, []origin(nil) // the entries to choose from; at[i]: where entry i came from (nil: f alone)
+		if len(files) > 1 {
+			all, at = joinLayers(files)
+			from = func(i int) origin { return at[i] }
+		}
+		if opts.Vectors, err = m.injectVectors(ctx, query, layers, files, all, at); err != nil {
+			return out, err
+		}
+		res = inject.Select(all, opts)
+		picked = make([]*memfile.Entry, len(res.Chosen))
+		for k, i := range res.Chosen {
+			picked[k] = &all.Entries[i]
+		}
+	}
 	if res.Block == "" && res.Omitted > 0 {
 		m.warn(fmt.Sprintf("a budget of %d tokens leaves no room for any memory; %s", cfg.Budget, inject.Note(res.Omitted, res.Filtered)))
 	}
 	out.Path, out.Memories, out.Omitted, out.Filtered = m.store.Path(), res.Block, res.Omitted, res.Filtered
 	ids := make([][]string, len(layers))
-	for _, i := range res.Chosen {
+	for k, i := range res.Chosen {
 		src := from(i)
-		x := entryOf(&all.Entries[i], src.i+1)
+		x := entryOf(picked[k], src.i+1)
 		x.Layer = layers[src.layer].layerName()
 		out.Entries = append(out.Entries, x)
 		if src.layer == 0 { // the record is the project's

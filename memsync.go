@@ -28,6 +28,7 @@ import (
 	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/policy"
+	"github.com/memsync/memsync/internal/searchidx"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
 )
@@ -195,6 +196,8 @@ func Open(dir string, o Options) (*Memory, error) {
 	if m.repo != nil { // only a repository's memory has snapshots to guard
 		m.store.RemovalLog = filepath.Join(state, "removed")
 	}
+	m.store.Appended = func(f *os.File, before, after os.FileInfo) { searchidx.Appended(state, f, before, after) }
+	m.store.Changed = func(f *os.File) { searchidx.Changed(state, f, m.store.FilePerm(), m.store.DirPerm()) }
 	m.conflictLog = conflicts
 	m.store.Conflicts = merge.LogFile(conflicts)
 	m.embedder = newEmbedder(o, cfg)

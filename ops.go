@@ -211,6 +211,11 @@ func (m *Memory) Search(ctx context.Context, query string, o SearchOptions) ([]E
 // layer) ranked as one; with more than one, each entry's Layer names its
 // memory.
 func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...*Memory) ([]Entry, error) {
+	if len(layers) == 1 {
+		if out, ok, err := layers[0].searchIndexed(ctx, query, o, layers); ok || err != nil {
+			return out, err
+		}
+	}
 	files := make([]*memfile.File, len(layers))
 	n := 0
 	for k, m := range layers {
@@ -243,22 +248,42 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 	if err != nil {
 		return nil, err
 	}
+	hits := recall.Search(docs, query, o.recallOptions(sem))
+	out, _ := searchResults(hits, o, layers, func(h recall.Hit) (origin, *memfile.Entry, bool) {
+		src := origin{0, h.Index}
+		if at != nil {
+			src = at[h.Index]
+		}
+		return src, &files[src.layer].Entries[src.i], true
+	})
+	return out, nil
+}
+
+// recallOptions are the options of the ranking of o's search.
+func (o SearchOptions) recallOptions(sem *recall.Semantic) recall.Options {
 	limit := o.Limit
 	if o.Filter != (Filter{}) {
 		limit = 0 // the filter picks from all hits; the limit applies after it
 	}
-	hits := recall.Search(docs, query, recall.Options{Limit: limit, Tags: o.Tags, AnyTags: o.AnyTags, Type: memfile.NormalizeType(o.Type), Semantic: sem})
+	return recall.Options{Limit: limit, Tags: o.Tags, AnyTags: o.AnyTags, Type: memfile.NormalizeType(o.Type), Semantic: sem}
+}
+
+// searchResults are the entries of the hits of a search of layers, best
+// first: at most o.Limit of those o.Filter keeps, superseded ones left out
+// (but from the archive), each with its score; they count as accessed.
+// entry tells where a hit came from and reads its entry; when it cannot,
+// searchResults reports false.
+func searchResults(hits []recall.Hit, o SearchOptions, layers []*Memory, entry func(recall.Hit) (origin, *memfile.Entry, bool)) ([]Entry, bool) {
 	out := make([]Entry, 0, len(hits))
 	touched := make([][]string, len(layers))
 	for _, h := range hits {
 		if o.Limit > 0 && len(out) == o.Limit {
 			break
 		}
-		src := origin{0, h.Index}
-		if at != nil {
-			src = at[h.Index]
+		src, e, ok := entry(h)
+		if !ok {
+			return nil, false
 		}
-		e := &files[src.layer].Entries[src.i]
 		if !o.Archive && e.Field(memfile.SupersededByField) != "" {
 			continue // superseded: never an active answer
 		}
@@ -280,7 +305,7 @@ func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...
 		}
 		markLayers(layers, out)
 	}
-	return out, nil
+	return out, true
 }
 
 // layerName is "global" or "project".

@@ -90,16 +90,26 @@ func parseOwned(data []byte) *File {
 func view(data []byte) string { return unsafe.String(unsafe.SliceData(data), len(data)) }
 
 func parse(s string) *File {
-	s, crlf := lineEnds(s)
-	f := &File{Problems: scanDamage(s), CRLF: crlf}
-	if isMixed(s) {
-		parseMixed(f, splitLines(s), isRalph(s))
+	sc := scan(s)
+	crlf := false
+	if sc.lineEnds {
+		s, crlf = lineEnds(s)
+		sc = scan(s)
+	}
+	f := &File{CRLF: crlf}
+	if sc.damaged {
+		f.Problems = scanDamage(s)
+	}
+	ralph := sc.ralph()
+	switch {
+	case sc.mixed(ralph):
+		parseMixed(f, splitLines(s), ralph)
 		f.ConvertDialect() // its entries as a rewrite writes them (the Problems stay)
-	} else if isRalph(s) {
+	case ralph:
 		f.Dialect = Ralph
 		parseRalph(f, splitLines(s))
-	} else {
-		parseOrch(f, s)
+	default:
+		parseOrch(f, s, sc.heads, sc.headLines)
 	}
 	for i := range f.Entries {
 		// Ralph's dialect has no title line: the title is the content's
@@ -267,25 +277,18 @@ func (f *File) checkDuplicateIDs() {
 	}
 }
 
-// parseOrch reads the orch format.
-func parseOrch(f *File, s string) {
-	start := lineIndex(s, "## ")
-	if start < 0 {
-		start = len(s)
+// parseOrch reads the orch format: heads are the offsets of the "## "
+// lines (each starts an entry), headLines their line numbers.
+func parseOrch(f *File, s string, heads, headLines []int) {
+	start := len(s)
+	if len(heads) > 0 {
+		start = heads[0]
 	}
 	f.Preamble = s[:start]
 	if f.Preamble != "" && !strings.HasSuffix(f.Preamble, "\n") {
 		f.Preamble += "\n"
 	}
-	starts := make([]int, 0, strings.Count(s[start:], "\n## ")+1)
-	for pos := start; pos < len(s); {
-		starts = append(starts, pos)
-		next := strings.Index(s[pos:], "\n## ")
-		if next < 0 {
-			break
-		}
-		pos += next + 1
-	}
+	starts := heads
 	block := func(k int) string {
 		if k+1 < len(starts) {
 			return s[starts[k]:starts[k+1]]
@@ -296,16 +299,10 @@ func parseOrch(f *File, s string) {
 	// Entries parse independently: a large file is parsed in chunks on all
 	// cores (a 10 MB memory is read on every search).
 	parse := func(lo, hi int) {
-		if lo >= hi {
-			return
-		}
-		line := 1 + strings.Count(s[:starts[lo]], "\n")
 		types := map[string]string{}
 		var orderBuf [8]string
 		for k := lo; k < hi; k++ {
-			b := block(k)
-			f.Entries[k] = parseOrchEntry(b, line, orderBuf[:0], types)
-			line += strings.Count(b, "\n")
+			f.Entries[k] = parseOrchEntry(block(k), headLines[k], orderBuf[:0], types)
 		}
 	}
 	chunks := min(runtime.GOMAXPROCS(0), len(starts)/parallelMin+1)

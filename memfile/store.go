@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -82,6 +83,18 @@ type Store struct {
 	// first under the same hold of the lock (a hook because package history
 	// imports this one).
 	Locked func() error
+	// Appended, when set, runs after each append to the active file, under
+	// the writers' lock, with the file and its state before and after: the
+	// root package keeps the search index's stamp with it (a hook because
+	// package searchidx imports this one). It cannot fail the append.
+	Appended func(f *os.File, before, after os.FileInfo)
+	// Changed, when set, runs at the end of each hold of the writers' lock
+	// (WithLock and every write) in which the active file changed (its
+	// inode, size or times), before the lock is released, with the file
+	// open: the root package brings the search index up to date with it,
+	// whatever wrote (an append, a rewrite, a rollback, a repair). It
+	// cannot fail the write.
+	Changed func(f *os.File)
 
 	ctx context.Context // lock waits end when it is done (WithContext)
 }
@@ -280,14 +293,68 @@ func (s *Store) load(path string, locked bool) (*File, error) {
 // loadReusing is load that returns prev when the file holds the bytes prev
 // was parsed from.
 func (s *Store) loadReusing(path string, locked bool, prev *File) (*File, error) {
+	var f *File
+	err := s.read(path, locked, func(data []byte) error {
+		switch {
+		case data == nil:
+			f = &File{Preamble: Header + "\n"}
+		case prev != nil && prev.src != nil && bytes.Equal(prev.src, data):
+			f = prev
+		default:
+			f = parseOwned(data)
+		}
+		return nil
+	})
+	return f, err
+}
+
+// ViewActive calls fn with the active file open for reading (nil when
+// there is none), under the readers' lock, which it holds while fn runs: no
+// writer changes the file meanwhile. fn must not call the Store's locking
+// methods.
+func (s *Store) ViewActive(fn func(f *os.File) error) error {
+	target, err := s.Resolve(s.Path())
+	if err != nil {
+		return err
+	}
+	return s.readLocked(true, func() error {
+		f, err := os.Open(target)
+		if errors.Is(err, os.ErrNotExist) {
+			return fn(nil)
+		}
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		return fn(f)
+	})
+}
+
+// read is the one read of a memory file: resolved, under the readers' lock
+// (locked) held while fn runs on its bytes, nil for a missing file.
+func (s *Store) read(path string, locked bool, fn func(data []byte) error) error {
 	target, err := s.Resolve(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	return s.readLocked(locked, func() error {
+		data, err := hugepage.ReadFile(target)
+		if errors.Is(err, os.ErrNotExist) {
+			return fn(nil)
+		}
+		if err != nil {
+			return err
+		}
+		return fn(data)
+	})
+}
+
+// readLocked runs fn under the readers' lock (when locked).
+func (s *Store) readLocked(locked bool, fn func() error) error {
 	if locked {
 		lp, err := s.readLockPath()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, err := os.Stat(s.Home); err == nil {
 			// A reader that cannot create the lock file (a read-only
@@ -299,21 +366,11 @@ func (s *Store) loadReusing(path string, locked bool, prev *File) (*File, error)
 			case err == nil:
 				defer func() { _ = l.Release() }()
 			case errors.Is(err, lock.ErrTimeout):
-				return nil, err
+				return err
 			}
 		}
 	}
-	data, err := hugepage.ReadFile(target)
-	if errors.Is(err, os.ErrNotExist) {
-		return &File{Preamble: Header + "\n"}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if prev != nil && prev.src != nil && bytes.Equal(prev.src, data) {
-		return prev, nil
-	}
-	return parseOwned(data), nil
+	return fn()
 }
 
 // WithLock runs fn holding the writers' lock, creating the home if needed.
@@ -337,12 +394,41 @@ func (s *Store) WithLock(fn func() error) error {
 		return err
 	}
 	defer func() { _ = l.Release() }()
+	if s.Changed != nil {
+		if target, err := s.Resolve(s.Path()); err == nil {
+			before, _ := os.Stat(target)
+			defer s.changed(target, before)
+		}
+	}
 	if s.Locked != nil {
 		if err := s.Locked(); err != nil {
 			return err
 		}
 	}
 	return fn()
+}
+
+// changed runs Changed when the active file, target, is no longer in the
+// state before.
+func (s *Store) changed(target string, before os.FileInfo) {
+	f, err := os.Open(target)
+	if err != nil {
+		return
+	}
+	defer func() { _ = f.Close() }()
+	after, err := f.Stat()
+	if err != nil || before != nil && os.SameFile(before, after) && before.Size() == after.Size() &&
+		before.ModTime().Equal(after.ModTime()) && sameChange(before, after) {
+		return
+	}
+	s.Changed(f)
+}
+
+// sameChange reports whether two states of a file have the same change time.
+func sameChange(a, b os.FileInfo) bool {
+	x, ok1 := a.Sys().(*syscall.Stat_t)
+	y, ok2 := b.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && x.Ctim == y.Ctim
 }
 
 // createLockFile creates the lock file lp, when it is missing, with the

@@ -125,7 +125,15 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 	if crlf { // the file's own line ends, as a rewrite would write them
 		text = strings.ReplaceAll(text, "\n", "\r\n")
 	}
-	return e, false, fsutil.Append(f, []byte(text))
+	if err := fsutil.Append(f, []byte(text)); err != nil {
+		return e, false, err
+	}
+	if s.Appended != nil {
+		if after, err := f.Stat(); err == nil {
+			s.Appended(f, fi, after)
+		}
+	}
+	return e, false, nil
 }
 
 // separator is what goes before an appended entry so that it starts a new

@@ -54,6 +54,9 @@ func runProcess(tb testing.TB, env []string, dir, name string, args ...string) t
 	return d
 }
 
+// size30k is the size of a generated memory of 30,000 entries.
+const size30k = 12_320_000
+
 // repoWithMemory makes a repository whose memory is about size bytes of
 // generated entries, and returns it and its memory file.
 func repoWithMemory(tb testing.TB, env []string, size int) (repo, file string) {

@@ -196,7 +196,7 @@ func TestMinSize(t *testing.T) {
 	f.Entries = append(f.Entries, entry("", "t", "", ""), entry("fix", "multi", "a\nb\n\nc\n\n", "2026-01-01", "x", "y"), entry("", "", "\n", ""))
 	for i := range f.Entries {
 		e := &f.Entries[i]
-		if got, want := minSize(e), len(renderEntry(e, "", time.Now(), "", false)); got > want || want < minEntryBytes {
+		if got, want := minSize(fileSource{f}, i), len(renderEntry(e, "", time.Now(), "", false)); got > want || want < minEntryBytes {
 			t.Fatalf("entry %d: bound %d > size %d:\n%s", i, got, want, renderEntry(e, "", time.Now(), "", false))
 		}
 	}

@@ -115,7 +115,7 @@ func Search(docs []Doc, query string, opts Options) []Hit {
 		terms = withoutStopwords(terms)
 	}
 	if opts.MaxTerms > 0 && len(terms) > opts.MaxTerms {
-		terms = rarest(docs, idx, terms, opts.MaxTerms)
+		terms = rarest(func(i int) Doc { return docs[i] }, idx, terms, opts.MaxTerms)
 	}
 	var hits []Hit
 	switch {
@@ -206,14 +206,15 @@ const sampleDocs = 512
 // (rare, or absent: the sample cannot tell); then those in most docs, which
 // weigh little. Ties go to the longer term, then to the earlier. The terms
 // keep their query order.
-func rarest(docs []Doc, idx []int, terms []string, n int) []string {
+func rarest(doc func(i int) Doc, idx []int, terms []string, n int) []string {
 	c := newCounter(terms, nil)
 	df := make([]int, len(terms))
 	step := max(1, len(idx)/sampleDocs)
 	sampled := 0
 	for k := 0; k < len(idx); k += step {
 		sampled++
-		found := c.doc(&docs[idx[k]])
+		d := doc(idx[k])
+		found := c.doc(&d)
 		for t := range terms {
 			if found&(1<<t) != 0 {
 				df[t]++
@@ -413,14 +414,22 @@ func rank(docs []Doc, idx []int, terms, scored []string) (hits []Hit, full []boo
 	if len(cands) == 0 {
 		return weak, make([]bool, len(weak))
 	}
+	return score(cands, tfs, terms, scored, df, float64(len(idx)), avg)
+}
+
+// score scores the candidates of a ranking: tfs holds each one's counts of
+// every term (len(terms) rows per candidate), df the docs with each term,
+// n the docs ranked and sums their field lengths added up. full tells,
+// per hit, whether the doc holds every scored term.
+func score(cands []cand, tfs [][numFields]float64, terms, scored []string, df []float64, n float64, sums [numFields]float64) (hits []Hit, full []bool) {
+	nt := len(terms)
 	nscored := 0
 	for _, t := range terms {
 		if slices.Contains(scored, t) {
 			nscored++
 		}
 	}
-
-	n := float64(len(idx))
+	avg := sums
 	for f := range avg {
 		avg[f] /= n
 	}

@@ -1,0 +1,88 @@
+package memsync
+
+import (
+	"context"
+	"os"
+
+	"github.com/memsync/memsync/internal/inject"
+	"github.com/memsync/memsync/internal/recall"
+	"github.com/memsync/memsync/internal/searchidx"
+	"github.com/memsync/memsync/memfile"
+)
+
+// searchIndexed answers a search of the active memory from its search
+// index (internal/searchidx), reading only the entries it returns; it
+// reports false when the index cannot answer (another view than the whole
+// active memory, several layers, a model, a file that gets no index, a
+// query only the substring fallback answers), and the caller reads the
+// whole file. An index that is missing, stale or damaged is built again
+// from the file (searchidx.Load).
+func (m *Memory) searchIndexed(ctx context.Context, query string, o SearchOptions, layers []*Memory) (out []Entry, ok bool, err error) {
+	if len(layers) != 1 || m.session != "" || o.Archive || !m.indexable() {
+		return nil, false, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	// The index reads the entries it returns from the file: all of it
+	// under one hold of the readers' lock.
+	err = m.st(ctx).ViewActive(func(f *os.File) error {
+		if f == nil {
+			return nil
+		}
+		ix, err := searchidx.Load(m.store.StateDir, f, m.store.FilePerm(), m.store.DirPerm())
+		if ix == nil || err != nil {
+			return err
+		}
+		defer func() { _ = ix.Close() }()
+		hits, found := recall.SearchIndexed(ix, nil, query, o.recallOptions(nil))
+		if !found {
+			return nil
+		}
+		out, ok = searchResults(hits, o, layers, func(h recall.Hit) (origin, *memfile.Entry, bool) {
+			e, ok := ix.Entry(h.Index)
+			return origin{0, h.Index}, e, ok
+		})
+		return nil
+	})
+	return out, ok, err
+}
+
+// indexable reports whether the search index may answer for m: no model
+// (its ranking fuses vectors the index does not hold), a state dir.
+func (m *Memory) indexable() bool { return m.embedder == nil && m.store.StateDir != "" }
+
+// injectIndexed chooses the memories of an Inject from the search index
+// (see searchIndexed), reading only the entries it chooses: the result and
+// those entries, in its order. It reports false when the index cannot
+// answer; the caller reads the whole file.
+func (m *Memory) injectIndexed(ctx context.Context, opts inject.Options) (res inject.Result, chosen []*memfile.Entry, ok bool, err error) {
+	if !m.indexable() {
+		return res, nil, false, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return res, nil, false, err
+	}
+	err = m.st(ctx).ViewActive(func(f *os.File) error {
+		if f == nil {
+			return nil
+		}
+		ix, err := searchidx.Load(m.store.StateDir, f, m.store.FilePerm(), m.store.DirPerm())
+		if ix == nil || err != nil {
+			return err
+		}
+		defer func() { _ = ix.Close() }()
+		src := ix.Entries()
+		if res, ok = inject.SelectFrom(src, opts); !ok {
+			return nil
+		}
+		chosen = make([]*memfile.Entry, len(res.Chosen))
+		for k, i := range res.Chosen {
+			if chosen[k], ok = src.Entry(i); !ok {
+				return nil
+			}
+		}
+		return nil
+	})
+	return res, chosen, ok && err == nil, err
+}
