@@ -753,13 +753,14 @@ func (r *reader) string() string {
 }
 
 // Save writes the index raw (Build's) into dir, the state dir, with the
-// one atomic write; perm and dirPerm are the modes of new files and
+// one atomic write (not synced: a cache, checked when read); perm and
+// dirPerm are the modes of new files and
 // folders.
 func Save(dir string, raw []byte, perm, dirPerm os.FileMode) error {
 	if err := fsutil.MkdirAll(dir, dirPerm); err != nil {
 		return err
 	}
-	return fsutil.WriteFile(filepath.Join(dir, FileName), raw, perm)
+	return fsutil.WriteCache(filepath.Join(dir, FileName), raw, perm)
 }
 
 // Entries are the index's entries as inject chooses from them: the
