@@ -754,8 +754,7 @@ func (r *reader) string() string {
 
 // Save writes the index raw (Build's) into dir, the state dir, with the
 // one atomic write (not synced: a cache, checked when read); perm and
-// dirPerm are the modes of new files and
-// folders.
+// dirPerm are the modes of new files and folders.
 func Save(dir string, raw []byte, perm, dirPerm os.FileMode) error {
 	if err := fsutil.MkdirAll(dir, dirPerm); err != nil {
 		return err
