@@ -39,8 +39,9 @@ func memsyncBinary(tb testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "memsync")
-		// Built as README says to install it: static, without cgo.
-		build := exec.Command("go", "build", "-o", binPath, ".")
+		// Built as README says to install it: static, without cgo, without
+		// urfave/cli's man page and markdown generator.
+		build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", binPath, ".")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, err := build.CombinedOutput()
 		if err != nil {
