@@ -33,9 +33,8 @@ func (s *Store) Resolve(path string) (string, error) {
 	home := filepath.Clean(s.Home)
 	// The home's own parents are resolved too (where a caller passed them
 	// unresolved), the home itself not: a .agent that is a link out of the
-	// worktree leads outside.
-	homeReal := filepath.Join(resolveDir(filepath.Dir(home)), filepath.Base(home))
-	if !within(home, target) && !within(homeReal, target) {
+	// worktree leads outside. Only when needed: callers pass them resolved.
+	if !within(home, target) && !within(filepath.Join(resolveDir(filepath.Dir(home)), filepath.Base(home)), target) {
 		return "", &PathError{Path: path, Target: target, Link: s.linkOn(path),
 			Why: "resolves outside the memory home " + home + ", to " + target}
 	}

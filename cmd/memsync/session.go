@@ -133,6 +133,16 @@ func (s *session) print(v any, err error, text func()) error {
 		text()
 		return nil
 	}
+	switch v := v.(type) { // the entry shapes, written without reflection (jsonout.go)
+	case []memsync.Entry:
+		return writeEntriesJSON(s.stdout, v)
+	case memsync.Entry:
+		return writeEntryJSON(s.stdout, &v)
+	case *memsync.Entry:
+		if v != nil {
+			return writeEntryJSON(s.stdout, v)
+		}
+	}
 	enc := json.NewEncoder(s.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
