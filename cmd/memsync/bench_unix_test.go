@@ -24,11 +24,12 @@ import (
 // the ratio of each median to the baseline's (x-NAME) and the peak resident
 // set of any run (MB-NAME, getrusage's ru_maxrss, as /usr/bin/time -v).
 
-// unixSizes are the generated memories: about 1k and 30k entries.
+// unixSizes are the generated memories: about 1k entries (400 KB) and 30k
+// entries (12 MB).
 var unixSizes = []struct {
 	name string
 	size int
-}{{"1k", 330 << 10}, {"30k", 10 << 20}}
+}{{"1k", 412_000}, {"30k", 12_310_000}}
 
 // unixEnv is the test environment with the caps raised, so that neither
 // size cap nor entry cap archives anything: the baselines do not either.
@@ -176,10 +177,10 @@ func BenchmarkUnixList(b *testing.B) {
 }
 
 // BenchmarkUnixWriters: 8 and 16 concurrent writers × 100 adds each, memsync
-// add against flock(1) + printf, into a memory of about 1k entries. Reports
-// throughput (adds/s-NAME, median of the rounds), the latency of one add
-// (p50-ms-NAME, p99-ms-NAME, over every add of every round) and checks that
-// no add was lost.
+// add against flock(1) + printf, each round into a fresh memory of about 1k
+// entries. Reports throughput (adds/s-NAME, median of the rounds), the
+// latency of one add (p50-ms-NAME, p99-ms-NAME, over every add of every
+// round) and checks that no add was lost.
 func BenchmarkUnixWriters(b *testing.B) {
 	if _, err := exec.LookPath("flock"); err != nil {
 		b.Skip("flock(1) not installed")
@@ -189,35 +190,35 @@ func BenchmarkUnixWriters(b *testing.B) {
 	const adds = 100
 	for _, writers := range []int{8, 16} {
 		b.Run(fmt.Sprint(writers), func(b *testing.B) {
-			base, file := repoWithMemory(b, env, 330<<10)
-			repo, mem := repoWithMemory(b, env, 330<<10)
-			runTimed(b, env, repo, bin, "list")
-			before := len(memfile.Parse([]byte(readFile(b, mem))).Entries)
 			sides := []struct {
 				name string
-				argv func(w, j int) []string
-				dir  string
+				argv func(file string, w, j int) []string
 			}{
-				{"flock-printf", func(w, j int) []string {
+				{"flock-printf", func(file string, w, j int) []string {
 					return []string{"flock", file + ".lock", "sh", "-c",
 						fmt.Sprintf(`printf '\n## Fix: writer %d\n- Tags: bench\n- Date: 2026-11-22\n- Content: learned %d\n' >> %s`, w, j, file)}
-				}, base},
-				{"memsync", func(w, j int) []string {
+				}},
+				{"memsync", func(_ string, w, j int) []string {
 					return []string{bin, "add", fmt.Sprintf("writer %d learned %d in round", w, j), "--tags", "bench"}
-				}, repo},
+				}},
 			}
-			rates := make([][]time.Duration, len(sides)) // per round: time per add, for the median
+			perAdd := make([][]time.Duration, len(sides)) // per round: wall time per add
 			lat := make([][]time.Duration, len(sides))
 			b.ResetTimer()
-			for i := range b.N {
+			for range b.N {
 				for k, side := range sides {
+					b.StopTimer()
+					repo, file := repoWithMemory(b, env, unixSizes[0].size)
+					runTimed(b, env, repo, bin, "list")
+					before := len(memfile.Parse([]byte(readFile(b, file))).Entries)
+					b.StartTimer()
 					var mu sync.Mutex
 					var wg sync.WaitGroup
 					start := time.Now()
 					for w := range writers {
 						wg.Go(func() {
 							for j := range adds {
-								d := runTimed(b, env, side.dir, side.argv(w, i*adds+j)...)
+								d := runTimed(b, env, repo, side.argv(file, w, j)...)
 								mu.Lock()
 								lat[k] = append(lat[k], d)
 								mu.Unlock()
@@ -225,18 +226,17 @@ func BenchmarkUnixWriters(b *testing.B) {
 						})
 					}
 					wg.Wait()
-					rates[k] = append(rates[k], time.Since(start)/time.Duration(writers*adds))
+					perAdd[k] = append(perAdd[k], time.Since(start)/time.Duration(writers*adds))
+					if got, want := len(memfile.Parse([]byte(readFile(b, file))).Entries), before+writers*adds; got != want {
+						b.Fatalf("%s: %d entries after the writers, want %d", side.name, got, want)
+					}
 				}
 			}
 			b.StopTimer()
 			for k, side := range sides {
-				perAdd := medianMS(rates[k])
-				b.ReportMetric(1000/perAdd, "adds/s-"+side.name)
+				b.ReportMetric(1000/medianMS(perAdd[k]), "adds/s-"+side.name)
 				b.ReportMetric(quantileMS(lat[k], 0.50), "p50-ms-"+side.name)
 				b.ReportMetric(quantileMS(lat[k], 0.99), "p99-ms-"+side.name)
-			}
-			if got, want := len(memfile.Parse([]byte(readFile(b, mem))).Entries), before+b.N*writers*adds; got != want {
-				b.Fatalf("%d entries after the memsync writers, want %d", got, want)
 			}
 		})
 	}

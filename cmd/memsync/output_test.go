@@ -82,6 +82,9 @@ func TestListFewWrites(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	t.Setenv("MEMSYNC_GLOBAL_DIR", t.TempDir())
+	// The test process keeps its garbage collector: a GOGC of the user's
+	// stops run from tuning it for a one-shot command (tuneOneShot).
+	t.Setenv("GOGC", "100")
 	repo, _ := repoWithMemory(t, env, 330<<10)
 	for _, args := range [][]string{{"list"}, {"list", "--json"}} {
 		var writes []string

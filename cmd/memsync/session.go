@@ -65,6 +65,9 @@ func (s *session) openWith(global bool, tune func(*memsync.Options)) (*memsync.M
 	if errors.Is(err, memsync.ErrUnknownRole) { // --role or MEMSYNC_ROLE
 		return nil, usageError{err}
 	}
+	if err == nil {
+		fitOneShot(m.Path())
+	}
 	return m, err
 }
 
