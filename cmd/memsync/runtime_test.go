@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,7 @@ func TestOneShotGC(t *testing.T) {
 	gcs := func(extra ...string) int {
 		t.Helper()
 		cmd := exec.Command(bin, "list", "--json")
-		cmd.Dir, cmd.Env = repo, append(env, extra...)
+		cmd.Dir, cmd.Env = repo, slices.Concat(env, extra)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
