@@ -2,13 +2,17 @@ package memsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/internal/inject"
+	"github.com/memsync/memsync/memfile"
 )
 
 // InjectOptions override, for one Inject, what the configuration sets
@@ -35,6 +39,13 @@ type InjectOptions struct {
 	// AllTags keeps only entries with all of these tags (the configuration
 	// sets none).
 	AllTags []string
+	// NoGlobal leaves out the global layer. Without it, Inject on a
+	// repository's memory ranks the global layer's entries (the layer
+	// Options.Global opens, when its folder exists: Inject never creates
+	// it) together with the project's, under the one budget and filter;
+	// the block marks them "(global)" and their Layer is "global". An entry
+	// of the global layer whose ID the project's memory has is left out.
+	NoGlobal bool
 }
 
 // InjectResult is a prompt with the memories put into it (the JSON of
@@ -49,12 +60,14 @@ type InjectResult struct {
 	Output string `json:"output"`
 	// Memories is the block of chosen memories (manual mode gives it to the
 	// agent apart from the prompt).
-	Memories string  `json:"memories"`
-	Path     string  `json:"path,omitempty"` // the memory file read
-	Entries  []Entry `json:"entries"`        // the chosen entries
-	Omitted  int     `json:"omitted"`        // entries left out for the budget
-	Filtered int     `json:"filtered"`       // entries the filter left out
-	Budget   int     `json:"budget"`         // tokens
+	Memories string `json:"memories"`
+	Path     string `json:"path,omitempty"` // the memory file read
+	// Entries are the chosen entries, best first; each one's Layer is
+	// "project" or "global".
+	Entries  []Entry `json:"entries"`
+	Omitted  int     `json:"omitted"`  // entries left out for the budget
+	Filtered int     `json:"filtered"` // entries the filter left out
+	Budget   int     `json:"budget"`   // tokens
 }
 
 // settings are the injection settings in effect: the configuration Open
@@ -107,32 +120,108 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 	if err != nil {
 		return out, err
 	}
+	layers, files := []*Memory{m}, []*memfile.File{f}
+	if g, gf := m.globalLayer(ctx, o); g != nil {
+		layers, files = append(layers, g), append(files, gf)
+	}
 	query := prompt
 	if o.Query != nil {
 		query = *o.Query
 	}
-	sem, err := m.injectVectors(ctx, query, f)
+	all, at := f, []origin(nil) // the entries to choose from; at[i]: where entry i came from (nil: f alone)
+	if len(files) > 1 {
+		all, at = joinLayers(files)
+	}
+	sem, err := m.injectVectors(ctx, query, layers, files, all, at)
 	if err != nil {
 		return out, err
 	}
+	from := func(i int) origin {
+		if at == nil {
+			return origin{0, i}
+		}
+		return at[i]
+	}
 	rec := m.marks()
-	res := inject.Select(f, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter,
-		Keep: m.injectable, Vectors: sem, User: m.gitEmail(), Stale: rec.StaleFunc()})
+	res := inject.Select(all, inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter,
+		Keep: m.injectable, Vectors: sem, User: m.gitEmail(), Stale: rec.StaleFunc(),
+		Global: func(i int) bool { return layers[from(i).layer].repo == nil }})
 	if res.Block == "" && res.Omitted > 0 {
 		m.warn(fmt.Sprintf("a budget of %d tokens leaves no room for any memory; %s", cfg.Budget, inject.Note(res.Omitted, res.Filtered)))
 	}
 	out.Path, out.Memories, out.Omitted, out.Filtered = m.store.Path(), res.Block, res.Omitted, res.Filtered
-	ids := make([]string, 0, len(res.Chosen))
+	ids := make([][]string, len(layers))
 	for _, i := range res.Chosen {
-		out.Entries = append(out.Entries, entryOf(&f.Entries[i], i+1))
-		ids = append(ids, f.Entries[i].ID)
+		src := from(i)
+		x := entryOf(&all.Entries[i], src.i+1)
+		x.Layer = layers[src.layer].layerName()
+		out.Entries = append(out.Entries, x)
+		if src.layer == 0 { // the record is the project's
+			markStale(rec, out.Entries[len(out.Entries)-1:])
+		}
+		ids[src.layer] = append(ids[src.layer], x.ID)
 	}
-	markStale(rec, out.Entries)
-	m.touch(ids...) // injected memories are in use (gc's TTL)
+	for k, l := range layers {
+		l.touch(ids[k]...) // injected memories are in use (gc's TTL)
+	}
 	if cfg.Mode() == config.Auto {
 		out.Output = res.Prompt(prompt)
 	}
 	return out, nil
+}
+
+// globalLayer is the global layer Inject ranks with a repository's memory,
+// and its active file: nil with NoGlobal, for the global layer itself, and
+// when the global folder does not exist. A global layer that cannot be
+// read is left out with a warning: the project's memories still go in.
+func (m *Memory) globalLayer(ctx context.Context, o InjectOptions) (*Memory, *memfile.File) {
+	if o.NoGlobal || m.repo == nil {
+		return nil, nil
+	}
+	dir, err := globalDir()
+	if err != nil {
+		return nil, nil // no home folder: no global layer
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	opts := m.opts
+	opts.Global = true
+	g, err := Open("", opts)
+	var f *memfile.File
+	if err == nil {
+		f, err = g.load(ctx, View{})
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			m.warn("the global layer is left out: " + err.Error())
+		}
+		return nil, nil
+	}
+	return g, f
+}
+
+// joinLayers is the entries of files (the project's first) as one file,
+// and where each came from; an entry of a later file whose ID an earlier
+// one has is left out.
+func joinLayers(files []*memfile.File) (*memfile.File, []origin) {
+	n := 0
+	for _, f := range files {
+		n += len(f.Entries)
+	}
+	all := &memfile.File{Entries: make([]memfile.Entry, 0, n)}
+	at := make([]origin, 0, n)
+	seen := make(map[string]bool, n)
+	for k, f := range files {
+		for i := range f.Entries {
+			if id := f.Entries[i].ID; !seen[id] {
+				seen[id] = true
+				all.Entries = append(all.Entries, f.Entries[i])
+				at = append(at, origin{k, i})
+			}
+		}
+	}
+	return all, slices.Clip(at)
 }
 
 // gitEmail is the email of the current git user, as git would name them in

@@ -14,6 +14,20 @@ import (
 	"github.com/memsync/memsync/lock"
 )
 
+// TestMain keeps the tests and examples of this package off the user's
+// global layer (Inject reads it): MEMSYNC_GLOBAL_DIR names a folder of the
+// run's own, not made until a test makes it.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "memsync-global-")
+	if err != nil {
+		panic(err)
+	}
+	_ = os.Setenv("MEMSYNC_GLOBAL_DIR", filepath.Join(dir, "global"))
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 func TestGlobalDir(t *testing.T) {
 	t.Setenv("MEMSYNC_GLOBAL_DIR", "")
 	t.Setenv("XDG_DATA_HOME", "/x/data")

@@ -114,7 +114,14 @@ func (m *Memory) vectors(ctx context.Context, e embed.Embedder, f *memfile.File,
 }
 
 // injectVectors are the vectors inject fuses in for query over the entries
-// of f, or nil without an Embedder.
-func (m *Memory) injectVectors(ctx context.Context, query string, f *memfile.File) (*recall.Semantic, error) {
-	return semantic(ctx, query, View{}, []*Memory{m}, []*memfile.File{f}, nil, m.docs(f))
+// of all (files of layers, joined: at[i] is where entry i came from; nil
+// when all is files[0]), or nil without an Embedder.
+func (m *Memory) injectVectors(ctx context.Context, query string, layers []*Memory, files []*memfile.File, all *memfile.File, at []origin) (*recall.Semantic, error) {
+	if at == nil {
+		return semantic(ctx, query, View{}, layers, files, nil, m.docs(all))
+	}
+	if m.embedder == nil {
+		return nil, nil // no documents to make
+	}
+	return semantic(ctx, query, View{}, layers, files, at, docsOf(all))
 }

@@ -4,7 +4,9 @@
 // the path of the real memories.md (symlinks resolved) with ".lock" appended.
 // Writers take an exclusive flock(2) on it and record their pid over its
 // first bytes (never truncating it); readers take a shared flock. Waits are
-// bounded. The lock file is never deleted, so two processes can never lock
+// bounded: a waiter blocks in flock(2), so it wakes as soon as the lock is
+// let go, in the order the waiters came (the kernel queues them), and gives
+// up at its deadline. The lock file is never deleted, so two processes can never lock
 // two different inodes of one name. The path given must be resolved: a
 // symlink at it is refused (O_NOFOLLOW), never written through; the caller
 // (memfile.Store.LockPath) follows a lock symlink that stays in the memory
@@ -23,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,9 +36,6 @@ import (
 
 // DefaultTimeout bounds how long a command waits for the lock.
 const DefaultTimeout = 10 * time.Second
-
-// retryDelay is the polling interval while the lock is held by someone else.
-const retryDelay = 2 * time.Millisecond
 
 // ErrTimeout is wrapped by every TimeoutError.
 var ErrTimeout = errors.New("lock wait timed out")
@@ -109,16 +109,10 @@ func acquire(parent context.Context, path string, timeout time.Duration, shared 
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	start := time.Now()
-	var ok bool
 	var err error
 	for {
-		fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o644))
-		if shared {
-			ok, err = fl.TryRLockContext(ctx, retryDelay)
-		} else {
-			ok, err = fl.TryLockContext(ctx, retryDelay)
-		}
-		if !ok {
+		var fl *flock.Flock
+		if fl, err = take(ctx, path, shared); err != nil {
 			break
 		}
 		// The lock file may have been replaced while this process waited
@@ -134,10 +128,98 @@ func acquire(parent context.Context, path string, timeout time.Duration, shared 
 	if perr := parent.Err(); perr != nil { // the caller gave up, not the timeout
 		return nil, fmt.Errorf("lock %s: %w", path, perr)
 	}
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, context.DeadlineExceeded) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return nil, &TimeoutError{Path: path, Waited: time.Since(start), PID: holder(path)}
+}
+
+// take locks path: at once when the lock is free, else by a wait that
+// blocks in flock(2) until the lock is had or ctx is done (ctx.Err()).
+func take(ctx context.Context, path string, shared bool) (*flock.Flock, error) {
+	key := waitKey{path, shared}
+	waitsMu.Lock()
+	w := orphans[key]
+	if w != nil {
+		delete(orphans, key)
+		w.owned = true
+	}
+	waitsMu.Unlock()
+	if w == nil {
+		fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o644))
+		try := fl.TryLock
+		if shared {
+			try = fl.TryRLock
+		}
+		if ok, err := try(); ok || err != nil {
+			return fl, err
+		}
+		w = &wait{key: key, fl: fl, owned: true, done: make(chan struct{})}
+		go w.block()
+	}
+	select {
+	case <-w.done:
+		return w.fl, w.err
+	case <-ctx.Done():
+	}
+	waitsMu.Lock()
+	defer waitsMu.Unlock()
+	select {
+	case <-w.done: // had just as the caller gave up: it is the caller's
+		return w.fl, w.err
+	default:
+	}
+	w.owned = false
+	if orphans[key] == nil {
+		orphans[key] = w
+	}
+	return nil, ctx.Err()
+}
+
+// A wait is one blocking flock(2) on a file of its own. flock cannot be
+// interrupted, so it runs on a goroutine while its caller waits for it or
+// for the caller's context, whichever ends first. A wait whose caller gave
+// up stays as an orphan, which the next caller for the same path and mode
+// takes over: waits that time out leave at most one blocked goroutine and
+// one open file per lock behind, however many there are. An orphan that gets
+// the lock lets it go at once and closes its file.
+type wait struct {
+	key   waitKey
+	fl    *flock.Flock
+	done  chan struct{} // closed once flock returned, with err set
+	err   error
+	owned bool // a caller waits for it; guarded by waitsMu
+}
+
+// waitKey names the lock a wait is for.
+type waitKey struct {
+	path   string
+	shared bool
+}
+
+var (
+	waitsMu sync.Mutex
+	orphans = map[waitKey]*wait{} // at most one per lock; guarded by waitsMu
+)
+
+// block takes the lock, waiting as long as it takes, and hands it to the
+// caller waiting for it, if any; else lets it go at once.
+func (w *wait) block() {
+	lock := w.fl.Lock
+	if w.key.shared {
+		lock = w.fl.RLock
+	}
+	err := lock()
+	waitsMu.Lock()
+	defer waitsMu.Unlock()
+	w.err = err
+	close(w.done)
+	if !w.owned {
+		if orphans[w.key] == w {
+			delete(orphans, w.key)
+		}
+		_ = w.fl.Unlock() // closes the file too, also after an error
+	}
 }
 
 // holder names the process that holds the lock on path, 0 when that is not

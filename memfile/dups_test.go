@@ -1,6 +1,11 @@
 package memfile
 
-import "testing"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+)
 
 func sessionEntry(id, content, session string) Entry {
 	e := Entry{ID: id, Title: id, Content: content}
@@ -72,4 +77,38 @@ func TestImportFollowsSessions(t *testing.T) {
 	if added, skipped, err = s.Import(in, nil); err != nil || len(added) != 0 || skipped != 4 {
 		t.Fatalf("a second import added %v, skipped %d (%v)", added, skipped, err)
 	}
+}
+
+// contentHashReference is ContentHash as its doc comment defines it.
+func contentHashReference(content string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.Join(strings.Fields(content), " "))))
+	return hex.EncodeToString(sum[:8])
+}
+
+// FuzzContentHash: the one-pass ContentHash is the definition's hash for
+// any bytes (the hashes are kept in the state dir, so they must not move).
+func FuzzContentHash(f *testing.F) {
+	for _, s := range []string{"", " ", "Hello  World\n", "\t\v\f\rA\u0085B\u00a0C\u2028D", "ÀÉÎ İ ǅ Σ", "bad \xff\xfe utf8 \xe2\x82", "\ufffd real", strings.Repeat("Ab ", 300)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := ContentHash(s), contentHashReference(s); got != want {
+			t.Fatalf("ContentHash(%q) = %s, the definition gives %s", s, got, want)
+		}
+	})
+}
+
+// FuzzNormalizesTo: normalizesTo(t, want) is NormalizeType(t) == want,
+// for want the normal form of t, of a near string, and of t itself.
+func FuzzNormalizesTo(f *testing.F) {
+	for _, s := range [][2]string{{"Architecture Decision", "architecture decision"}, {"  fix_-bug ", "fix bug"}, {"Ünïcode\u00a0Type", "ünïcode type"}, {"bad\xff", "bad\ufffd"}, {"", ""}, {"a", "a "}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, s, other string) {
+		for _, want := range []string{NormalizeType(s), other, s, NormalizeType(other)} {
+			if got, exp := normalizesTo(s, want), NormalizeType(s) == want; got != exp {
+				t.Fatalf("normalizesTo(%q, %q) = %v, NormalizeType gives %q", s, want, got, NormalizeType(s))
+			}
+		}
+	})
 }

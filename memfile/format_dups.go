@@ -3,13 +3,52 @@ package memfile
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ContentHash is the key dedup compares: the content with whitespace runs
 // folded to one space and letters folded to lower case, hashed.
+//
+// It is the hash of strings.ToLower(strings.Join(strings.Fields(content),
+// " ")), computed in one pass: whitespace is unicode.IsSpace, a letter is
+// lowered with unicode.ToLower, and a byte that is not UTF-8 hashes as
+// U+FFFD, as strings.ToLower writes it. The hashes are kept in the state
+// dir, so this must never change.
 func ContentHash(content string) string {
-	sum := sha256.Sum256([]byte(strings.ToLower(strings.Join(strings.Fields(content), " "))))
+	var stack [512]byte
+	folded := stack[:0]
+	if len(content) > len(stack) {
+		folded = make([]byte, 0, len(content)+len(content)/8)
+	}
+	space := false
+	for _, r := range content {
+		if r < utf8.RuneSelf {
+			c := byte(r)
+			if c == ' ' || c-'\t' <= '\r'-'\t' { // \t \n \v \f \r and space
+				space = len(folded) > 0
+				continue
+			}
+			if space {
+				folded, space = append(folded, ' '), false
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			folded = append(folded, c)
+			continue
+		}
+		if unicode.IsSpace(r) {
+			space = len(folded) > 0
+			continue
+		}
+		if space {
+			folded, space = append(folded, ' '), false
+		}
+		// Invalid UTF-8 decodes as U+FFFD, which lowers to itself.
+		folded = utf8.AppendRune(folded, unicode.ToLower(r))
+	}
+	sum := sha256.Sum256(folded)
 	return hex.EncodeToString(sum[:8])
 }
 

@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/memsync/memsync/internal/termsafe"
 )
@@ -55,10 +56,38 @@ func (e *Entry) Heading() string {
 		return e.Title
 	}
 	label := e.typeRaw
-	if NormalizeType(label) != e.Type {
+	if !normalizesTo(label, e.Type) {
 		label = typeLabel(e.Type)
 	}
 	return label + ": " + e.Title
+}
+
+// normalizesTo tells whether NormalizeType(t) == want, without building it.
+func normalizesTo(t, want string) bool {
+	i, inWord := 0, false
+	for _, r := range t {
+		if r == '-' || r == '_' || unicode.IsSpace(r) {
+			inWord = false
+			continue
+		}
+		if !inWord {
+			if i > 0 { // words are joined by one space
+				if i >= len(want) || want[i] != ' ' {
+					return false
+				}
+				i++
+			}
+			inWord = true
+		}
+		// Invalid UTF-8 decodes as U+FFFD, which strings.ToLower writes.
+		var b [utf8.UTFMax]byte
+		n := utf8.EncodeRune(b[:], unicode.ToLower(r))
+		if len(want)-i < n || want[i:i+n] != string(b[:n]) {
+			return false
+		}
+		i += n
+	}
+	return i == len(want)
 }
 
 // typeLabel is how a type is spelled in a heading: "pattern" -> "Pattern",

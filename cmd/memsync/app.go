@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -76,10 +77,43 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		editCommand(), deleteCommand(), archiveCommand(), restoreCommand(), gcCommand(), summaryCommand(), promoteCommand(),
 		importCommand(), hooksCommand(), hookCommand(), snapshotCommand(), logCommand(), diffCommand(),
 		rollbackCommand(), worktreeCommand(), syncCommand(), conflictsCommand(), resolveCommand(), uiCommand(),
-		doctorCommand(), mergeDriverCommand(), injectCommand(), mcpCommand(), purgeCommand(), checkCommand(), reviewCommand(), versionCommand(), completionCommand()} {
+		doctorCommand(), mergeDriverCommand(), injectCommand(), mcpCommand(), purgeCommand(), checkCommand(), reviewCommand(), versionCommand(), completionCommand(), completeCommand()} {
 		app.Commands = append(app.Commands, d.cli(""))
 	}
+	withGlobalOptions(app.Commands, globalOptionsHelp(app))
 	return app
+}
+
+// globalOptionsHelp is the section every command's help ends with: the
+// app's flags that go after a command as well (all but --version and
+// --help), as the app's help shows them.
+func globalOptionsHelp(app *cli.App) string {
+	var b strings.Builder
+	b.WriteString("\nGLOBAL OPTIONS (also after the command):")
+	for _, f := range app.VisibleFlags() {
+		if name := f.Names()[0]; name == "version" || name == "help" {
+			continue
+		}
+		b.WriteString("\n   " + f.String())
+	}
+	b.WriteString("\n")
+	return strings.ReplaceAll(b.String(), "{{", `{{"{{"}}`) // text, not template
+}
+
+// withGlobalOptions ends the help of every command in cmds, and of their
+// subcommands, with the global options section. A group's help lists its
+// subcommands without categories (memsync has none): urfave/cli's category
+// list fails on a group that has not run, which 'memsync help GROUP' shows.
+func withGlobalOptions(cmds []*cli.Command, section string) {
+	group := strings.Replace(cli.SubcommandHelpTemplate,
+		`{{template "visibleCommandCategoryTemplate" .}}`, `{{template "visibleCommandTemplate" .}}`, 1)
+	for _, c := range cmds {
+		c.CustomHelpTemplate = cli.CommandHelpTemplate + section
+		if len(c.Subcommands) > 0 {
+			c.CustomHelpTemplate = group + section
+		}
+		withGlobalOptions(c.Subcommands, section)
+	}
 }
 
 // run is memsync's main, with its streams passed in for tests.

@@ -22,10 +22,14 @@ func injectCommand() command {
 			&cli.StringFlag{Name: "tags", Usage: "only entries with all these comma-separated `TAGS`"},
 			&cli.StringFlag{Name: "any-tags", Usage: "only entries with at least one of these comma-separated `TAGS` (default: the configuration's tags)"},
 			&cli.IntFlag{Name: "recent-days", Usage: "only entries dated within `N` days", DefaultText: "all"},
+			&cli.StringFlag{Name: "layer", Usage: "project, global or all: all ranks the global layer's entries with the project's, marked (global)", DefaultText: "all"},
 		},
 		args: func(c *cli.Context) error {
 			if err := atMost(1, "inject takes one PROMPT argument (or '-' for stdin), got %d; quote the prompt")(c); err != nil {
 				return err
+			}
+			if l := c.String("layer"); l != "" && l != "project" && l != "global" && l != "all" {
+				return usageError{fmt.Errorf("--layer is project, global or all, not %q", l)}
 			}
 			if prompt = c.Args().First(); prompt == "-" {
 				b, err := io.ReadAll(c.App.Reader)
@@ -40,6 +44,14 @@ func injectCommand() command {
 			o, err := injectFlags(c)
 			if err != nil {
 				return err
+			}
+			switch c.String("layer") {
+			case "global": // as --global
+				if err := s.use(true); err != nil {
+					return err
+				}
+			case "project":
+				o.NoGlobal = true
 			}
 			out, err := s.m.Inject(c.Context, prompt, o)
 			if errors.As(err, new(*memsync.ConfigError)) { // --mode

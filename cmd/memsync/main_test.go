@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,10 @@ import (
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/lock"
 )
+
+// update rewrites the files the tests generate and check, where they run:
+// docs/memsync.1 (TestManPage) and docs/ui.png (TestUIBrowser).
+var update = flag.Bool("update", false, "rewrite the generated files the tests check: docs/memsync.1 (TestManPage), docs/ui.png (TestUIBrowser)")
 
 // cleanupM removes what the tests built once they all ran.
 type cleanupM struct{ m *testing.M }

@@ -40,7 +40,7 @@ func memsyncBinary(tb testing.TB) string {
 		}
 		binPath = filepath.Join(binDir, "memsync")
 		// Built as README says to install it: static, without cgo, without
-		// urfave/cli's man page and markdown generator.
+		// the CLI library's man page generator.
 		build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", binPath, ".")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, err := build.CombinedOutput()
@@ -61,7 +61,7 @@ func testGitEnv(tb testing.TB) []string {
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@memsync.invalid",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@memsync.invalid"}
 	for _, kv := range gitcmd.Env() {
-		if !hasAnyPrefix(kv, "HOME=", "MEMSYNC_") {
+		if !hasAnyPrefix(kv, "HOME=", "MEMSYNC_", "XDG_DATA_HOME=") {
 			env = append(env, kv)
 		}
 	}

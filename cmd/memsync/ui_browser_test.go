@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,8 +15,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 )
-
-var updateScreenshot = flag.Bool("update", false, "rewrite docs/ui.png with the screenshot TestUIBrowser takes of the conflicts view")
 
 // chromium is the path of Debian's chromium; without one the browser test
 // skips, unless MEMSYNC_TEST_CHROMIUM=required (CI) makes that a failure.
@@ -213,7 +210,7 @@ func TestUIBrowser(t *testing.T) {
 	expect("the conflict", text("section.conflict"), "base", "ours (in the memory now)", "theirs",
 		"set in db/pool.go", "set by the POOL_SIZE variable", "set in config/pool.yaml", "keep theirs")
 	png := shot("conflicts")
-	if *updateScreenshot {
+	if *update {
 		docs := filepath.Join("..", "..", "docs")
 		if err := os.MkdirAll(docs, 0o755); err != nil {
 			t.Fatal(err)

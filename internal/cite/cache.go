@@ -95,7 +95,7 @@ func (c *Cache) Save(perm os.FileMode) error {
 		v := c.entries[k]
 		fmt.Fprintf(&b, "%s %d %d %s %d %d\n", k.blob, k.start, k.end, k.sum, v.at, v.lines)
 	}
-	if err := fsutil.WriteFile(c.path, b.Bytes(), perm); err != nil {
+	if err := fsutil.WriteCache(c.path, b.Bytes(), perm); err != nil {
 		return err
 	}
 	c.changed = false

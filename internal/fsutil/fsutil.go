@@ -32,10 +32,23 @@ var (
 	truncateFile = (*os.File).Truncate
 )
 
-// WriteFile atomically replaces path with data. path must already be resolved
-// (not a symlink): the rename replaces whatever name it is given. perm is used
+// WriteFile atomically replaces path with data, durably: the data and the
+// rename are on disk when it returns. path must already be resolved (not a
+// symlink): the rename replaces whatever name it is given. perm is used
 // when the file is new; an existing file keeps its mode.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return writeFile(path, data, perm, true)
+}
+
+// WriteCache is WriteFile for a file that is only a cache, one that is
+// checked when read and rebuilt when wrong: the replacement is atomic (a
+// reader sees the old file or the new one) but not synced, so a crash may
+// lose it or leave it short, never torn into another file's bytes.
+func WriteCache(path string, data []byte, perm os.FileMode) error {
+	return writeFile(path, data, perm, false)
+}
+
+func writeFile(path string, data []byte, perm os.FileMode, durable bool) error {
 	if fi, err := os.Stat(path); err == nil {
 		perm = fi.Mode().Perm()
 	}
@@ -58,8 +71,10 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	if err := tmp.Chmod(perm); err != nil {
 		return err
 	}
-	if err := syncFile(tmp); err != nil {
-		return fmt.Errorf("fsync %s: %w", name, err)
+	if durable {
+		if err := syncFile(tmp); err != nil {
+			return fmt.Errorf("fsync %s: %w", name, err)
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err
@@ -68,6 +83,9 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	ok = true
+	if !durable {
+		return nil
+	}
 	return SyncDir(dir)
 }
 

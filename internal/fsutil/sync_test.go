@@ -47,6 +47,30 @@ func TestWriteFileSyncsFileThenFolder(t *testing.T) {
 	}
 }
 
+// WriteCache replaces the file by a rename, as WriteFile does, keeping an
+// existing file's mode, but syncs nothing: a cache is checked when read.
+func TestWriteCacheRenamesWithoutSyncs(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "c")
+	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	steps := watchSyncs(t, nil)
+	if err := WriteCache(p, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := *steps; len(s) != 1 || !strings.HasPrefix(s[0], "rename "+filepath.Join(dir, ".c.tmp-")) {
+		t.Fatalf("want one rename of a temp file and no fsync; got %q", s)
+	}
+	fi, err := os.Stat(p)
+	if b, _ := os.ReadFile(p); err != nil || string(b) != "new" || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("after WriteCache: %q, mode %v (%v); want new, 0600", b, fi.Mode(), err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("temp files left behind: %v", ents)
+	}
+}
+
 // A failed fsync of the temp file stops the write: the old content stays,
 // no temp file is left. A failed fsync of the folder is returned.
 func TestWriteFileReturnsSyncErrors(t *testing.T) {

@@ -182,5 +182,5 @@ func (h *History) saveCache(name string, c *fileCache) {
 	if err := fsutil.MkdirAll(filepath.Dir(path), h.Repo.Shared.Dir(0o777)); err != nil {
 		return
 	}
-	_ = fsutil.WriteFile(path, c.encode(), h.Repo.Shared.File(0o666))
+	_ = fsutil.WriteCache(path, c.encode(), h.Repo.Shared.File(0o666))
 }

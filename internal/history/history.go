@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,7 @@ type History struct {
 	// decompressed once (at most maxChunkCache bytes).
 	chunks     map[plumbing.Hash][]byte
 	chunkBytes int
+	bases      map[[2]string]string // MergeBase's answers for two commits
 }
 
 // maxChunkCache bounds the bytes History.chunks holds.
@@ -320,6 +322,20 @@ func (h *History) readCached(s stored, limit int64) ([]byte, error) {
 	data, err := h.read(s, limit, h.chunks)
 	h.chunkBytes += len(data)
 	return data, err
+}
+
+// know adds the live file's chunks c (nil: none) to h.chunks, so that
+// reading another snapshot (theirs, a merge base) decompresses only the
+// chunks the live file lacks. They are the live file's own bytes, not
+// counted against maxChunkCache.
+func (h *History) know(c *chunked) {
+	if c == nil {
+		return
+	}
+	if h.chunks == nil {
+		h.chunks = map[plumbing.Hash][]byte{}
+	}
+	maps.Copy(h.chunks, c.byHash)
 }
 
 // Limit is the largest memory file (MemoryName or ArchiveName) memsync

@@ -33,11 +33,13 @@ type MergeOptions struct {
 	Source     string // names the other side in messages and the conflict log ("sync origin")
 	Provenance Provenance
 	// Independent says that no snapshot MergeAll is given is an ancestor
-	// of another or of ours (git merge-base --independent said so), and
+	// of another or of ours (git merge-base --independent said so);
 	// Descends, when set, that the one snapshot given descends from that
-	// commit, so git need not be asked again.
+	// commit, and Apart that ours is an ancestor of none of them either;
+	// so git need not be asked again.
 	Independent bool
 	Descends    string
+	Apart       bool
 }
 
 // MergeResult is what MergeFrom did, or with DryRun would do.
@@ -173,7 +175,7 @@ func (h *History) planMerge(ctx context.Context, res *MergeResult, live Files, o
 	ff := res.Ours == ""
 	if !ff && len(res.Heads) == 1 {
 		var err error
-		if ff = res.Ours == opts.Descends; !ff && opts.Descends == "" {
+		if ff = res.Ours == opts.Descends; !ff && opts.Descends == "" && !opts.Apart {
 			if ff, err = h.isAncestor(ctx, res.Ours, res.Theirs); err != nil {
 				return nil, err
 			}
@@ -261,7 +263,7 @@ func (h *History) mergeSides(ctx context.Context, res *MergeResult, ours merge.S
 	}
 	for i, side := range sides {
 		t := res.Heads[i]
-		base, err := h.mergeBase(ctx, t, merged...)
+		base, err := h.MergeBase(ctx, t, merged...)
 		if err != nil {
 			return ours, err
 		}
@@ -445,8 +447,28 @@ func (h *History) isAncestor(ctx context.Context, a, b string) (bool, error) {
 	return false, gitcmd.Wrap(cmd.Args[1:], err, stderr.String())
 }
 
-// mergeBase is the best common ancestor of a and a merge of others, ""
-// when they have none (or others is empty).
+// MergeBase is the best common ancestor of a and a merge of others, ""
+// when they have none (or others is empty). The answer for two commits is
+// kept, so a sync that asks before merging does not ask git twice.
+func (h *History) MergeBase(ctx context.Context, a string, others ...string) (string, error) {
+	if len(others) != 1 {
+		return h.mergeBase(ctx, a, others...)
+	}
+	key := [2]string{min(a, others[0]), max(a, others[0])} // symmetric for two
+	if base, ok := h.bases[key]; ok {
+		return base, nil
+	}
+	base, err := h.mergeBase(ctx, a, others...)
+	if err == nil {
+		if h.bases == nil {
+			h.bases = map[[2]string]string{}
+		}
+		h.bases[key] = base
+	}
+	return base, err
+}
+
+// mergeBase is MergeBase, asking git.
 func (h *History) mergeBase(ctx context.Context, a string, others ...string) (string, error) {
 	if len(others) == 0 {
 		return "", nil

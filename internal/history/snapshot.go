@@ -134,6 +134,8 @@ func (h *History) takeOnto(ctx context.Context, msg string, p Provenance, rollba
 	}
 	memCache, archCache := h.loadCache(MemoryName).of(prev.memory), h.loadCache(ArchiveName).of(prev.archive)
 	memory, archive := chunkLive(files.Memory, memCache), chunkLive(files.Archive, archCache)
+	h.know(memory)
+	h.know(archive)
 	memSame, archSame := h.unchanged(files.Memory, memory, prev.memory), h.unchanged(files.Archive, archive, prev.archive)
 	if memSame && archSame && h.same(files.Conflicts, prev.conflicts.blob) && h.same(files.Purged, prev.purged.blob) {
 		h.keepCaches(memory, archive, memCache, archCache, nil, nil)

@@ -9,6 +9,10 @@
 //	[3k2mq8w1x0ab] Pattern: Error Handling
 //	    2026-01-26 (today); tags: pattern, error-handling; by Ann <ann@example.com> (other author)
 //	    Always use try-catch blocks for async operations
+//
+//	[7d0c9s2m4kqa] (global) Fix: Go module cache
+//	    2026-01-20 (6 days old)
+//	    Run go clean -modcache when checksums disagree
 //	```
 //
 //	---
@@ -74,6 +78,9 @@ const (
 	TaskSeparator = "\n---\n\n# Task\n\n"
 )
 
+// GlobalMark follows the ID of an entry of the global layer in the block.
+const GlobalMark = "(global)"
+
 // fenceInfo names the fenced block of entries; minFence is the shortest
 // fence (markdown's).
 const (
@@ -110,6 +117,9 @@ type Options struct {
 	// Stale, if set, says why an entry may be stale ("" when it is not):
 	// such an entry ranks below every fresh one and the block says so.
 	Stale func(e *memfile.Entry) string
+	// Global, if set, tells whether entry i of the file comes from the
+	// global layer: the block marks it "[ID] (global) Heading".
+	Global func(i int) bool
 }
 
 // Result is what was chosen.
@@ -184,7 +194,7 @@ func Select(f *memfile.File, opts Options) Result {
 			res.Omitted++ // cannot fit: skip without rendering
 			continue
 		}
-		text := renderEntry(&f.Entries[i], opts.User, now, staleness(opts, &f.Entries[i]))
+		text := renderEntry(&f.Entries[i], opts.User, now, staleness(opts, &f.Entries[i]), opts.Global != nil && opts.Global(i))
 		size := len(text)
 		if len(texts) > 0 {
 			size++ // the blank line between entries
@@ -232,13 +242,18 @@ func staleness(opts Options, e *memfile.Entry) string {
 	return opts.Stale(e)
 }
 
-// renderEntry is an entry as the block shows it: "[ID] Heading", then,
-// indented, its date and age, tags and author, "may be stale: " and why
-// (stale), its content, the code it cites and its other bullets and stray
-// lines, each line escaped (termsafe).
-func renderEntry(e *memfile.Entry, user string, now time.Time, stale string) string {
+// renderEntry is an entry as the block shows it: "[ID] Heading" ("[ID]
+// (global) Heading" for one of the global layer), then, indented, its date
+// and age, tags and author, "may be stale: " and why (stale), its content,
+// the code it cites and its other bullets and stray lines, each line
+// escaped (termsafe).
+func renderEntry(e *memfile.Entry, user string, now time.Time, stale string, global bool) string {
 	var b strings.Builder
-	b.WriteString("[" + termsafe.Line(e.ID) + "] " + termsafe.Line(e.Heading()) + "\n")
+	b.WriteString("[" + termsafe.Line(e.ID) + "] ")
+	if global {
+		b.WriteString(GlobalMark + " ")
+	}
+	b.WriteString(termsafe.Line(e.Heading()) + "\n")
 	var meta []string
 	if e.Date != "" {
 		meta = append(meta, termsafe.Line(e.Date)+age(e.Date, now))

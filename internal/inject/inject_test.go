@@ -44,7 +44,7 @@ func TestBudgetOnLargeMemory(t *testing.T) {
 		}
 		checkFramed(t, res.Prompt("Do it\n"), "Do it\n")
 		for _, i := range res.Chosen {
-			want := renderEntry(&f.Entries[i], "", time.Now(), "")
+			want := renderEntry(&f.Entries[i], "", time.Now(), "", false)
 			if !strings.Contains(res.Block, "\n"+want) {
 				t.Fatalf("budget %d: entry %d cut or changed; want\n%s", budget, i, want)
 			}
@@ -82,7 +82,7 @@ func TestRelevanceBeatsRecency(t *testing.T) {
 		es = append(es, entry("pattern", fmt.Sprintf("Frontend note %d", i), fmt.Sprintf("Button colours follow the design tokens, variant %d", i), fmt.Sprintf("2026-03-%02d", i+1), "ui"))
 	}
 	f := fileOf(es...)
-	size := len(renderEntry(&f.Entries[0], "", time.Now(), ""))
+	size := len(renderEntry(&f.Entries[0], "", time.Now(), "", false))
 	budget := frameSize(minFence) + len(Note(len(es), 0)) + 2 + 2*size + 1
 	res := Select(f, Options{Budget: budget, Query: "why is the postgres pool limited?"})
 	if len(res.Chosen) == 0 || res.Chosen[0] != 0 {
@@ -102,7 +102,7 @@ func TestCorrectionsGoLast(t *testing.T) {
 		entry("fix", "Flaky login test", "Wait for the session cookie before asserting", "2026-01-01"),
 		entry("pattern", "Naming", "Use verbs for commands and nouns for packages", "2026-02-01"),
 	)
-	size := len(renderEntry(&f.Entries[0], "", time.Now(), ""))
+	size := len(renderEntry(&f.Entries[0], "", time.Now(), "", false))
 	budget := frameSize(minFence) + len(Note(2, 0)) + 2 + size
 	res := Select(f, Options{Budget: budget})
 	if len(res.Chosen) != 1 || f.Entries[res.Chosen[0]].Type != "fix" || res.Omitted != 1 {
@@ -196,8 +196,49 @@ func TestMinSize(t *testing.T) {
 	f.Entries = append(f.Entries, entry("", "t", "", ""), entry("fix", "multi", "a\nb\n\nc\n\n", "2026-01-01", "x", "y"), entry("", "", "\n", ""))
 	for i := range f.Entries {
 		e := &f.Entries[i]
-		if got, want := minSize(e), len(renderEntry(e, "", time.Now(), "")); got > want || want < minEntryBytes {
-			t.Fatalf("entry %d: bound %d > size %d:\n%s", i, got, want, renderEntry(e, "", time.Now(), ""))
+		if got, want := minSize(e), len(renderEntry(e, "", time.Now(), "", false)); got > want || want < minEntryBytes {
+			t.Fatalf("entry %d: bound %d > size %d:\n%s", i, got, want, renderEntry(e, "", time.Now(), "", false))
 		}
+	}
+}
+
+// TestGlobalMark: entries Global names are marked "(global)" after their ID,
+// and the mark counts against the budget: a budget that fits an entry
+// exactly without the mark leaves it out with the mark.
+func TestGlobalMark(t *testing.T) {
+	f := fileOf(
+		entry("pattern", "Project note", "The CI cache lives in .ci/cache", "2026-03-01"),
+		entry("fix", "Go module cache", "Run go clean -modcache when checksums disagree", "2026-03-02"),
+	)
+	global := func(i int) bool { return i == 1 }
+	res := Select(f, Options{Global: global})
+	if len(res.Chosen) != 2 {
+		t.Fatalf("chosen %v, want both", res.Chosen)
+	}
+	for i, e := range f.Entries {
+		plain := "\n[" + e.ID + "] " + e.Heading() + "\n"
+		marked := "\n[" + e.ID + "] (global) " + e.Heading() + "\n"
+		if got := strings.Contains(res.Block, marked); got != global(i) {
+			t.Errorf("entry %d: marked %v, want %v:\n%s", i, got, global(i), res.Block)
+		}
+		if got := strings.Contains(res.Block, plain); got == global(i) {
+			t.Errorf("entry %d: unmarked heading %v:\n%s", i, got, res.Block)
+		}
+	}
+	checkFramed(t, res.Prompt("task\n"), "task\n")
+
+	only := func(int) bool { return true }
+	one := fileOf(f.Entries[1])
+	// The entry fits unmarked, with the note reserved, and not marked.
+	budget := len(Select(one, Options{}).Block) + len(TaskSeparator) + len(Note(1, 0)) + 2
+	if res := Select(one, Options{Budget: budget}); len(res.Chosen) != 1 {
+		t.Fatalf("unmarked: chosen %v, want the entry", res.Chosen)
+	}
+	if res := Select(one, Options{Budget: budget, Global: only}); len(res.Chosen) != 0 || res.Omitted != 1 {
+		t.Fatalf("marked: chosen %v omitted %d, want it left out by the budget", res.Chosen, res.Omitted)
+	}
+	if res := Select(one, Options{Budget: budget + len(GlobalMark) + 1, Global: only}); len(res.Chosen) != 1 ||
+		len(res.Block)+len(TaskSeparator) > budget+len(GlobalMark)+1 {
+		t.Fatalf("marked, room for the mark: chosen %v, block %d bytes", res.Chosen, len(res.Block))
 	}
 }

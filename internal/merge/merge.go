@@ -200,11 +200,17 @@ func onePerFact(base, ours, theirs State, res *Result) {
 				at[&(*list)[i]] = i
 			}
 		}
+		if len(at) == 0 {
+			continue
+		}
 		paired := map[int]bool{}
 		var drop []int
 		for i := range *list {
+			if _, yours := added((*list)[i].ID); !yours {
+				continue
+			}
 			d := dups.Find(&(*list)[i])
-			if _, yours := added((*list)[i].ID); d == nil || !yours || paired[at[d]] {
+			if d == nil || paired[at[d]] {
 				continue
 			}
 			keep, gone := at[d], i

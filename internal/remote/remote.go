@@ -218,6 +218,8 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 		refOf[merging] = ref
 	}
 	mopts := history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance, Independent: true}
+	// ours is no ancestor of theirs (unless a purge rewrote either side).
+	mopts.Apart = oursListed && ours != "" && len(rewritten) == 0 && len(res.Purged) == 0
 	if !oursListed && len(heads) == 1 && heads[0] == fetched[refs[0]] {
 		mopts.Descends = ours // ours is behind the one snapshot: a fast-forward, unless the memory changed since
 	}
@@ -260,6 +262,15 @@ func independent(ctx context.Context, h *history.History, ours string, fetched m
 	}
 	if len(hashes) == 0 {
 		return nil, true, nil
+	}
+	if len(hashes) == 1 && ours != "" {
+		// One snapshot and ours: their merge base tells all, and the merge
+		// needs it anyway.
+		base, err := h.MergeBase(ctx, hashes[0], ours)
+		if err != nil || base == hashes[0] {
+			return nil, true, err // theirs is in ours
+		}
+		return []string{refOf[hashes[0]]}, base != ours, nil
 	}
 	args := []string{"--git-dir=" + h.Repo.CommonDir, "merge-base", "--independent"}
 	if ours != "" {

@@ -96,7 +96,7 @@ func (c *Cache) Save(perm os.FileMode) error {
 			b = binary.LittleEndian.AppendUint64(b, x)
 		}
 	}
-	if err := fsutil.WriteFile(c.path, b, perm); err != nil {
+	if err := fsutil.WriteCache(c.path, b, perm); err != nil {
 		return err
 	}
 	c.changed = false

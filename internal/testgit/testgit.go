@@ -33,6 +33,7 @@ func Isolate(tb testing.TB) string {
 	home := tb.TempDir()
 	tb.Setenv("HOME", home)
 	tb.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	tb.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share")) // the global layer's home
 	tb.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	tb.Setenv("GIT_AUTHOR_NAME", "Memsync Test")
 	tb.Setenv("GIT_AUTHOR_EMAIL", "test@memsync.invalid")
