@@ -19,10 +19,20 @@ type tensor struct {
 	data  []byte
 }
 
-// dtypeSize gives the byte size of the element types this package knows.
-var dtypeSize = map[string]int{
-	"F64": 8, "F32": 4, "F16": 2, "BF16": 2,
-	"I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1,
+// dtypeSize gives the byte size of the element types this package knows;
+// false for another.
+func dtypeSize(dtype string) (int, bool) {
+	switch dtype {
+	case "F64", "I64":
+		return 8, true
+	case "F32", "I32":
+		return 4, true
+	case "F16", "BF16", "I16":
+		return 2, true
+	case "I8", "U8", "BOOL":
+		return 1, true
+	}
+	return 0, false
 }
 
 // parseSafetensors reads the tensors of a safetensors file held in b: an
@@ -60,7 +70,7 @@ func parseSafetensors(b []byte) (map[string]tensor, error) {
 		if err := json.Unmarshal(msg, &t); err != nil {
 			return nil, fmt.Errorf("tensor %q: %w", name, err)
 		}
-		size, ok := dtypeSize[t.Dtype]
+		size, ok := dtypeSize(t.Dtype)
 		if !ok {
 			return nil, fmt.Errorf("tensor %q: unknown dtype %q", name, t.Dtype)
 		}
@@ -107,7 +117,8 @@ func f16(h uint16) float32 {
 
 // floats decodes a 1-D tensor of floating-point numbers to float32.
 func (t tensor) floats() ([]float32, error) {
-	n := len(t.data) / dtypeSize[t.dtype]
+	size, _ := dtypeSize(t.dtype)
+	n := len(t.data) / size
 	out := make([]float32, n)
 	for i := range out {
 		v, ok := t.at(i)

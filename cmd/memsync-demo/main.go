@@ -36,7 +36,7 @@ func demo(keep bool, adds int) error {
 	}
 	bin := filepath.Join(tmp, "bin", "memsync")
 	step("build memsync")
-	if err := run("", "go", "build", "-o", bin, "./cmd/memsync"); err != nil {
+	if err := run("", "go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, "./cmd/memsync"); err != nil {
 		return fmt.Errorf("run me from the root of a memsync clone: %w", err)
 	}
 	repo := filepath.Join(tmp, "project")

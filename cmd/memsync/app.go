@@ -123,7 +123,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // runContext is run with a context that a signal cancels.
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := newApp(stdin, stdout, stderr)
+	out := newOutput(stdout, stderr)
+	defer out.flush()
+	app := newApp(stdin, &out.stdout, &out.stderr)
+	stderr = &out.stderr
 	err := app.RunContext(ctx, reorderArgs(app, args))
 	if err == nil {
 		return exitOK

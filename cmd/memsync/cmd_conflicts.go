@@ -145,7 +145,7 @@ func runEditor(s *session, pattern, text string) ([]byte, error) {
 	}
 	editor := cmp.Or(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
 	cmd := exec.Command("sh", "-c", editor+` "$1"`, "sh", tmp.Name())
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, s.stderr, s.stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, forChild(s.stderr), forChild(s.stderr)
 	if err := cmd.Run(); err != nil {
 		return nil, withHint(fmt.Errorf("editor %q: %w", editor, err), "set VISUAL or EDITOR to your editor; nothing was changed")
 	}

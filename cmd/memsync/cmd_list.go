@@ -33,7 +33,7 @@ func listCommand() command {
 			typ := memsync.NormalizeType(c.String("type"))
 			all, anyOf := memsync.SplitList(c.String("tags")), memsync.SplitList(c.String("any-tags"))
 			filtered := filter != (memsync.Filter{}) || typ != "" || len(all)+len(anyOf) > 0
-			kept := entries[:0:0]
+			kept := entries[:0] // in place: a copy of 30k entries is 10 MB more to hold
 			for i := range entries {
 				if (typ == "" || entries[i].Type == typ) && hasTags(&entries[i], all, anyOf) {
 					kept = append(kept, entries[i])

@@ -11,7 +11,7 @@ import (
 
 func mcpCommand() command {
 	return command{name: "mcp", usage: "serve the memory tools over MCP on stdio",
-		args: noArgs("mcp"), opens: noMemory,
+		args: noArgs("mcp"), opens: noMemory, serves: true,
 		run: func(s *session, c *cli.Context) error {
 			global, err := s.open(true)
 			if err != nil {

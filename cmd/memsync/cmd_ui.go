@@ -17,7 +17,7 @@ func uiCommand() command {
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "listen on `HOST:PORT`, a loopback address only; port 0 picks a free port"},
 			&cli.BoolFlag{Name: "no-open", Usage: "print the address only; do not open a browser"},
 		},
-		args: noArgs("ui"), opens: repoOnly, run: runUI}
+		args: noArgs("ui"), opens: repoOnly, serves: true, run: runUI}
 }
 
 // uiStarted is what `memsync ui --json` prints once the page is served.

@@ -37,11 +37,12 @@ func worktreeCommand() command {
 }
 
 // gitStreams is where git's own output goes: stdout, but stderr with --json
-// (stdout is for the JSON).
+// (stdout is for the JSON); the files themselves (forChild), so that git
+// sees the terminal.
 func (s *session) gitStreams(c *cli.Context) memsync.Git {
-	g := memsync.Git{Dir: c.String("C"), Stdout: s.stdout, Stderr: s.stderr}
+	g := memsync.Git{Dir: c.String("C"), Stdout: forChild(s.stdout), Stderr: forChild(s.stderr)}
 	if s.json {
-		g.Stdout = s.stderr
+		g.Stdout = g.Stderr
 	}
 	return g
 }

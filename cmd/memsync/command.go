@@ -32,6 +32,10 @@ type command struct {
 	// ownHookCheck: the command reports whether git runs memsync's hooks
 	// itself (hooks, doctor), so the prologue does not warn of it.
 	ownHookCheck bool
+	// serves: the command runs until stopped, serving on its streams or a
+	// port (mcp, ui): its output is not buffered and the runtime keeps its
+	// default garbage collector (tuneOneShot is for the others).
+	serves bool
 }
 
 // opens says which memory a command works on.
@@ -90,6 +94,11 @@ func (d command) action(c *cli.Context) error {
 		c.Context = memsync.AllowSecrets(c.Context)
 	}
 	s := newSession(c)
+	if d.serves {
+		unbuffer(s.stdout)
+	} else {
+		tuneOneShot()
+	}
 	switch {
 	case d.opens == repoOnly && c.Bool("global"):
 		return usageError{errNeedsRepo}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"cmp"
 	"errors"
 	"io"
 	"os"
@@ -52,7 +54,7 @@ func (s *session) startPager(c *cli.Context) (finish func(error) error) {
 		return func(err error) error { return err }
 	}
 	cmd := exec.Command("sh", "-c", pager)
-	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
+	cmd.Stdout, cmd.Stderr = forChild(s.stdout), forChild(s.stderr)
 	in, err := cmd.StdinPipe()
 	if err == nil {
 		err = cmd.Start()
@@ -62,8 +64,10 @@ func (s *session) startPager(c *cli.Context) (finish func(error) error) {
 		return func(err error) error { return err }
 	}
 	stdout := s.stdout
-	s.stdout = in
+	buf := bufio.NewWriterSize(in, outputMax)
+	s.stdout = buf
 	return func(err error) error {
+		err = cmp.Or(err, buf.Flush())
 		_ = in.Close()
 		_ = cmd.Wait() // its exit status is the user's business (q, an error it printed)
 		s.stdout = stdout

@@ -65,6 +65,9 @@ func (s *session) openWith(global bool, tune func(*memsync.Options)) (*memsync.M
 	if errors.Is(err, memsync.ErrUnknownRole) { // --role or MEMSYNC_ROLE
 		return nil, usageError{err}
 	}
+	if err == nil {
+		fitOneShot(m.Path())
+	}
 	return m, err
 }
 
@@ -132,6 +135,16 @@ func (s *session) print(v any, err error, text func()) error {
 	case !s.json:
 		text()
 		return nil
+	}
+	switch v := v.(type) { // the entry shapes, written without reflection (jsonout.go)
+	case []memsync.Entry:
+		return writeEntriesJSON(s.stdout, v)
+	case memsync.Entry:
+		return writeEntryJSON(s.stdout, &v)
+	case *memsync.Entry:
+		if v != nil {
+			return writeEntryJSON(s.stdout, v)
+		}
 	}
 	enc := json.NewEncoder(s.stdout)
 	enc.SetIndent("", "  ")

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 )
@@ -80,13 +81,15 @@ func unknownCommand(parent, name string, cmds []*cli.Command) error {
 
 // flagError matches the flag package's messages, to say them again in
 // memsync's words.
-var flagError = regexp.MustCompile(`^(?:flag provided but not defined: -(\S+)|invalid (?:boolean )?value "(.*)" for (?:flag )?-([^:\s]+): .*|flag needs an argument: -(\S+))$`)
+var flagError = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:flag provided but not defined: -(\S+)|invalid (?:boolean )?value "(.*)" for (?:flag )?-([^:\s]+): .*|flag needs an argument: -(\S+))$`)
+})
 
 // onUsage marks urfave/cli's complaints about flags as usage errors, names
 // flags as they are written (--lock-timeout, -C), suggests the flag a typo
 // meant and says what a value should look like.
 func onUsage(c *cli.Context, err error, _ bool) error {
-	m := flagError.FindStringSubmatch(err.Error())
+	m := flagError().FindStringSubmatch(err.Error())
 	if m == nil {
 		return usageError{err}
 	}

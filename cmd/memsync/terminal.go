@@ -10,8 +10,8 @@ import (
 
 // isTerminal tells whether w is a terminal (a character device).
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
+	f := fileOf(w)
+	if f == nil {
 		return false
 	}
 	fi, err := f.Stat()

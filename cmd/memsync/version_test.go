@@ -20,7 +20,7 @@ import (
 func TestVersionLdflags(t *testing.T) {
 	const want = "v9.8.7-ldflags-test"
 	bin := filepath.Join(t.TempDir(), "memsync")
-	build := exec.Command("go", "build", "-ldflags", "-X main.version="+want, "-o", bin, ".")
+	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-ldflags", "-X main.version="+want, "-o", bin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -49,16 +50,16 @@ type chunkSum struct {
 	hash       plumbing.Hash
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoliTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // sumOf is the chunkSum of data, whose blob hash is hash.
 func sumOf(data []byte, hash plumbing.Hash) chunkSum {
-	return chunkSum{len(data), crc32.Checksum(data, castagnoli), crc32.ChecksumIEEE(data), hash}
+	return chunkSum{len(data), crc32.Checksum(data, castagnoliTable()), crc32.ChecksumIEEE(data), hash}
 }
 
 // matches tells whether data has s's length and checksums.
 func (s chunkSum) matches(data []byte) bool {
-	return len(data) == s.size && crc32.Checksum(data, castagnoli) == s.castagnoli && crc32.ChecksumIEEE(data) == s.ieee
+	return len(data) == s.size && crc32.Checksum(data, castagnoliTable()) == s.castagnoli && crc32.ChecksumIEEE(data) == s.ieee
 }
 
 // fileCache is the cache of one memory file: its chunks in order and what
@@ -124,7 +125,7 @@ func decodeCache(data []byte) *fileCache {
 	}
 	sum := binary.BigEndian.Uint32(body[len(body)-4:])
 	body = body[:len(body)-4]
-	if crc32.Checksum(data[:len(data)-4], castagnoli) != sum {
+	if crc32.Checksum(data[:len(data)-4], castagnoliTable()) != sum {
 		return nil
 	}
 	flags, n := body[0], binary.BigEndian.Uint32(body[1:5])
@@ -166,7 +167,7 @@ func (c *fileCache) encode() []byte {
 		b = binary.BigEndian.AppendUint32(b, x.ieee)
 		b = append(b, x.hash[:]...)
 	}
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoliTable()))
 }
 
 // saveCache writes the chunk cache of file name; nil c removes it (the

@@ -204,8 +204,19 @@ func writeTemp(dir string, data []byte, shared fsutil.Shared) (string, error) {
 	return f.Name(), nil
 }
 
-// packTypes are the type numbers of a pack entry's header.
-var packTypes = map[plumbing.ObjectType]byte{plumbing.CommitObject: 1, plumbing.TreeObject: 2, plumbing.BlobObject: 3}
+// packType is the type number of a pack entry's header; false for a type
+// snapshots do not write.
+func packType(t plumbing.ObjectType) (byte, bool) {
+	switch t {
+	case plumbing.CommitObject:
+		return 1, true
+	case plumbing.TreeObject:
+		return 2, true
+	case plumbing.BlobObject:
+		return 3, true
+	}
+	return 0, false
+}
 
 // encodePack encodes objs as a version 2 pack (each object whole, no
 // deltas, compressed as git compresses loose objects by default: best
@@ -227,7 +238,7 @@ func encodePack(objs []*object) (pack, idx []byte, sum string, err error) {
 	}
 	for _, o := range objs {
 		start := buf.Len()
-		typ, ok := packTypes[o.typ]
+		typ, ok := packType(o.typ)
 		if !ok {
 			return nil, nil, "", fmt.Errorf("object %s: type %s", o.hash, o.typ)
 		}

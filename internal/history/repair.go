@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -38,7 +39,9 @@ func (d *RefDamage) Error() string {
 func (d *RefDamage) Is(target error) bool { return target == ErrDamaged }
 
 // remoteRef matches the snapshot refs fetched from remotes.
-var remoteRef = regexp.MustCompile(`^refs/memsync/remotes/[^/]+/(snapshots|clones/[^/]+)$`)
+var remoteRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^refs/memsync/remotes/[^/]+/(snapshots|clones/[^/]+)$`)
+})
 
 // Damaged checks Ref and every remote's snapshot ref: each must point at a
 // commit whose whole history is in the repository (git rev-list --objects
@@ -52,7 +55,7 @@ func (h *History) Damaged(ctx context.Context) ([]RefDamage, error) {
 	var found []RefDamage
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		hash, name, ok := strings.Cut(l, " ")
-		if !ok || (name != Ref && !remoteRef.MatchString(name)) {
+		if !ok || (name != Ref && !remoteRef().MatchString(name)) {
 			continue
 		}
 		if why := h.missing(ctx, hash); why != "" {
@@ -69,7 +72,9 @@ func (h *History) git(ctx context.Context, args ...string) (string, error) {
 
 // missingObject finds the object git names in a "bad object" or "Could not
 // read" message.
-var missingObject = regexp.MustCompile(`(?:bad object|[Cc]ould not read|missing \w+) ([0-9a-f]{40,64})`)
+var missingObject = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:bad object|[Cc]ould not read|missing \w+) ([0-9a-f]{40,64})`)
+})
 
 // missing says what commit's history lacks ("" when it is whole).
 func (h *History) missing(ctx context.Context, commit string) string {
@@ -78,7 +83,7 @@ func (h *History) missing(ctx context.Context, commit string) string {
 		return ""
 	}
 	if err != nil {
-		if m := missingObject.FindStringSubmatch(err.Error()); m != nil {
+		if m := missingObject().FindStringSubmatch(err.Error()); m != nil {
 			return "missing object " + m[1]
 		}
 		return err.Error()

@@ -200,7 +200,7 @@ func TestChunkCacheFile(t *testing.T) {
 	}
 	resum := func(b []byte) []byte { // b with a valid checksum
 		b = b[:len(b)-4]
-		return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+		return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoliTable()))
 	}
 	huge := bytes.Clone(data)
 	binary.BigEndian.PutUint32(huge[len(cacheHeader)+1:], 1<<31) // the count

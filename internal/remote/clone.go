@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/history"
@@ -24,7 +25,7 @@ const cloneFile = "clone"
 // cloneIDShape is what a clone ID looks like: a short name taken from the
 // git user's email (a person reading the remote's refs sees whose clone it
 // is) and 8 random hex digits.
-var cloneIDShape = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,40}$`)
+var cloneIDShape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,40}$`) })
 
 // CloneID is this repository's clone ID, made (and kept) on first use:
 // its snapshots are pushed to ClonesPrefix + ID on every remote.
@@ -32,7 +33,7 @@ func CloneID(h *history.History) (string, error) {
 	path := filepath.Join(h.Repo.CommonDir, "memsync", cloneFile)
 	data, err := fsutil.ReadFile(path, 256)
 	if err == nil {
-		if id := strings.TrimSpace(string(data)); cloneIDShape.MatchString(id) {
+		if id := strings.TrimSpace(string(data)); cloneIDShape().MatchString(id) {
 			return id, nil
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {

@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memsync/memsync/internal/fsutil"
@@ -100,13 +101,13 @@ func TrackingRef(remote string) string { return trackingPrefix(remote) + "snapsh
 // shared ref as snapshots, each clone's as clones/<ID>.
 func trackingPrefix(remote string) string { return "refs/memsync/remotes/" + remote + "/" }
 
-var remoteName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+var remoteName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`) })
 
 // DefaultRemote is the remote of the worktree's current branch
 // (branch.<name>.remote in the repository's config), else "origin".
 func DefaultRemote(h *history.History) string {
 	if b := h.CurrentProvenance("").Branch; b != "" {
-		if r := h.BranchRemote(b); r != "" && r != "." && remoteName.MatchString(r) {
+		if r := h.BranchRemote(b); r != "" && r != "." && remoteName().MatchString(r) {
 			return r
 		}
 	}
@@ -125,7 +126,7 @@ func DefaultRemote(h *history.History) string {
 // kills a git fetch or push under way and stops Sync between steps
 // (history.MergeFrom says what a merge does when ctx is done).
 func Sync(ctx context.Context, h *history.History, remote string, opts Options) (*Result, error) {
-	if !remoteName.MatchString(remote) || strings.Contains(remote, "..") {
+	if !remoteName().MatchString(remote) || strings.Contains(remote, "..") {
 		return nil, fmt.Errorf("%w: %q (sync takes the name of a remote; 'git remote -v' lists them, 'git remote add NAME URL' adds one)", ErrBadRemote, remote)
 	}
 	dir := filepath.Join(h.Repo.CommonDir, "memsync")

@@ -369,7 +369,7 @@ func entropy(s string) float64 {
 
 // bounded is a bounded repetition {m,n}, lazy or not (Go's regexp compiles
 // it as n copies).
-var bounded = regexp.MustCompile(`\{(\d+),(\d+)\}\??`)
+var bounded = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{(\d+),(\d+)\}\??`) })
 
 // relax returns expr with every bounded repetition {m,n} of n ≥ 8 turned
 // into {m,}: it matches wherever expr does (and more), and compiles in a
@@ -378,7 +378,7 @@ var bounded = regexp.MustCompile(`\{(\d+),(\d+)\}\??`)
 func relax(expr string) string {
 	var b strings.Builder
 	last := 0
-	for _, m := range bounded.FindAllStringSubmatchIndex(expr, -1) {
+	for _, m := range bounded().FindAllStringSubmatchIndex(expr, -1) {
 		if m[0] > 0 && expr[m[0]-1] == '\\' {
 			continue // an escaped brace: a literal, not a repetition
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"os"
+	"sync"
 
 	"github.com/memsync/memsync/internal/fsutil"
 )
@@ -55,10 +56,10 @@ func OpenCache(path string) *Cache {
 // both done by the CPU where it can), 64 bits.
 func digest(text string) uint64 {
 	b := []byte(text)
-	return uint64(crc32.Checksum(b, castagnoli))<<32 | uint64(crc32.ChecksumIEEE(b))
+	return uint64(crc32.Checksum(b, castagnoli()))<<32 | uint64(crc32.ChecksumIEEE(b))
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // Of is Of(text), from the cache when it has it.
 func (c *Cache) Of(text string) Set {

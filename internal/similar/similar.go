@@ -13,6 +13,7 @@ package similar
 import (
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/memsync/memsync/internal/recall"
@@ -31,7 +32,7 @@ type Set struct {
 func Of(text string) Set {
 	var s Set
 	for _, t := range recall.Tokens(text) {
-		if !stop[t] {
+		if !stop()[t] {
 			s.terms = append(s.terms, hash(t))
 		}
 	}
@@ -110,7 +111,7 @@ func hash(s string) uint64 {
 }
 
 // stop are function words, as recall.Tokens gives them.
-var stop = func() map[string]bool {
+var stop = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields("a an the is are be been was were it its this that these those to of in on at by for from with as and or not no do does must should can may will would has have had than then so if when which who what there here into onto our your their we you they i e g eg") {
 		for _, t := range recall.Tokens(w) {
@@ -118,4 +119,4 @@ var stop = func() map[string]bool {
 		}
 	}
 	return m
-}()
+})

@@ -400,7 +400,7 @@ var bin = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	path := filepath.Join(dir, "memsync")
-	build := exec.Command("go", "build", "-o", path, "github.com/memsync/memsync/cmd/memsync")
+	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", path, "github.com/memsync/memsync/cmd/memsync")
 	build.Env = buildEnv
 	out, err := build.CombinedOutput()
 	if err != nil {
