@@ -236,7 +236,7 @@ func corruptions() []corruption {
 	})
 	lie("other-index", func(t *testing.T, state, otherState string, x map[string]any) {
 		ox := readJSON(t, filepath.Join(otherState, "stamp.json"))
-		gen := fmt.Sprintf("index-%s", ox["gen"])
+		gen := fmt.Sprintf("index-v2-%s", ox["gen"])
 		copyDir(t, filepath.Join(otherState, gen), filepath.Join(state, gen))
 		x["gen"] = ox["gen"]
 	})
@@ -259,6 +259,26 @@ func corruptions() []corruption {
 	lie("hostile-counts", func(t *testing.T, _, _ string, x map[string]any) {
 		x["count"], x["archived"], x["last_gc"] = -5, 1<<40, int64(1)<<50
 	})
+	// An older memsync's stamp (no format) that matches the files, over its
+	// index of two-digit buckets that holds nothing: not used, rebuilt.
+	cs = append(cs, corruption{name: "format-1-stamp", corrupt: func(t *testing.T, state, _ string) {
+		x := readJSON(t, filepath.Join(state, "stamp.json"))
+		delete(x, "format")
+		x["gen"] = 777
+		old := filepath.Join(state, "index-777")
+		if err := os.MkdirAll(old, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(old, "archived"), nil)
+		for _, b := range []string{"00", "3f", "ff"} {
+			writeFile(t, filepath.Join(old, b), []byte(strings.Repeat(b, 8)+" nothing\n"))
+		}
+		data, err := json.Marshal(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(state, "stamp.json"), data)
+	}})
 	return cs
 }
 
@@ -277,7 +297,7 @@ func stateFiles(t *testing.T, state, kind string) []string {
 	if kind == "archived" {
 		return []string{filepath.Join(gens[0], "archived")}
 	}
-	all, _ := filepath.Glob(filepath.Join(gens[0], "??"))
+	all, _ := filepath.Glob(filepath.Join(gens[0], "?"))
 	sort.Strings(all)
 	return all
 }

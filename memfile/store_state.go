@@ -24,9 +24,11 @@ import (
 //	                appended with one O_APPEND write, no lock, no fsync
 //	stamp.json      size and mtime of the active file and the archive when the
 //	                index last matched them, entry counts, time of the last gc
-//	index-GEN/XX    "HASH ID" lines of every entry, by the first two hex
-//	                digits of the hash of its normalized content
-//	index-GEN/archived  the IDs in the archive, one a line
+//	index-v2-GEN/X  "HASH ID" lines of every entry, by the first hex digit
+//	                of the hash of its normalized content (16 files: a
+//	                rebuild, after every change made behind memsync's back,
+//	                writes 17 files, not 257 as format 1's two digits did)
+//	index-v2-GEN/archived  the IDs in the archive, one a line
 //
 // The index and the stamp are written under the writers' lock; the stamp last
 // (in place, see stampSize),
@@ -45,8 +47,18 @@ type fileStamp struct {
 	Mtime int64 `json:"mtime_ns"`
 }
 
+// indexFormat is the format of the index stamp.json names: a stamp of
+// another format (an older memsync's) is not used, and the index is
+// rebuilt; an older memsync finds no index-GEN of a newer stamp's gen and
+// rebuilds its own.
+const indexFormat = 2
+
+// bucket is the name of the index file that holds content hash h.
+func bucket(h string) string { return h[:1] }
+
 // index is the content index of a store, as stamp.json describes it.
 type index struct {
+	Format   int       `json:"format"`
 	Gen      int64     `json:"gen"`
 	Active   fileStamp `json:"active"`
 	Archive  fileStamp `json:"archive"`
@@ -57,7 +69,7 @@ type index struct {
 
 func (s *Store) statePath(name string) string { return filepath.Join(s.StateDir, name) }
 
-func (x *index) dir(s *Store) string { return s.statePath(fmt.Sprintf("index-%d", x.Gen)) }
+func (x *index) dir(s *Store) string { return s.statePath(fmt.Sprintf("index-v2-%d", x.Gen)) }
 
 func (s *Store) stamps() (active, archive fileStamp) {
 	for i, p := range []string{s.Path(), s.ArchivePath()} {
@@ -86,7 +98,7 @@ func (s *Store) openIndexLocked() *index {
 		return nil
 	}
 	var x index
-	if json.Unmarshal(data, &x) != nil {
+	if json.Unmarshal(data, &x) != nil || x.Format != indexFormat {
 		return nil
 	}
 	act, arc := s.stamps()
@@ -118,7 +130,7 @@ func (s *Store) rebuildIndexLocked() (*index, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &index{Gen: time.Now().UnixNano(), Count: len(act.Entries), Archived: len(arc.Entries), LastGC: old.LastGC}
+	x := &index{Format: indexFormat, Gen: time.Now().UnixNano(), Count: len(act.Entries), Archived: len(arc.Entries), LastGC: old.LastGC}
 	x.Active, x.Archive = s.stamps()
 	if err := fsutil.MkdirAll(x.dir(s), s.dirMode()); err != nil {
 		return nil, err
@@ -129,10 +141,10 @@ func (s *Store) rebuildIndexLocked() (*index, error) {
 		for i := range f.Entries {
 			e := &f.Entries[i]
 			h := ContentHash(e.Content)
-			b := buckets[h[:2]]
+			b := buckets[bucket(h)]
 			if b == nil {
 				b = &bytes.Buffer{}
-				buckets[h[:2]] = b
+				buckets[bucket(h)] = b
 			}
 			fmt.Fprintf(b, "%s %s\n", h, e.ID)
 			if k == 1 {
@@ -212,7 +224,7 @@ var errIndexDamaged = errors.New("content index damaged")
 // every bucket line it reads is one memsync writes. The archived flags only
 // order the hits: findDupLocked looks for each in both files.
 func (x *index) lookup(s *Store, h string) ([]hit, error) {
-	data, err := os.ReadFile(filepath.Join(x.dir(s), h[:2]))
+	data, err := os.ReadFile(filepath.Join(x.dir(s), bucket(h)))
 	if errors.Is(err, os.ErrNotExist) {
 		if _, err := os.Stat(filepath.Join(x.dir(s), "archived")); err != nil {
 			return nil, errIndexDamaged // no such generation
@@ -225,7 +237,7 @@ func (x *index) lookup(s *Store, h string) ([]hit, error) {
 	var ids []string
 	for l := range indexLines(data) {
 		hh, id, ok := strings.Cut(l, " ")
-		if !ok || !isHash(hh) || hh[:2] != h[:2] {
+		if !ok || !isHash(hh) || bucket(hh) != bucket(h) {
 			return nil, errIndexDamaged
 		}
 		if hh == h {
@@ -292,7 +304,7 @@ func isHash(s string) bool {
 // added records an entry appended to the active file.
 func (x *index) added(s *Store, e *Entry) error {
 	h := ContentHash(e.Content)
-	f, err := fsutil.OpenFile(filepath.Join(x.dir(s), h[:2]), os.O_WRONLY|os.O_APPEND|os.O_CREATE, s.fileMode())
+	f, err := fsutil.OpenFile(filepath.Join(x.dir(s), bucket(h)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, s.fileMode())
 	if err != nil {
 		return err
 	}
