@@ -10,6 +10,10 @@ import (
 // memory of 30k entries (12 MB) allocate about that much in all.
 const oneShotMemoryLimit = 48 << 20
 
+// oneShotFileFactor times the memory file is the limit for a larger memory
+// (fitOneShot).
+const oneShotFileFactor = 6
+
 // oneShotTuned tells whether tuneOneShot set the limit (and fitOneShot may
 // raise it).
 var oneShotTuned bool
@@ -29,14 +33,16 @@ func tuneOneShot() {
 	oneShotTuned = true
 }
 
-// fitOneShot raises the limit to four times the size of the memory file at
+// fitOneShot raises the limit to six times the size of the memory file at
 // path where that is more: the parsed memory takes about three times its
-// file, and a limit below what a command keeps would collect over and over.
+// file, an add's near-duplicate check about as much again, and a limit
+// below what a command keeps would collect over and over (an add to 12 MB
+// took half again as long at four times).
 func fitOneShot(path string) {
 	if !oneShotTuned {
 		return
 	}
-	if fi, err := os.Stat(path); err == nil && 4*fi.Size() > oneShotMemoryLimit {
-		debug.SetMemoryLimit(4 * fi.Size())
+	if fi, err := os.Stat(path); err == nil && oneShotFileFactor*fi.Size() > oneShotMemoryLimit {
+		debug.SetMemoryLimit(oneShotFileFactor * fi.Size())
 	}
 }
