@@ -83,7 +83,12 @@ func (c *Cache) Save(perm os.FileMode) error {
 	if !c.changed {
 		return nil
 	}
-	b := []byte(cacheMagic)
+	size := len(cacheMagic)
+	for d := range c.used {
+		s := c.sets[d]
+		size += 12 + 8*(len(s.terms)+len(s.specific))
+	}
+	b := append(make([]byte, 0, size), cacheMagic...) // one allocation: the file is MBs at 30k entries
 	for d := range c.used {
 		s := c.sets[d]
 		b = binary.LittleEndian.AppendUint64(b, d)
