@@ -66,7 +66,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.DurationFlag{Name: "lock-timeout", DefaultText: "10s", Usage: "how long to wait for the memory lock (MEMSYNC_LOCK_TIMEOUT)"},
 			&cli.Int64Flag{Name: "max-bytes", DefaultText: "10485760", Usage: "size cap of memories.md; past it the oldest entries are archived (MEMSYNC_MAX_BYTES)"},
 			&cli.StringFlag{Name: "role", DefaultText: "owner", Usage: "owner, admin or worker; workers cannot delete, restore, archive, gc, promote, import or roll back; the configuration may set it too (MEMSYNC_ROLE)"},
-			&cli.StringFlag{Name: "session", EnvVars: []string{"MEMSYNC_SESSION"}, Usage: "session `ID`: add tags entries with it; list/search/summary see it and the entries of no session"},
+			&cli.StringFlag{Name: "session", EnvVars: []string{"MEMSYNC_SESSION"}, Usage: "session `ID`: entries added are marked with it; list, search and summary show its entries and those of no session"},
 			&cli.IntFlag{Name: "max-entries", DefaultText: "1000", Usage: "most active entries; past it gc archives the least recently used (MCP_MEMORY_MAX_ENTRIES)"},
 			&cli.IntFlag{Name: "ttl-days", DefaultText: "90", Usage: "gc archives entries not accessed for this many days (MCP_MEMORY_TTL_DAYS)"},
 		},
