@@ -233,7 +233,9 @@ func flagDescs(flags []cli.Flag) []flagDesc {
 			d.names = append(d.names, dashed(n))
 		}
 		if u, ok := f.(cli.DocGenerationFlag); ok {
-			d.usage = u.GetUsage()
+			// `NAME` marks the value's placeholder for --help; a menu shows
+			// the name alone.
+			d.usage = strings.ReplaceAll(u.GetUsage(), "`", "")
 		}
 		if len(d.names) > 0 && d.names[0] != "--help" {
 			out = append(out, d)

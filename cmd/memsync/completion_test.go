@@ -29,6 +29,17 @@ func shellPath(t *testing.T, name string) string {
 	return ""
 }
 
+// TestCompletionShowsNoPlaceholderMarks: the backquotes that mark a flag's
+// value in --help ("session `ID`") are not shown in completion menus.
+func TestCompletionShowsNoPlaceholderMarks(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		out, _ := memsyncOut(t, testGitEnv(t), t.TempDir(), "completion", shell)
+		if i := strings.IndexByte(out, '`'); i >= 0 {
+			t.Errorf("%s completion shows a backquote: %q", shell, out[max(0, i-40):min(len(out), i+40)])
+		}
+	}
+}
+
 // completionScript writes 'memsync completion SHELL' to a file.
 func completionScript(t *testing.T, shell string) string {
 	t.Helper()
