@@ -464,7 +464,7 @@ func candidates(src Source, opts Options, res *Result) []int {
 	for i, t := range flt.Types {
 		types[i] = memfile.NormalizeType(t)
 	}
-	var out []int
+	out := make([]int, 0, src.Len())
 	for i := range src.Len() {
 		e := src.Meta(i)
 		ok := (len(types) == 0 || slices.Contains(types, e.Type)) &&
