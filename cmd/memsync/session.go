@@ -136,14 +136,14 @@ func (s *session) print(v any, err error, text func()) error {
 		text()
 		return nil
 	}
-	switch v := v.(type) { // the entry shapes, written without reflection (jsonout.go)
+	switch v := v.(type) { // the entry shapes, written without reflection
 	case []memsync.Entry:
-		return writeEntriesJSON(s.stdout, v)
+		return memsync.WriteEntriesJSON(s.stdout, v)
 	case memsync.Entry:
-		return writeEntryJSON(s.stdout, &v)
+		return v.WriteJSON(s.stdout)
 	case *memsync.Entry:
 		if v != nil {
-			return writeEntryJSON(s.stdout, v)
+			return v.WriteJSON(s.stdout)
 		}
 	}
 	enc := json.NewEncoder(s.stdout)
