@@ -30,7 +30,31 @@ func (m *Memory) history(ctx context.Context) (*history.History, error) {
 	if m.repo == nil {
 		return nil, ErrNoHistory
 	}
-	return history.Open(m.repo, m.st(ctx)), nil
+	h := history.Open(m.repo, m.st(ctx))
+	h.Detach = m.opts.Detach
+	return h, nil
+}
+
+// MaintainResult is what Maintain did.
+type MaintainResult struct {
+	// Rolled is how many packs of the repository's object store were
+	// rolled into one (0: nothing was due).
+	Rolled int `json:"rolled"`
+}
+
+// Maintain packs the repository's object store, as snapshots and syncs do
+// on their own once it holds more than a few packs (in the background when
+// Options.Detach is set): the small packs are rolled into one, as `git
+// repack --geometric=2` chooses them, and the snapshots join git's
+// commit-graph. It does nothing while too few packs are there, and waits
+// (up to the lock timeout) for a packing already at work.
+func (m *Memory) Maintain(ctx context.Context) (*MaintainResult, error) {
+	h, err := m.history(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n, err := h.Maintain(ctx, m.store.LockTimeout)
+	return &MaintainResult{Rolled: n}, err
 }
 
 // SnapshotOptions tune Snapshot.
@@ -384,7 +408,7 @@ func (m *Memory) sync(ctx context.Context, h *history.History, name string, o Sy
 	h.AcceptRemoval = o.AcceptRemoval
 	res, err := remote.Sync(ctx, h, name, remote.Options{Force: o.Force, DryRun: o.DryRun, Timeout: o.Timeout, Provenance: h.CurrentProvenance("")})
 	if !o.DryRun {
-		_ = h.Maintain(ctx) // a fetch adds a pack; the sync stands whatever packing does
+		h.MaintainSoon(ctx) // a fetch adds a pack; the sync stands whatever packing does
 	}
 	if res == nil {
 		return out, err

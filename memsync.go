@@ -71,6 +71,14 @@ type Options struct {
 	// none is set; MEMSYNC_MODEL; the configuration's model key. It is read
 	// at the first search, never by Open or a write.
 	Model string
+	// Detach, when set, starts in the background the packing of the
+	// repository's object store that a snapshot or sync leaves due, given
+	// the repository's common git dir, so the call need not wait for it;
+	// the memsync command starts `memsync -C DIR maintain` detached from
+	// its terminal, as git's gc --auto does. nil, an error from it, or git's
+	// maintenance.autoDetach (else gc.autoDetach) set to false: the call
+	// packs before it returns. See Maintain.
+	Detach func(gitDir string) error
 	// Warn receives messages that are no errors (a size cap reached, a
 	// backup written, a damaged line, a link git removed and Open put
 	// back); nil drops them.

@@ -76,7 +76,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	for _, d := range []command{initCommand(), addCommand(), searchCommand(), listCommand(), showCommand(),
 		editCommand(), deleteCommand(), archiveCommand(), restoreCommand(), gcCommand(), summaryCommand(), promoteCommand(),
 		importCommand(), hooksCommand(), hookCommand(), snapshotCommand(), logCommand(), diffCommand(),
-		rollbackCommand(), worktreeCommand(), syncCommand(), conflictsCommand(), resolveCommand(), uiCommand(),
+		rollbackCommand(), maintainCommand(), worktreeCommand(), syncCommand(), conflictsCommand(), resolveCommand(), uiCommand(),
 		doctorCommand(), mergeDriverCommand(), injectCommand(), mcpCommand(), purgeCommand(), checkCommand(), reviewCommand(), versionCommand(), completionCommand(), completeCommand()} {
 		app.Commands = append(app.Commands, d.cli(""))
 	}

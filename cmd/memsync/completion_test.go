@@ -70,12 +70,7 @@ func newIDRepo(t *testing.T) idRepo {
 	if err := os.Symlink(memsyncBinary(t), filepath.Join(bin, "memsync")); err != nil {
 		t.Fatal(err)
 	}
-	env := testGitEnv(t)
-	for i, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			env[i] = "PATH=" + bin + string(os.PathListSeparator) + v
-		}
-	}
+	env := prependPath(testGitEnv(t), bin)
 	r := idRepo{dir: filepath.Join(t.TempDir(), "repo"), env: env}
 	gitRun(t, env, filepath.Dir(r.dir), "init", "-q", r.dir)
 	add := func(content string) string {

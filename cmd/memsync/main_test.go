@@ -57,6 +57,10 @@ func gitEnv(env *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
+	// Packing runs in the foreground, within the script (testGitEnv).
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[maintenance]\n\tautoDetach = false\n"), 0o644); err != nil {
+		return err
+	}
 	for k, v := range map[string]string{
 		"HOME":                home,
 		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),

@@ -57,12 +57,30 @@ func memsyncBinary(tb testing.TB) string {
 // testGitEnv is the environment for git and memsync processes in tests.
 func testGitEnv(tb testing.TB) []string {
 	home := tb.TempDir()
+	// Tests pack in the foreground (git's maintenance.autoDetach), so no
+	// packing outlives the test that its temp dir's removal would race;
+	// benchmarks run as a user's memsync does.
+	if _, bench := tb.(*testing.B); !bench {
+		if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[maintenance]\n\tautoDetach = false\n"), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	env := []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1",
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@memsync.invalid",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@memsync.invalid"}
 	for _, kv := range gitcmd.Env() {
 		if !hasAnyPrefix(kv, "HOME=", "MEMSYNC_", "XDG_DATA_HOME=") {
 			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// prependPath is env with dir first on its PATH.
+func prependPath(env []string, dir string) []string {
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			env[i] = "PATH=" + dir + string(os.PathListSeparator) + v
 		}
 	}
 	return env

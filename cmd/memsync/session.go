@@ -44,7 +44,7 @@ func (s *session) open(global bool) (*memsync.Memory, error) { return s.openWith
 // opens (nil: none).
 func (s *session) openWith(global bool, tune func(*memsync.Options)) (*memsync.Memory, error) {
 	c := s.c
-	o := memsync.Options{Global: global, Session: s.scope, Warn: s.warn}
+	o := memsync.Options{Global: global, Session: s.scope, Warn: s.warn, Detach: detachMaintain}
 	if c.IsSet("role") {
 		o.Role = c.String("role")
 	}

@@ -78,7 +78,7 @@ func TestSharedRepositoryTwoUsers(t *testing.T) {
 		if err := os.Mkdir(home, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		cfg := fmt.Sprintf("[user]\n\tname = %s\n\temail = %s@memsync.invalid\n[safe]\n\tdirectory = *\n[init]\n\tdefaultBranch = main\n", u, u)
+		cfg := fmt.Sprintf("[user]\n\tname = %s\n\temail = %s@memsync.invalid\n[safe]\n\tdirectory = *\n[init]\n\tdefaultBranch = main\n[maintenance]\n\tautoDetach = false\n", u, u)
 		if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}

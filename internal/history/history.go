@@ -60,7 +60,12 @@ type History struct {
 	Store *memfile.Store // the repository's memory home
 	// AcceptRemoval lets snapshots through the removal guard (see Take).
 	AcceptRemoval bool
-	st            *filesystem.Storage
+	// Detach, when set, starts the packing a snapshot or sync leaves due
+	// (Maintain) in the background, given the repository's common git dir,
+	// instead of packing before Take or the sync returns (see
+	// MaintainSoon).
+	Detach func(gitDir string) error
+	st     *filesystem.Storage
 	// chunks are the chunk blobs Files read, by hash: the snapshots a merge
 	// reads (ours, theirs, their base) share most of their chunks, each
 	// decompressed once (at most maxChunkCache bytes).

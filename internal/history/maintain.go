@@ -14,6 +14,7 @@ import (
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/lock"
 )
 
@@ -57,43 +58,41 @@ const PackLimit = 8
 const maxRollup = 64 << 20
 
 // Maintain packs the object store and writes the commit-graph when it
-// holds more than PackLimit packs; the caller holds no memsync lock (a
-// snapshot can be taken meanwhile). Only one Maintain runs at a time in a
-// repository: another one at work makes this one return at once. ctx
-// bounds it (a hook's time); a git stopped half-way leaves only a temp
-// file git's gc removes, and no pack is deleted before the new one is in
-// place.
-func (h *History) Maintain(ctx context.Context) error {
+// holds more than PackLimit packs (Due), and returns how many packs it
+// rolled into one; the caller holds no memsync lock (a snapshot can be
+// taken meanwhile). Only one Maintain runs at a time in a repository: one
+// finding another at work waits for it up to wait (lock.DefaultTimeout
+// when wait <= 0), then returns 0. ctx bounds it (a hook's time); a git stopped half-way
+// leaves only a temp file git's gc removes, and no pack is deleted before
+// the new one is in place.
+func (h *History) Maintain(ctx context.Context, wait time.Duration) (int, error) {
+	if !h.Due() {
+		return 0, nil
+	}
 	packDir := filepath.Join(h.Repo.CommonDir, "objects", "pack")
-	packs, err := listPacks(packDir)
-	if err != nil || len(packs) <= PackLimit {
-		return err
-	}
-	roll, size := rollup(packs, 2)
-	if len(roll) < 2 || size > maxRollup {
-		return nil
-	}
 	state := filepath.Join(h.Repo.CommonDir, "memsync", "state")
 	if err := fsutil.MkdirAll(state, h.Repo.Shared.Dir(0o777)); err != nil {
-		return err
+		return 0, err
 	}
-	l, err := lock.Exclusive(ctx, filepath.Join(state, "maintenance.lock"), 10*time.Millisecond)
+	l, err := lock.Exclusive(ctx, filepath.Join(state, "maintenance.lock"), wait)
 	if errors.Is(err, lock.ErrTimeout) {
-		return nil // another one is at work
+		return 0, nil // another one is at work
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer func() { _ = l.Release() }()
 	if err := h.removeOrphanPacks(); err != nil {
-		return err
+		return 0, err
 	}
 	// Listed again under the lock: the one before may have rolled them up.
-	if packs, err = listPacks(packDir); err != nil {
-		return err
+	packs, err := listPacks(packDir)
+	if err != nil {
+		return 0, err
 	}
-	if roll, _ = rollup(packs, 2); len(roll) < 2 {
-		return nil
+	roll, _ := rollup(packs, 2)
+	if len(roll) < 2 {
+		return 0, nil
 	}
 	var names strings.Builder
 	for _, p := range roll {
@@ -106,12 +105,12 @@ func (h *History) Maintain(ctx context.Context) error {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return gitcmd.Wrap(cmd.Args[1:], err, stderr.String())
+		return 0, gitcmd.Wrap(cmd.Args[1:], err, stderr.String())
 	}
 	made := filepath.Join(packDir, "pack-"+strings.TrimSpace(string(out)))
 	for _, ext := range []string{".pack", ".idx"} {
 		if _, err := os.Stat(made + ext); err != nil {
-			return fmt.Errorf("pack memsync's history: %w", err)
+			return 0, fmt.Errorf("pack memsync's history: %w", err)
 		}
 	}
 	for _, p := range roll {
@@ -124,14 +123,55 @@ func (h *History) Maintain(ctx context.Context) error {
 	}
 	head, err := h.head()
 	if err != nil || head.IsZero() {
-		return err
+		return len(roll), err
 	}
 	cmd = gitcmd.CommandContext(ctx, h.Repo.CommonDir, gitDir, "commit-graph", "write", "--no-progress", "--split", "--append", "--stdin-commits")
 	cmd.Stdin = strings.NewReader(head.String() + "\n")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return gitcmd.Wrap(cmd.Args[1:], err, string(out))
+		return len(roll), gitcmd.Wrap(cmd.Args[1:], err, string(out))
 	}
-	return nil
+	return len(roll), nil
+}
+
+// Due tells whether Maintain has work: the object store holds more than
+// PackLimit packs, of which it would roll up two or more, within maxRollup
+// bytes. It reads the pack folder and the packs' index headers only.
+func (h *History) Due() bool {
+	packs, err := listPacks(filepath.Join(h.Repo.CommonDir, "objects", "pack"))
+	if err != nil || len(packs) <= PackLimit {
+		return false
+	}
+	roll, size := rollup(packs, 2)
+	return len(roll) >= 2 && size <= maxRollup
+}
+
+// MaintainSoon is what a snapshot or sync does once it has added a pack:
+// nothing when Maintain has no work (Due); else, as git's gc --auto does,
+// it hands the packing to Detach when that is set and git's
+// maintenance.autoDetach (else gc.autoDetach) is not false, so the command
+// returns at once; else, or when Detach fails, it packs now. The snapshot
+// or sync stands whatever packing does.
+func (h *History) MaintainSoon(ctx context.Context) {
+	if !h.Due() {
+		return
+	}
+	if h.Detach != nil && autoDetach(gitconfig.Effective(h.Repo.CommonDir, h.Repo.GitDir)) {
+		if h.Detach(h.Repo.CommonDir) == nil {
+			return
+		}
+	}
+	_, _ = h.Maintain(ctx, 10*time.Millisecond) // one at work does it
+}
+
+// autoDetach is git's choice of running its automatic maintenance in the
+// background: maintenance.autoDetach, else gc.autoDetach, else yes.
+func autoDetach(cfg *gitconfig.Config) bool {
+	for _, key := range []string{"maintenance.autoDetach", "gc.autoDetach"} {
+		if v, ok := cfg.Bool(key); ok {
+			return v
+		}
+	}
+	return true
 }
 
 // pack is one pack of the object store.

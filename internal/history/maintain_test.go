@@ -139,7 +139,7 @@ func TestMaintainRacesGC(t *testing.T) {
 					texts[res.Snapshot.Commit] = text
 					mu.Unlock()
 				}
-				if err := hw.Maintain(context.Background()); err != nil {
+				if _, err := hw.Maintain(context.Background(), 10*time.Millisecond); err != nil {
 					errs <- err
 					return
 				}
@@ -183,5 +183,67 @@ func TestRollup(t *testing.T) {
 		if _, got := rollup(c.packs, 2); got != c.want {
 			t.Errorf("%v: %d, want %d", c.packs, got, c.want)
 		}
+	}
+}
+
+// TestMaintainSoonDetaches: once snapshots leave packing due, Take hands it
+// to Detach (given the common git dir) and returns with the packs as they
+// are; with git's maintenance.autoDetach (else gc.autoDetach) false, or a
+// Detach that fails, Take packs before it returns, as git's gc --auto does.
+func TestMaintainSoonDetaches(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		config   [][2]string
+		fail     bool
+		detached bool
+	}{
+		{"detached", nil, false, true},
+		{"maintenance.autoDetach=false", [][2]string{{"maintenance.autoDetach", "false"}, {"gc.autoDetach", "true"}}, false, false},
+		{"gc.autoDetach=false", [][2]string{{"gc.autoDetach", "false"}}, false, false},
+		{"maintenance.autoDetach=true over gc", [][2]string{{"gc.autoDetach", "false"}, {"maintenance.autoDetach", "true"}}, false, true},
+		{"Detach failed", nil, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, dir := testRepo(t)
+			for _, kv := range tc.config {
+				testgit.Git(t, dir, "config", kv[0], kv[1])
+			}
+			var calls []string
+			h.Detach = func(gitDir string) error {
+				calls = append(calls, gitDir)
+				if tc.fail {
+					return fmt.Errorf("no process")
+				}
+				return nil
+			}
+			var b strings.Builder
+			b.WriteString(memfile.Header + "\n")
+			for i := range PackLimit + 3 {
+				fmt.Fprintf(&b, "\n## Pattern: lesson %d\n- ID: id%04d\n- Content: %s\n", i, i, strings.Repeat("words ", 50))
+				write(t, h.Store.Path(), b.String())
+				take(t, h, "")
+			}
+			if tc.detached {
+				if len(calls) == 0 || calls[0] != h.Repo.CommonDir {
+					t.Fatalf("Detach calls %q, want the common dir %s", calls, h.Repo.CommonDir)
+				}
+				if n := packCount(t, dir); n <= PackLimit {
+					t.Fatalf("%d packs: Take packed itself though Detach took the work", n)
+				}
+				if n, err := h.Maintain(context.Background(), time.Second); err != nil || n < 2 {
+					t.Fatalf("Maintain rolled %d packs (%v), want the small ones", n, err)
+				}
+				if h.Due() {
+					t.Fatal("still due after Maintain")
+				}
+				return
+			}
+			if tc.fail != (len(calls) > 0) {
+				t.Fatalf("Detach calls %q", calls)
+			}
+			if n := packCount(t, dir); n > PackLimit+1 {
+				t.Fatalf("%d packs: Take left the packing undone", n)
+			}
+		})
 	}
 }

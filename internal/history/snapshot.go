@@ -42,7 +42,8 @@ type Result struct {
 // ctx stops Take before it moves the ref (with ctx's error); a ref update
 // under way is let finish, so a cancelled Take returns after its work
 // stopped and leaves no lock file behind. After a new snapshot, with the
-// lock released, Take packs the object store when it needs it (Maintain).
+// lock released, Take packs the object store when it needs it
+// (MaintainSoon: in the background with Detach).
 func (h *History) Take(ctx context.Context, msg string, p Provenance) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ func (h *History) Take(ctx context.Context, msg string, p Provenance) (*Result, 
 	if err == nil && res.Created {
 		// Once the lock is released: packing may take a while, and the
 		// snapshot stands whatever it does (git's gc packs what it leaves).
-		_ = h.Maintain(ctx)
+		h.MaintainSoon(ctx)
 	}
 	return res, err
 }
