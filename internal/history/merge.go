@@ -167,6 +167,7 @@ type mergePlan struct {
 	next Files
 	ff   bool
 	log  []merge.Record // the conflict log after the merge
+	rec  record         // the active file's change, for the merge snapshot's record
 }
 
 // planMerge computes the merge of res.Heads into the live files: res gets
@@ -229,9 +230,8 @@ func (h *History) planMerge(ctx context.Context, res *MergeResult, live Files, o
 		if err != nil {
 			return nil, err
 		}
-		theirActive := memfile.Parse(sides[0].Memory)
-		p.next.Memory = renderLike(activeFile, live.Memory, theirActive, state.Active)
-		p.next.Archive = renderLike(archiveFile, live.Archive, memfile.Parse(sides[0].Archive), state.Archive)
+		p.next.Memory = renderLike(activeFile, live.Memory, sides[0].Memory, state.Active)
+		p.next.Archive = renderLike(archiveFile, live.Archive, sides[0].Archive, state.Archive)
 	}
 	// Conflicts found in the live files' markers join the log; a merge
 	// snapshot holds the log, so they travel with it.
@@ -242,8 +242,9 @@ func (h *History) planMerge(ctx context.Context, res *MergeResult, live Files, o
 		p.next = withTombstones(p.next, tombs, side)
 		tombs.Purged = p.next.Purged
 	}
-	res.Changes = Compare(activeFile, memfile.Parse(p.next.Memory))
-	res.ArchiveChanges = Compare(archiveFile, memfile.Parse(p.next.Archive))
+	p.rec = recordBetween(activeFile, live.Memory, p.next.Memory)
+	res.Changes = p.rec.changes
+	res.ArchiveChanges = recordBetween(archiveFile, live.Archive, p.next.Archive).changes
 	return p, scanMerged(res, opts.Source) // a secret from the other side is neither merged nor pushed on
 }
 
@@ -354,7 +355,7 @@ func (h *History) applyMerge(res *MergeResult, old plumbing.Hash, live Files, p 
 	commit := plumbing.NewHash(res.Theirs)
 	b := &batch{}
 	if !p.ff {
-		commit = h.mergeCommit(b, res, old, live.Memory, p.next, opts)
+		commit = h.mergeCommit(b, res, old, p.rec, p.next, opts)
 	}
 	if err := h.publish(b, commit, old); err != nil {
 		return err
@@ -363,10 +364,10 @@ func (h *History) applyMerge(res *MergeResult, old plumbing.Hash, live Files, p 
 	return h.Store.ClearRemovals()
 }
 
-// mergeCommit adds to b the merge snapshot of ours (old, whose active file
-// is before: the live one, snapshotted first) and theirs holding next, and
-// returns its hash.
-func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, before []byte, next Files, opts MergeOptions) plumbing.Hash {
+// mergeCommit adds to b the merge snapshot of ours (old: the live files,
+// snapshotted first) and theirs holding next, whose active file changed
+// from ours' as rec says, and returns its hash.
+func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, rec record, next Files, opts MergeOptions) plumbing.Hash {
 	// The chunks both sides hold are in the repository already.
 	var parents []plumbing.Hash
 	if !old.IsZero() {
@@ -382,8 +383,7 @@ func (h *History) mergeCommit(b *batch, res *MergeResult, old plumbing.Hash, bef
 		}
 	}
 	tree := addFiles(b, next, haveOf(sides...))
-	rec, ok := recordOf(before, next.Memory, true)
-	msg := message("memsync merge of "+opts.Source, opts.Provenance, "", rec, ok)
+	msg := message("memsync merge of "+opts.Source, opts.Provenance, "", rec, true)
 	return b.add(newObject(plumbing.CommitObject,
 		encodeCommit(tree, parents, time.Now(), msg, h.identity())))
 }
@@ -412,15 +412,16 @@ func (h *History) readLocked(fn func() error) error {
 }
 
 // renderLike renders entries as the file f (parsed from data) is written:
-// its preamble and dialect; a file that did not exist takes other's, or
-// the plain header. No entries and no file stay no file.
-func renderLike(f *memfile.File, data []byte, other *memfile.File, entries []memfile.Entry) []byte {
+// its preamble and dialect; a file that did not exist takes other's (the
+// file other holds), or the plain header. No entries and no file stay no
+// file.
+func renderLike(f *memfile.File, data, other []byte, entries []memfile.Entry) []byte {
 	out := *f
 	if data == nil {
 		if len(entries) == 0 {
 			return nil
 		}
-		out = *other
+		out = *memfile.Parse(other)
 		if strings.TrimSpace(out.Preamble) == "" {
 			out.Preamble = memfile.Header + "\n"
 		}

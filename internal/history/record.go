@@ -63,6 +63,19 @@ func recordOf(before, memory []byte, ok bool) (r record, _ bool) {
 	return record{entries: len(after.Entries), changes: Compare(memfile.Parse(before), after)}, true
 }
 
+// recordBetween is recordOf of two files at hand, before parsed as f (a
+// merge's live file and its result): where both are in orch's dialect
+// alone, only the part that differs is parsed, as in recordAround.
+func recordBetween(f *memfile.File, before, after []byte) record {
+	if before == nil || after == nil || memfile.HasConflictMarkers(before) || !memfile.PlainOrch(before) || !memfile.PlainOrch(after) {
+		a := memfile.Parse(after)
+		return record{entries: len(a.Entries), changes: Compare(f, a)}
+	}
+	start, endBefore, endAfter := parentFile{live: after, mid: before}.changedRegion()
+	was, is := memfile.Parse(before[start:endBefore]), memfile.Parse(after[start:endAfter])
+	return record{entries: len(f.Entries) - len(was.Entries) + len(is.Entries), changes: Compare(was, is)}
+}
+
 // recordSince is recordOf for a snapshot whose first parent recorded its
 // entry count (parentEntries, from parentMsg's trailers): when both files
 // are in orch's dialect alone, only the part that differs is parsed (from

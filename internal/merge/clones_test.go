@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/memsync/memsync/memfile"
@@ -134,6 +135,102 @@ func TestMergeClonesFollowsTheDuplicateRule(t *testing.T) {
 		}
 		if len(r.Notes) != 1 {
 			t.Fatalf("notes: %q", r.Notes)
+		}
+	}
+}
+
+// order is a State's IDs in order, the active file's, then "|", then the
+// archive's.
+func order(s State) []string {
+	var out []string
+	for _, e := range s.Active {
+		out = append(out, e.ID)
+	}
+	out = append(out, "|")
+	for _, e := range s.Archive {
+		out = append(out, e.ID)
+	}
+	return out
+}
+
+// TestMergeClonesOrderConverges: two clones that each append runs of
+// entries, archive some, delete some, and merge each other's latest state
+// in turn (as syncs do) write their entries in one order: whichever side
+// merges, the same order (Clones(b, o, t) and Clones(b, t, o)), and the
+// two clones hold what both hold in one order, but for entries added or
+// moved in the last rounds: their files differ where one holds what the
+// other lacks, and their snapshots share the chunks in between. Under the
+// order of Merge (ours first) they drift apart for good.
+func TestMergeClonesOrderConverges(t *testing.T) {
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 25))
+		n := 0
+		changed := map[string]int{} // the round each entry was added or last moved in
+		add := func(s *State, round int) {
+			for range 1 + r.IntN(4) {
+				n++
+				e := memfile.Entry{ID: fmt.Sprintf("e%04d-%x", n, r.IntN(1<<16)), Date: fmt.Sprintf("2026-02-%02d", 1+round/3), Content: fmt.Sprintf("fact %d", n)}
+				s.Active, changed[e.ID] = append(s.Active, e), round
+			}
+			if len(s.Active) > 6 && r.IntN(3) == 0 { // gc: some of the oldest to the archive, in the order of their last access
+				old := slices.Clone(s.Active[:4])
+				r.Shuffle(len(old), func(i, j int) { old[i], old[j] = old[j], old[i] })
+				moved := old[:1+r.IntN(3)]
+				for _, e := range moved {
+					changed[e.ID] = round
+				}
+				s.Archive = append(s.Archive, moved...)
+				s.Active = slices.DeleteFunc(s.Active, func(e memfile.Entry) bool {
+					return slices.ContainsFunc(moved, func(m memfile.Entry) bool { return m.ID == e.ID })
+				})
+			}
+			if len(s.Active) > 3 && r.IntN(5) == 0 { // a delete
+				i := r.IntN(len(s.Active))
+				s.Active = append(s.Active[:i:i], s.Active[i+1:]...)
+			}
+		}
+		var a, b State // the clones' memories
+		for round := range 12 {
+			side, other := &a, &b
+			if round%2 == 1 {
+				side, other = &b, &a
+			}
+			// The merge base: this side's state before its adds, which the
+			// other merged in its last round.
+			base := State{Active: slices.Clone(side.Active), Archive: slices.Clone(side.Archive)}
+			add(side, round)
+			got := Clones(base, *side, *other)
+			swapped := Clones(base, *other, *side)
+			if g, s := fmt.Sprint(order(got.State)), fmt.Sprint(order(swapped.State)); g != s {
+				t.Fatalf("seed %d round %d: the order depends on the side merging:\n%s\n%s", seed, round, g, s)
+			}
+			*side = got.State
+			// The clones hold what both hold in one order, but for entries
+			// added or moved in the last rounds.
+			for _, pair := range [][2][]memfile.Entry{{a.Active, b.Active}, {a.Archive, b.Archive}} {
+				common := func(x, y []memfile.Entry) []string {
+					in := map[string]bool{}
+					for _, e := range y {
+						in[e.ID] = true
+					}
+					var out []string
+					for _, e := range x {
+						if in[e.ID] {
+							out = append(out, e.ID)
+						}
+					}
+					return out
+				}
+				x, y := common(pair[0], pair[1]), common(pair[1], pair[0])
+				for i := range x {
+					if x[i] != y[i] {
+						if min(changed[x[i]], changed[y[i]]) < round-3 {
+							t.Fatalf("seed %d round %d: the clones hold entries in two orders from %s (changed in round %d) and %s (round %d) on:\n%v\n%v", seed, round, x[i], changed[x[i]], y[i], changed[y[i]], x, y)
+						}
+						break
+					}
+				}
+			}
 		}
 	}
 }

@@ -80,7 +80,7 @@ func index(s State) map[string]version {
 // with different content is an entry edited on both sides: a conflict.
 func Merge(base, ours, theirs State) Result {
 	var res Result
-	merge(base, ours, theirs, &res)
+	merge(base, ours, theirs, false, &res)
 	return res
 }
 
@@ -93,15 +93,25 @@ func Merge(base, ours, theirs State) Result {
 // under two IDs is kept once, under the older entry (the earlier date, then
 // the smaller ID), the other ID recorded on it as an Alias bullet
 // (memfile.AliasField) so references to it still resolve. Notes says so.
+//
+// The order is the same whichever side merges (interleave): entries both
+// sides hold keep ours' order, and what one side alone holds follows the
+// entry it follows on that side, the two sides' runs after one entry in
+// the order of their first entries' dates, then IDs. So clones that
+// exchanged the same entries write the same file, but for what they added
+// since, and their snapshots share the chunks (and a merge reads, and
+// writes, what changed).
 func Clones(base, ours, theirs State) Result {
 	var res Result
 	ours, theirs = apart(base, ours, theirs, &res)
-	merge(base, ours, theirs, &res)
+	merge(base, ours, theirs, true, &res)
 	onePerFact(base, ours, theirs, &res)
 	return res
 }
 
-func merge(base, ours, theirs State, res *Result) {
+// merge decides every ID and lists the result: in ours' order, then
+// theirs' for what ours lacks, or with symmetric in interleave's order.
+func merge(base, ours, theirs State, symmetric bool, res *Result) {
 	b, o, t := index(base), index(ours), index(theirs)
 	decided := map[string]version{}
 	for _, s := range []State{ours, theirs} {
@@ -127,10 +137,131 @@ func merge(base, ours, theirs State, res *Result) {
 			}
 		}
 	}
+	if symmetric {
+		for _, pl := range []place{active, archived} {
+			in := func(s State) []*memfile.Entry {
+				list := s.Active
+				if pl == archived {
+					list = s.Archive
+				}
+				var out []*memfile.Entry
+				for i := range list {
+					if decided[list[i].ID].place == pl {
+						out = append(out, &list[i])
+					}
+				}
+				return out
+			}
+			var order []memfile.Entry
+			old := func(id string) bool { return b[id].place == pl }
+			for _, e := range interleave(in(ours), in(theirs), old) {
+				order = append(order, *e)
+			}
+			emit(order)
+		}
+	}
 	emit(ours.Active)
 	emit(ours.Archive)
 	emit(theirs.Active)
 	emit(theirs.Archive)
+}
+
+// interleave orders the entries of two lists, each ID once: those base
+// and both lists hold (the anchors; old tells them) in ours' order (or
+// theirs', where the two differ and theirs' sorts first), each followed by the runs of the other entries right after it on each side (a
+// run before the first anchor leads). The two runs at one place go in the
+// order of their first entries (runFirst), the second without what the
+// first holds, and an entry both sides added goes where it comes first: so
+// the order does not depend on which side is ours.
+func interleave(ours, theirs []*memfile.Entry, old func(id string) bool) []*memfile.Entry {
+	inOurs, inTheirs := map[string]bool{}, map[string]bool{}
+	for _, e := range ours {
+		inOurs[e.ID] = true
+	}
+	for _, e := range theirs {
+		inTheirs[e.ID] = true
+	}
+	anchor := func(id string) bool { return inOurs[id] && inTheirs[id] && old(id) }
+	// runs cuts a list into the runs of entries between anchors, by the
+	// anchor they follow ("" leads).
+	runs := func(list []*memfile.Entry) map[string][]*memfile.Entry {
+		out := map[string][]*memfile.Entry{}
+		after := ""
+		for _, e := range list {
+			if anchor(e.ID) {
+				after = e.ID
+				continue
+			}
+			out[after] = append(out[after], e)
+		}
+		return out
+	}
+	ourRuns, theirRuns := runs(ours), runs(theirs)
+	out := make([]*memfile.Entry, 0, len(ours)+len(theirs))
+	done := map[string]bool{}
+	emit := func(run []*memfile.Entry) {
+		for _, e := range run {
+			if !done[e.ID] {
+				done[e.ID] = true
+				out = append(out, e)
+			}
+		}
+	}
+	place := func(after string) {
+		a, b := ourRuns[after], theirRuns[after]
+		if runBefore(b, a) {
+			a, b = b, a
+		}
+		emit(a)
+		emit(b)
+	}
+	// The anchors in one order: ours' and theirs' agree unless the two
+	// sides moved the same entries in two orders (each one's base has its
+	// own); then the order whose first differing ID is smaller.
+	walk := ours
+	var a, b []string
+	for _, e := range ours {
+		if anchor(e.ID) {
+			a = append(a, e.ID)
+		}
+	}
+	for _, e := range theirs {
+		if anchor(e.ID) {
+			b = append(b, e.ID)
+		}
+	}
+	if slices.Compare(b, a) < 0 {
+		walk = theirs
+	}
+	place("")
+	for _, e := range walk {
+		if anchor(e.ID) && !done[e.ID] {
+			emit([]*memfile.Entry{e})
+			place(e.ID)
+		}
+	}
+	return out
+}
+
+// runBefore tells whether run a goes before run b at one place: by their
+// first entries (runFirst), and between runs that start alike, by their
+// IDs in order; an empty run goes last.
+func runBefore(a, b []*memfile.Entry) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i].ID != b[i].ID {
+			return runFirst(a[i], b[i])
+		}
+	}
+	return len(a) > len(b)
+}
+
+// runFirst tells whether a run starting with a goes before one starting
+// with b at the same place: the earlier date, then the smaller ID.
+func runFirst(a, b *memfile.Entry) bool {
+	if a.Date != b.Date {
+		return a.Date < b.Date
+	}
+	return a.ID < b.ID
 }
 
 // apart renames one of each pair of different entries that ours and theirs
