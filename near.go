@@ -46,30 +46,31 @@ func (m *Memory) sets(f *memfile.File) []similar.Set {
 // title that is the content's first line adds no term to the set).
 func nearText(e *memfile.Entry) string { return e.Title + "\n" + e.Content }
 
+// nearHit is an entry near-duplicate of a text: its place in the active
+// file, ID and similar.Score.
+type nearHit struct {
+	at    int
+	id    string
+	score float64
+}
+
 // similarTo returns the IDs of the active entries in the session's view
 // that are near-duplicates of content (package similar), most similar
 // first, at most maxSimilar; superseded entries and skip are left out.
 func (m *Memory) similarTo(ctx context.Context, title, content string) ([]string, error) {
-	f, err := m.load(ctx, View{})
-	if err != nil {
-		return nil, err
-	}
-	q := similar.Of(nearText(&memfile.Entry{Title: title, Content: content}))
+	text := nearText(&memfile.Entry{Title: title, Content: content})
+	q := similar.Of(text)
 	if q.Empty() {
 		return nil, nil
 	}
-	type hit struct {
-		id    string
-		score float64
+	hits, ok, err := m.similarIndexed(ctx, q, similar.Terms(text))
+	if err == nil && !ok {
+		hits, err = m.similarScan(ctx, q)
 	}
-	var hits []hit
-	for i, s := range m.sets(f) {
-		e := &f.Entries[i]
-		if score := similar.Score(q, s); score >= similar.Threshold && m.injectable(e) {
-			hits = append(hits, hit{e.ID, score})
-		}
+	if err != nil {
+		return nil, err
 	}
-	slices.SortStableFunc(hits, func(a, b hit) int {
+	slices.SortStableFunc(hits, func(a, b nearHit) int {
 		switch {
 		case a.score > b.score:
 			return -1
@@ -83,4 +84,20 @@ func (m *Memory) similarTo(ctx context.Context, title, content string) ([]string
 		ids = append(ids, h.id)
 	}
 	return ids, nil
+}
+
+// similarScan is similarIndexed comparing every active entry with q.
+func (m *Memory) similarScan(ctx context.Context, q similar.Set) ([]nearHit, error) {
+	f, err := m.load(ctx, View{})
+	if err != nil {
+		return nil, err
+	}
+	var hits []nearHit
+	for i, s := range m.sets(f) {
+		e := &f.Entries[i]
+		if score := similar.Score(q, s); score >= similar.Threshold && m.injectable(e) {
+			hits = append(hits, nearHit{i, e.ID, score})
+		}
+	}
+	return hits, nil
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/memsync/memsync/internal/similar"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 )
@@ -101,4 +104,91 @@ func BenchmarkNearDuplicates1000(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestSimilarIndexedMatchesScan: the near-duplicates an add finds through
+// the search index are the ones comparing every entry finds, with the same
+// scores, in the same order: for texts made from the entries of real and
+// generated memories (as they are, a word dropped, a word added), for the
+// labelled pairs of package similar, and after appends the index has not
+// folded in yet. The index answers every time (no fallback hides a miss).
+func TestSimilarIndexedMatchesScan(t *testing.T) {
+	pairs, err := os.ReadFile(filepath.Join("internal", "similar", "testdata", "pairs.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ralph, err := os.ReadFile(filepath.Join("memfile", "testdata", "ralph-orchestrator.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"ralph": ralph, "generated": memfile.GenerateFile(400<<10, 7)} {
+		t.Run(name, func(t *testing.T) {
+			_, m := citeRepo(t)
+			ctx := context.Background()
+			if _, err := m.Add(ctx, Entry{Content: "first"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(m.Path(), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := m.load(ctx, View{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for i, e := range f.Entries {
+				if i%3 != 0 {
+					continue
+				}
+				words := strings.Fields(e.Content)
+				var half []string // every other word, and as many new ones: near the threshold
+				for k, w := range words {
+					if k%2 == 0 {
+						half = append(half, w)
+					} else {
+						half = append(half, fmt.Sprintf("w%dx%d", i, k))
+					}
+				}
+				texts = append(texts, e.Content, strings.Join(words[min(1, len(words)):], " "), e.Content+" during the nightly deploy", strings.Join(half, " "))
+			}
+			// The labelled pairs: one side stored, the other asked.
+			for _, line := range strings.Split(string(pairs), "\n") {
+				if parts := strings.Split(line, " | "); len(parts) == 3 {
+					if _, err := m.Add(ctx, Entry{Content: parts[1]}); err != nil {
+						t.Fatal(err)
+					}
+					texts = append(texts, parts[2])
+				}
+			}
+			check := func(texts []string) {
+				t.Helper()
+				for _, text := range texts {
+					body := nearText(&memfile.Entry{Title: memfile.TitleFrom(text), Content: text})
+					q := similar.Of(body)
+					if q.Empty() {
+						continue
+					}
+					got, ok, err := m.similarIndexed(ctx, q, similar.Terms(body))
+					if err != nil || !ok {
+						t.Fatalf("%q: the index did not answer (%v)", text, err)
+					}
+					want, err := m.similarScan(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Fatalf("%q:\nindex %v\nscan  %v", text, got, want)
+					}
+				}
+			}
+			check(texts)
+			// Appends since the index was built: read from its tail.
+			for i, text := range texts[:min(5, len(texts))] {
+				if _, err := m.Add(ctx, Entry{Content: fmt.Sprintf("%s, seen again in run %d", text, i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check(texts[:min(60, len(texts))])
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/memsync/memsync/internal/inject"
 	"github.com/memsync/memsync/internal/recall"
 	"github.com/memsync/memsync/internal/searchidx"
+	"github.com/memsync/memsync/internal/similar"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -85,4 +86,54 @@ func (m *Memory) injectIndexed(ctx context.Context, opts inject.Options) (res in
 		return nil
 	})
 	return res, chosen, ok && err == nil, err
+}
+
+// similarIndexed finds the active entries near-duplicate of a text (its
+// similar.Set q and similar.Terms terms) through the search index, in
+// file order: only the entries that share enough of the text's terms to
+// be near-duplicates (similar.MayBeNear, counted from the terms' postings)
+// are read and compared, so an add in a large memory reads a few entries,
+// not the file. It reports false when the index cannot answer; the caller
+// compares every entry.
+func (m *Memory) similarIndexed(ctx context.Context, q similar.Set, terms []string) (hits []nearHit, ok bool, err error) {
+	if !m.indexable() {
+		return nil, false, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	err = m.st(ctx).ViewActive(func(f *os.File) error {
+		if f == nil {
+			ok = true // no active file: nothing to be near
+			return nil
+		}
+		ix, err := searchidx.Load(m.store.StateDir, f, m.store.FilePerm(), m.store.DirPerm())
+		if ix == nil || err != nil {
+			return err
+		}
+		defer func() { _ = ix.Close() }()
+		shared := make([]uint32, ix.Len()) // terms of the text each entry holds
+		for _, t := range terms {
+			for _, p := range ix.Postings(t) {
+				if p.InText() && p.Doc < len(shared) {
+					shared[p.Doc]++
+				}
+			}
+		}
+		for i, n := range shared {
+			if !similar.MayBeNear(int(n), len(terms)) {
+				continue
+			}
+			e, read := ix.Entry(i)
+			if !read {
+				return nil // ok stays false: the caller compares every entry
+			}
+			if score := similar.Score(q, similar.Of(nearText(e))); score >= similar.Threshold && m.injectable(e) {
+				hits = append(hits, nearHit{i, e.ID, score})
+			}
+		}
+		ok = true
+		return nil
+	})
+	return hits, ok && err == nil, err
 }

@@ -181,8 +181,20 @@ func TestSearchWhileAdding(t *testing.T) {
 // reads it, and finds the entry gone.
 func TestSearchIndexFollowsDelete(t *testing.T) {
 	env := testGitEnv(t)
-	repo, _ := repoWithMemory(t, env, 64<<10)
-	memsyncIn(t, env, repo, "add", "the quokka cache needs a warm-up", "-t", "fix")
+	repo, file := repoWithMemory(t, env, 64<<10)
+	// Written before any index exists, so the one the search builds holds
+	// it (an add would find an index built before its append, which keeps
+	// the entry in its tail, and a delete of it leaves the index whole).
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("\n## Fix: the quokka cache needs a warm-up\n- Tags: cache\n- Date: 2026-11-22\n- ID: quokka1warm0\n- Content: the quokka cache needs a warm-up\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	var added []struct{ ID string }
 	if err := json.Unmarshal([]byte(memsyncIn(t, env, repo, "search", "quokka", "--json")), &added); err != nil || len(added) != 1 {
 		t.Fatalf("search: %v %v", added, err)
@@ -205,5 +217,15 @@ func TestSearchIndexFollowsDelete(t *testing.T) {
 	}
 	if again, _ := os.Stat(idx); !os.SameFile(after, again) {
 		t.Fatal("the search after the delete built the index again")
+	}
+	// An entry added since the index was built (in its tail) and deleted:
+	// gone from the search too.
+	id := strings.TrimSpace(memsyncIn(t, env, repo, "add", "the wombat queue drains at night", "-t", "fix"))
+	if got := searchFound(t, env, repo, "wombat"); len(got) != 1 {
+		t.Fatalf("after the add, search finds %v", got)
+	}
+	memsyncIn(t, env, repo, "delete", id)
+	if got := searchFound(t, env, repo, "wombat"); len(got) != 0 {
+		t.Fatalf("after the second delete, search finds %v", got)
 	}
 }

@@ -14,6 +14,10 @@ type Posting struct {
 	Counts Counts
 }
 
+// InText tells whether the doc holds the term in its title or content
+// (not only in its tags or type).
+func (p Posting) InText() bool { return p.Counts[fTitle] > 0 || p.Counts[fContent] > 0 }
+
 // Lens are the lengths in bytes of a doc's fields, as Search measures them
 // (the tags' lengths added up).
 func Lens(d *Doc) Counts {

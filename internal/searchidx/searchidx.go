@@ -42,6 +42,7 @@ import (
 	"unsafe"
 
 	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/internal/inject"
 	"github.com/memsync/memsync/internal/recall"
 	"github.com/memsync/memsync/memfile"
@@ -782,7 +783,7 @@ func (s *entries) Meta(i int) *memfile.Entry {
 		return &ix.tail[i-ix.docCount()]
 	}
 	if s.light == nil {
-		s.light = make([]memfile.Entry, ix.docCount())
+		s.light = hugepage.Make[memfile.Entry](ix.docCount())
 		var tags []string // the entries' tags, one after the other
 		for k := range s.light {
 			if cap(tags)-len(tags) < 64 {

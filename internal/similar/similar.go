@@ -49,6 +49,29 @@ func Of(text string) Set {
 	return s
 }
 
+// Terms are the distinct terms a text's Set holds, as words (what a search
+// index's postings are keyed by), in the order they first occur.
+func Terms(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range recall.Tokens(text) {
+		if !stop()[t] && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// MayBeNear tells whether a text sharing common of the n terms of another
+// can be its near-duplicate: Score is at most the share of terms in common,
+// so one below Threshold of n cannot. Finding the entries that share at
+// least that many terms (from an index's postings) finds every
+// near-duplicate without comparing every entry.
+func MayBeNear(common, n int) bool {
+	return n > 0 && float64(common) >= Threshold*float64(n)-1e-9
+}
+
 // Empty tells a text with no terms (nothing to compare).
 func (s Set) Empty() bool { return len(s.terms) == 0 }
 
