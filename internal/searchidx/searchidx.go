@@ -52,7 +52,7 @@ import (
 const FileName = "search.idx"
 
 // magic starts an index file; the version is in it.
-const magic = "memsync search index 5\n"
+const magic = "memsync search index 6\n"
 
 // rebuildTail is how many appended entries a search counts on the spot
 // before the index is built again (Index.Stale).
@@ -85,7 +85,7 @@ const (
 
 const (
 	headerSize = len(magic) + 8*headerWords
-	docWords   = 10 // start, end, line, section+1, the four lens, the two halves of the key (spanKey)
+	docWords   = 12 // start, end, line, section+1, the four lens, the two halves of the key (spanKey), of the ID's (idKey)
 	dictWords  = 4  // text offset, postings offset, postings count, postings CRC
 )
 
@@ -108,6 +108,10 @@ func spanKey(section string, span []byte) uint64 {
 }
 
 var crc64Table = crc64.MakeTable(crc64.ECMA)
+
+// idKey is an entry's ID as a number, kept in the entry table: appended
+// entries are checked against the indexed IDs without reading them.
+func idKey(id string) uint64 { return crc64.Checksum([]byte(id), crc64Table) }
 
 // BuildFrom is Build that takes the terms of the entries old also holds
 // (the same bytes in the same section) from old rather than counting them
@@ -181,9 +185,11 @@ func BuildFrom(old *Index, data []byte) ([]byte, bool) {
 		if s := sectionAt[e.Line-1]; s >= 0 {
 			section = sections[s]
 		}
-		key := spanKey(section, data[start:end])
-		b = binary.LittleEndian.AppendUint32(b, uint32(key))
-		b = binary.LittleEndian.AppendUint32(b, uint32(key>>32))
+		key, id := spanKey(section, data[start:end]), idKey(e.ID)
+		for _, v := range []uint64{key, id} {
+			b = binary.LittleEndian.AppendUint32(b, uint32(v))
+			b = binary.LittleEndian.AppendUint32(b, uint32(v>>32))
+		}
 		if o, ok := oldKeys[key]; ok {
 			reused[o] = append(reused[o], k)
 		} else {
@@ -496,21 +502,28 @@ func (ix *Index) term(t int) []byte { return ix.text[ix.dictWord(t, 0):ix.dictWo
 // report it) or has an ID derived from its text (which depends on the
 // whole file).
 func (ix *Index) appendTail(es []memfile.Entry) bool {
-	ids := make(map[string]bool, ix.docCount()+len(es))
-	for i := range ix.docCount() {
-		m, ok := ix.metaOf(i)
-		if !ok {
+	// The few appended IDs in a set, the indexed ones checked against it.
+	ids := make(map[string]bool, len(es))
+	for k := range es {
+		if ids[es[k].ID] || es[k].DerivedID() {
 			return false
 		}
-		ids[m.id] = true
+		ids[es[k].ID] = true
+	}
+	if len(es) > 0 {
+		keys := make(map[uint64]bool, len(es))
+		for k := range es {
+			keys[idKey(es[k].ID)] = true
+		}
+		for i := range ix.docCount() {
+			if keys[uint64(ix.word(i, 10))|uint64(ix.word(i, 11))<<32] {
+				return false // that ID, or one of the same key: the whole file decides
+			}
+		}
 	}
 	ix.tailPost = map[string][]recall.Posting{}
 	for k := range es {
 		e := &es[k]
-		if ids[e.ID] || e.DerivedID() {
-			return false
-		}
-		ids[e.ID] = true
 		d := inject.Doc(e)
 		ix.tailDocs = append(ix.tailDocs, d)
 		recall.Terms(&d, func(t string, c recall.Counts) {
@@ -550,24 +563,11 @@ func (ix *Index) metaOf(i int) (m meta, ok bool) {
 // metaInto is metaOf with the tags appended to buf (and sliced from it),
 // which it returns.
 func (ix *Index) metaInto(i int, buf []string) (m meta, _ []string, ok bool) {
-	if ix.meta == nil && ix.metaErr == nil {
-		ix.meta = make([]byte, ix.h[hEnd]-ix.h[hMeta])
-		if _, err := ix.src.ReadAt(ix.meta, int64(ix.h[hMeta])); err != nil || uint64(checksum(ix.meta)) != ix.h[hMetaCRC] {
-			ix.meta, ix.metaErr = nil, ErrInvalid
-		}
-	}
-	if ix.metaErr != nil {
-		return meta{}, buf, false
-	}
-	n := ix.docCount()
-	at := func(k int) int { return int(binary.LittleEndian.Uint32(ix.meta[4*k:])) }
-	blob := ix.meta[4*(n+1):]
-	lo, hi := at(i), at(i+1)
-	if lo > hi || hi > len(blob) {
+	r, ok := ix.metaRecord(i)
+	if !ok {
 		return meta{}, buf, false
 	}
 	// The strings share the metadata's bytes, which never change.
-	r := reader{b: blob[lo:hi]}
 	m.id, m.typ, m.title, m.date = r.view(), r.view(), r.view(), r.view()
 	if n := r.int(len(r.b)); n > 0 {
 		at := len(buf)
@@ -580,6 +580,28 @@ func (ix *Index) metaInto(i int, buf []string) (m meta, _ []string, ok bool) {
 		m.fields[k] = r.view()
 	}
 	return m, buf, !r.err
+}
+
+// metaRecord is a reader of entry i's metadata record (read and checked
+// at the first call); false when it does not check out.
+func (ix *Index) metaRecord(i int) (reader, bool) {
+	if ix.meta == nil && ix.metaErr == nil {
+		ix.meta = make([]byte, ix.h[hEnd]-ix.h[hMeta])
+		if _, err := ix.src.ReadAt(ix.meta, int64(ix.h[hMeta])); err != nil || uint64(checksum(ix.meta)) != ix.h[hMetaCRC] {
+			ix.meta, ix.metaErr = nil, ErrInvalid
+		}
+	}
+	if ix.metaErr != nil {
+		return reader{}, false
+	}
+	n := ix.docCount()
+	at := func(k int) int { return int(binary.LittleEndian.Uint32(ix.meta[4*k:])) }
+	blob := ix.meta[4*(n+1):]
+	lo, hi := at(i), at(i+1)
+	if lo > hi || hi > len(blob) {
+		return reader{}, false
+	}
+	return reader{b: blob[lo:hi]}, true
 }
 
 // Meta is entry i's type and tags (recall.Indexed); an entry whose

@@ -554,3 +554,33 @@ func TestIndexRanksEvalSet(t *testing.T) {
 		t.Fatalf("%d queries", n)
 	}
 }
+
+// TestIndexTailRepeatsID: entries appended after the part an index covers
+// are taken as its tail unless one repeats an ID, of an indexed entry or
+// of another appended one (the whole file's parse would report it): then
+// the index does not answer for the file, and it is built again.
+func TestIndexTailRepeatsID(t *testing.T) {
+	data := memfile.GenerateFile(200<<10, 9)
+	raw, ok := Build(data)
+	if !ok {
+		t.Fatal("no index")
+	}
+	f := memfile.Parse(data)
+	entry := func(id string) string {
+		return "\n## Fix: Retry storms\n- Tags: net\n- ID: " + id + "\n- Content: cap retries at 3 with jitter\n"
+	}
+	for _, tc := range []struct {
+		name, tail string
+		ok         bool
+	}{
+		{"new IDs", entry("zz9a") + entry("zz9b"), true},
+		{"an indexed ID", entry("zz9a") + entry(f.Entries[len(f.Entries)/2].ID), false},
+		{"the first indexed ID", entry(f.Entries[0].ID), false},
+		{"one ID twice in the tail", entry("zz9a") + entry("zz9a"), false},
+	} {
+		_, err := Decode(raw, append(slices.Clip(data), tc.tail...))
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: Decode: %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+}
