@@ -192,3 +192,31 @@ func TestSimilarIndexedMatchesScan(t *testing.T) {
 		})
 	}
 }
+
+// TestSimilarManyAlike: entries that each share most terms with the new
+// text but differ in a number (numbered runs of one sentence) are more than
+// the index path reads (maxNearReads); the add compares every entry instead,
+// and names the same near-duplicates as comparing every entry does.
+func TestSimilarManyAlike(t *testing.T) {
+	_, m := citeRepo(t)
+	ctx := context.Background()
+	for i := range maxNearReads + 40 {
+		if _, err := m.Add(ctx, Entry{Content: fmt.Sprintf("writer %d learned %d in round", i%7, i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dup, err := m.Add(ctx, Entry{Content: "the writer learned it in the round"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "the writer learned it in the round again"
+	body := nearText(&memfile.Entry{Title: memfile.TitleFrom(text), Content: text})
+	q := similar.Of(body)
+	if _, ok, err := m.similarIndexed(ctx, q, similar.Terms(body)); ok || err != nil {
+		t.Fatalf("the index path answered (%v) with %d alike entries", err, maxNearReads+40)
+	}
+	got, err := m.similarTo(ctx, memfile.TitleFrom(text), text)
+	if err != nil || !slices.Equal(got, []string{dup.ID}) {
+		t.Fatalf("similarTo: %v, %v; want [%s]", got, err, dup.ID)
+	}
+}

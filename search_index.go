@@ -88,13 +88,18 @@ func (m *Memory) injectIndexed(ctx context.Context, opts inject.Options) (res in
 	return res, chosen, ok && err == nil, err
 }
 
+// maxNearReads bounds the entries similarIndexed reads from the file; past
+// it, comparing every entry's cached terms (similarScan) costs less.
+const maxNearReads = 128
+
 // similarIndexed finds the active entries near-duplicate of a text (its
 // similar.Set q and similar.Terms terms) through the search index, in
 // file order: only the entries that share enough of the text's terms to
 // be near-duplicates (similar.MayBeNear, counted from the terms' postings)
 // are read and compared, so an add in a large memory reads a few entries,
-// not the file. It reports false when the index cannot answer; the caller
-// compares every entry.
+// not the file. It reports false when the index cannot answer, or when
+// more than maxNearReads entries would be read; the caller then compares
+// every entry.
 func (m *Memory) similarIndexed(ctx context.Context, q similar.Set, terms []string) (hits []nearHit, ok bool, err error) {
 	if !m.indexable() {
 		return nil, false, nil
@@ -120,10 +125,15 @@ func (m *Memory) similarIndexed(ctx context.Context, q similar.Set, terms []stri
 				}
 			}
 		}
+		var cands []int
 		for i, n := range shared {
-			if !similar.MayBeNear(int(n), len(terms)) {
-				continue
+			if similar.MayBeNear(int(n), len(terms)) {
+				if cands = append(cands, i); len(cands) > maxNearReads {
+					return nil // many alike entries (numbered runs of one text): comparing every entry's cached terms costs less
+				}
 			}
+		}
+		for _, i := range cands {
 			e, read := ix.Entry(i)
 			if !read {
 				return nil // ok stays false: the caller compares every entry
