@@ -164,7 +164,9 @@ type Source interface {
 	Len() int
 	// Meta is entry i as the filters and the ranking read it: the whole
 	// entry, or one with its ID, type, title, tags, date and the fields
-	// Options.Keep and Options.Stale read, and no content.
+	// Options.Keep and Options.Stale read, and no content. SelectFrom
+	// reads each entry's once, in order: it may be overwritten by the next
+	// call.
 	Meta(i int) *memfile.Entry
 	// ContentLen is the length of entry i's content.
 	ContentLen(i int) int
@@ -197,7 +199,7 @@ func (s fileSource) Rank(cands []int, query string, opts recall.Options) ([]reca
 // calls Select).
 func SelectFrom(src Source, opts Options) (Result, bool) {
 	var res Result
-	cands := candidates(src, opts, &res)
+	cands, smallest := candidates(src, opts, &res)
 	if len(cands) == 0 && res.Filtered == 0 {
 		return res, true
 	}
@@ -220,13 +222,6 @@ func SelectFrom(src Source, opts Options) (Result, bool) {
 		res.Omitted = len(cands)
 		return res, true // not even the frame fits: inject nothing
 	}
-	smallest := minEntryBytes // no candidate takes less
-	if opts.Budget > 0 && len(cands) > 0 {
-		smallest = minSize(src, cands[0])
-		for _, i := range cands[1:] {
-			smallest = min(smallest, minSize(src, i))
-		}
-	}
 	var texts []string
 	fence := minFence
 	used := reserve
@@ -235,8 +230,9 @@ func SelectFrom(src Source, opts Options) (Result, bool) {
 			res.Omitted += order.Len() // nothing else can fit
 			break
 		}
-		i := order.next()
-		if opts.Budget > 0 && minSize(src, i) > opts.Budget-used {
+		it := order.next()
+		i := it.i
+		if opts.Budget > 0 && it.size > opts.Budget-used {
 			res.Omitted++ // cannot fit: skip without rendering
 			continue
 		}
@@ -424,11 +420,11 @@ func longestRun(s string, c byte) int {
 // minEntryBytes is less than any rendered entry takes ("[x] y\n").
 const minEntryBytes = 4
 
-// minSize is a lower bound of an entry's rendered size, cheap to compute:
-// escaping never shortens text, so the ID and title, the date and tags, and
-// the content (with its last line end) take at least their own length.
-func minSize(src Source, i int) int {
-	e := src.Meta(i)
+// minSize is a lower bound of the rendered size of an entry (e, whose
+// content is contentLen bytes), cheap to compute: escaping never shortens
+// text, so the ID and title, the date and tags, and the content (with its
+// last line end) take at least their own length.
+func minSize(e *memfile.Entry, contentLen int) int {
 	n := len("[] \n") + len(e.ID) + len(e.Title)
 	meta := 0
 	if e.Date != "" {
@@ -443,14 +439,16 @@ func minSize(src Source, i int) int {
 	if meta > 0 {
 		n += len(indent) + meta + 1
 	}
-	if c := src.ContentLen(i); c > 0 {
-		n += c + 1
+	if contentLen > 0 {
+		n += contentLen + 1
 	}
 	return n
 }
 
-// candidates are the entries that pass the filter.
-func candidates(src Source, opts Options, res *Result) []int {
+// candidates are the entries that pass the filter, in file order, with
+// what the ranking and the budget read of them (each entry's Meta read
+// once), and the smallest of their sizes (minEntryBytes for none).
+func candidates(src Source, opts Options, res *Result) ([]item, int) {
 	flt := opts.Filter
 	var since string
 	if flt.RecentDays > 0 {
@@ -464,7 +462,8 @@ func candidates(src Source, opts Options, res *Result) []int {
 	for i, t := range flt.Types {
 		types[i] = memfile.NormalizeType(t)
 	}
-	out := make([]int, 0, src.Len())
+	out := make([]item, 0, src.Len())
+	smallest := 0
 	for i := range src.Len() {
 		e := src.Meta(i)
 		ok := (len(types) == 0 || slices.Contains(types, e.Type)) &&
@@ -476,13 +475,20 @@ func candidates(src Source, opts Options, res *Result) []int {
 			}) &&
 			(since == "" || (len(e.Date) >= 10 && e.Date[:10] >= since)) &&
 			(opts.Keep == nil || opts.Keep(e))
-		if ok {
-			out = append(out, i)
-		} else {
+		if !ok {
 			res.Filtered++
+			continue
 		}
+		it := item{i: i, date: dateKey(e.Date), size: minSize(e, src.ContentLen(i)), fix: IsCorrection(e), stale: staleness(opts, e) != ""}
+		if len(out) == 0 || it.size < smallest {
+			smallest = it.size
+		}
+		out = append(out, it)
 	}
-	return out
+	if len(out) == 0 {
+		smallest = minEntryBytes // no candidate takes less
+	}
+	return out, smallest
 }
 
 // IsCorrection reports whether an entry's type marks it as a correction.
@@ -491,11 +497,13 @@ func IsCorrection(e *memfile.Entry) bool {
 	return strings.HasPrefix(t, "fix") || t == "solution" || t == "correction" || t == "bug"
 }
 
-// item is a candidate with its score.
+// item is a candidate with what the ranking and the budget read of it.
 type item struct {
-	i     int // entry index
-	date  int // YYYYMMDD
-	score float64
+	i          int  // entry index
+	date       int  // YYYYMMDD
+	size       int  // minSize
+	fix, stale bool // IsCorrection, staleness said why
+	score      float64
 }
 
 // byAge orders items by date, then by position in the file.
@@ -506,17 +514,29 @@ func byAge(a, b item) int {
 	return cmp.Compare(a.i, b.i)
 }
 
-// sortByAge sorts items by byAge: as one number per item (the date, then
-// the position), which sorts several times faster than a comparison.
+// sortByAge sorts items (in file order) by byAge: a counting sort by
+// date, stable, so the position in the file breaks ties. A memory holds
+// few distinct dates, so it costs about a pass over the items.
 func sortByAge(items []item) {
-	keys := make([]uint64, len(items))
-	for k, it := range items {
-		keys[k] = uint64(it.date)<<32 | uint64(it.i)
+	first := map[int]int{} // date -> where its items start
+	for _, it := range items {
+		first[it.date]++
 	}
-	slices.Sort(keys)
-	for k, key := range keys {
-		items[k] = item{i: int(key & (1<<32 - 1)), date: int(key >> 32)}
+	dates := make([]int, 0, len(first))
+	for d := range first {
+		dates = append(dates, d)
 	}
+	slices.Sort(dates)
+	at := 0
+	for _, d := range dates {
+		at, first[d] = at+first[d], at
+	}
+	sorted := make([]item, len(items))
+	for _, it := range items {
+		sorted[first[it.date]] = it
+		first[it.date]++
+	}
+	copy(items, sorted)
 }
 
 // ranking hands out candidates best first; equal scores, newer first. It is
@@ -537,17 +557,17 @@ func (r *ranking) Pop() any {
 	return it
 }
 
-// next removes and returns the best candidate's entry index.
-func (r *ranking) next() int { return heap.Pop(r).(item).i }
+// next removes and returns the best candidate.
+func (r *ranking) next() item { return heap.Pop(r).(item) }
 
-// rank scores the candidates: relevance to the query, recency, corrections;
-// false when src could not rank them.
-func rank(src Source, cands []int, opts Options) (*ranking, bool) {
+// rank scores the candidates (from candidates, in file order): relevance
+// to the query, recency, corrections; false when src could not rank them.
+func rank(src Source, items []item, opts Options) (*ranking, bool) {
 	query, vectors := opts.Query, opts.Vectors
-	n := len(cands)
-	items := make(ranking, n)
-	for k, i := range cands {
-		items[k] = item{i: i, date: dateKey(src.Meta(i).Date)}
+	n := len(items)
+	cands := make([]int, n) // the entries, ascending
+	for k, it := range items {
+		cands[k] = it.i
 	}
 	// Recency: by date, then by position in the file (usually already in order).
 	if !slices.IsSortedFunc(items, byAge) {
@@ -577,16 +597,16 @@ func rank(src Source, cands []int, opts Options) (*ranking, bool) {
 		}
 	}
 	for r := range items {
-		e := src.Meta(items[r].i)
-		if IsCorrection(e) {
+		if items[r].fix {
 			items[r].score += correctionWeight
 		}
-		if staleness(opts, e) != "" {
+		if items[r].stale {
 			items[r].score -= stalePenalty
 		}
 	}
-	heap.Init(&items)
-	return &items, true
+	r := ranking(items)
+	heap.Init(&r)
+	return &r, true
 }
 
 // dateKey is a date ("2026-01-26…") as a number (20260126) to sort by;

@@ -2,7 +2,9 @@ package inject
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -196,7 +198,7 @@ func TestMinSize(t *testing.T) {
 	f.Entries = append(f.Entries, entry("", "t", "", ""), entry("fix", "multi", "a\nb\n\nc\n\n", "2026-01-01", "x", "y"), entry("", "", "\n", ""))
 	for i := range f.Entries {
 		e := &f.Entries[i]
-		if got, want := minSize(fileSource{f}, i), len(renderEntry(e, "", time.Now(), "", false)); got > want || want < minEntryBytes {
+		if got, want := minSize(e, len(e.Content)), len(renderEntry(e, "", time.Now(), "", false)); got > want || want < minEntryBytes {
 			t.Fatalf("entry %d: bound %d > size %d:\n%s", i, got, want, renderEntry(e, "", time.Now(), "", false))
 		}
 	}
@@ -240,5 +242,25 @@ func TestGlobalMark(t *testing.T) {
 	if res := Select(one, Options{Budget: budget + len(GlobalMark) + 1, Global: only}); len(res.Chosen) != 1 ||
 		len(res.Block)+len(TaskSeparator) > budget+len(GlobalMark)+1 {
 		t.Fatalf("marked, room for the mark: chosen %v, block %d bytes", res.Chosen, len(res.Block))
+	}
+}
+
+// TestSortByAge: the counting sort orders candidates (in file order) as
+// byAge does: by date, then by position in the file.
+func TestSortByAge(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 50 {
+		var items []item
+		for i := range r.IntN(300) {
+			if r.IntN(3) > 0 {
+				items = append(items, item{i: i, date: 20260100 + r.IntN(12), size: r.IntN(99)})
+			}
+		}
+		want := slices.Clone(items)
+		slices.SortFunc(want, byAge)
+		sortByAge(items)
+		if !slices.Equal(items, want) {
+			t.Fatalf("sortByAge:\n%v\nwant\n%v", items, want)
+		}
 	}
 }

@@ -42,7 +42,6 @@ import (
 	"unsafe"
 
 	"github.com/memsync/memsync/internal/fsutil"
-	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/internal/inject"
 	"github.com/memsync/memsync/internal/recall"
 	"github.com/memsync/memsync/memfile"
@@ -793,8 +792,9 @@ func (ix *Index) Entries() inject.Source { return &entries{ix: ix} }
 // entries is an Index as an inject.Source.
 type entries struct {
 	ix    *Index
-	light []memfile.Entry // the indexed entries without their content, made at the first Meta
-	bad   bool            // the metadata did not check out
+	light memfile.Entry // Meta's entry: an indexed entry without its content, made again at each call
+	tags  []string      // its tags' backing array, reused
+	bad   bool          // the metadata did not check out
 }
 
 func (s *entries) Len() int { return s.ix.Len() }
@@ -804,26 +804,16 @@ func (s *entries) Meta(i int) *memfile.Entry {
 	if i >= ix.docCount() {
 		return &ix.tail[i-ix.docCount()]
 	}
-	if s.light == nil {
-		s.light = hugepage.Make[memfile.Entry](ix.docCount())
-		var tags []string // the entries' tags, one after the other
-		for k := range s.light {
-			if cap(tags)-len(tags) < 64 {
-				tags = make([]string, 0, 4096)
-			}
-			m, rest, ok := ix.metaInto(k, tags)
-			tags = rest
-			s.bad = s.bad || !ok
-			e := memfile.Entry{ID: m.id, Type: m.typ, Title: m.title, Date: m.date, Tags: m.tags, Line: ix.word(k, 2)}
-			for f, v := range m.fields {
-				if v != "" {
-					e.SetField(metaFields[f], v)
-				}
-			}
-			s.light[k] = e
+	m, tags, ok := ix.metaInto(i, s.tags[:0])
+	s.tags = tags
+	s.bad = s.bad || !ok
+	s.light = memfile.Entry{ID: m.id, Type: m.typ, Title: m.title, Date: m.date, Tags: m.tags, Line: ix.word(i, 2)}
+	for f, v := range m.fields {
+		if v != "" {
+			s.light.SetField(metaFields[f], v)
 		}
 	}
-	return &s.light[i]
+	return &s.light
 }
 
 func (s *entries) ContentLen(i int) int { return int(s.ix.Lens(i)[3]) }
