@@ -80,8 +80,15 @@ func index(s State) map[string]version {
 // with different content is an entry edited on both sides: a conflict.
 func Merge(base, ours, theirs State) Result {
 	var res Result
-	merge(base, ours, theirs, false, &res)
+	merge(indexOf(base, ours, theirs), ours, theirs, false, &res)
 	return res
+}
+
+// indexes are a merge's three states by ID.
+type indexes struct{ b, o, t map[string]version }
+
+func indexOf(base, ours, theirs State) indexes {
+	return indexes{index(base), index(ours), index(theirs)}
 }
 
 // Clones is Merge for two clones' memories (a sync), where each side
@@ -103,16 +110,20 @@ func Merge(base, ours, theirs State) Result {
 // writes, what changed).
 func Clones(base, ours, theirs State) Result {
 	var res Result
-	ours, theirs = apart(base, ours, theirs, &res)
-	merge(base, ours, theirs, true, &res)
-	onePerFact(base, ours, theirs, &res)
+	ix := indexOf(base, ours, theirs)
+	var renamed bool
+	if ours, theirs, renamed = apart(ix, ours, theirs, &res); renamed {
+		ix.o, ix.t = index(ours), index(theirs)
+	}
+	merge(ix, ours, theirs, true, &res)
+	onePerFact(ix, &res)
 	return res
 }
 
 // merge decides every ID and lists the result: in ours' order, then
 // theirs' for what ours lacks, or with symmetric in interleave's order.
-func merge(base, ours, theirs State, symmetric bool, res *Result) {
-	b, o, t := index(base), index(ours), index(theirs)
+func merge(ix indexes, ours, theirs State, symmetric bool, res *Result) {
+	b, o, t := ix.b, ix.o, ix.t
 	decided := map[string]version{}
 	for _, s := range []State{ours, theirs} {
 		for _, list := range [][]memfile.Entry{s.Active, s.Archive} {
@@ -265,10 +276,21 @@ func runFirst(a, b *memfile.Entry) bool {
 }
 
 // apart renames one of each pair of different entries that ours and theirs
-// both added under one ID (copies of the states; the callers' are left
-// alone).
-func apart(base, ours, theirs State, res *Result) (State, State) {
-	b, o, t := index(base), index(ours), index(theirs)
+// (ix) both added under one ID, in copies of the states (the callers' are
+// left alone); false when there was none, and the states are ours and
+// theirs.
+func apart(ix indexes, ours, theirs State, res *Result) (State, State, bool) {
+	b, o, t := ix.b, ix.o, ix.t
+	var ids []string
+	for id, ov := range o {
+		if tv := t[id]; b[id].place == absent && tv.place != absent && !same(ov.e, tv.e) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return ours, theirs, false
+	}
+	slices.Sort(ids)
 	taken := map[string]bool{}
 	for _, m := range []map[string]version{b, o, t} {
 		for id := range m {
@@ -293,16 +315,8 @@ func apart(base, ours, theirs State, res *Result) (State, State) {
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("two entries were added under one ID %s: %q keeps it, %q is now %s", id, e.Title, n.Title, n.ID))
 	}
-	ids := make([]string, 0, len(o))
-	for id := range o {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
 	for _, id := range ids {
 		ov, tv := o[id], t[id]
-		if b[id].place != absent || tv.place == absent || same(ov.e, tv.e) {
-			continue
-		}
 		// The same choice on every clone: the entry whose text sorts later moves.
 		if memfile.RenderEntry(ov.e, memfile.Orch) > memfile.RenderEntry(tv.e, memfile.Orch) {
 			rename(ours, id, ov.e)
@@ -310,14 +324,14 @@ func apart(base, ours, theirs State, res *Result) (State, State) {
 			rename(theirs, id, tv.e)
 		}
 	}
-	return ours, theirs
+	return ours, theirs, true
 }
 
-// onePerFact keeps once each fact that ours and theirs added under two IDs
+// onePerFact keeps once each fact that ours and theirs (ix) added under two IDs
 // (one entry says what the other does, memfile.Dups; neither ID in base):
 // the older entry stays, with the other ID as an Alias bullet.
-func onePerFact(base, ours, theirs State, res *Result) {
-	b, o, t := index(base), index(ours), index(theirs)
+func onePerFact(ix indexes, res *Result) {
+	b, o, t := ix.b, ix.o, ix.t
 	added := func(id string) (mine, yours bool) {
 		return b[id].place == absent && o[id].place != absent && t[id].place == absent,
 			b[id].place == absent && t[id].place != absent && o[id].place == absent

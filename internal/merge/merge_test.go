@@ -188,10 +188,16 @@ func BenchmarkMerge10k(b *testing.B) {
 		return s
 	}
 	ours, theirs := change(1, "ours"), change(2, "theirs")
-	b.ResetTimer()
-	for range b.N {
-		Merge(base, ours, theirs)
-	}
+	b.Run("Merge", func(b *testing.B) {
+		for range b.N {
+			Merge(base, ours, theirs)
+		}
+	})
+	b.Run("Clones", func(b *testing.B) {
+		for range b.N {
+			Clones(base, ours, theirs)
+		}
+	})
 }
 
 // TestDerivedTitleFollowsContent: a title that is the content's first line
