@@ -19,23 +19,10 @@ import (
 // whole file. An index that is missing, stale or damaged is built again
 // from the file (searchidx.Load).
 func (m *Memory) searchIndexed(ctx context.Context, query string, o SearchOptions, layers []*Memory) (out []Entry, ok bool, err error) {
-	if len(layers) != 1 || m.session != "" || o.Archive || !m.indexable() {
+	if len(layers) != 1 || m.session != "" || o.Archive {
 		return nil, false, nil
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, false, err
-	}
-	// The index reads the entries it returns from the file: all of it
-	// under one hold of the readers' lock.
-	err = m.st(ctx).ViewActive(func(f *os.File) error {
-		if f == nil {
-			return nil
-		}
-		ix, err := searchidx.Load(m.store.StateDir, f, m.store.FilePerm(), m.store.DirPerm())
-		if ix == nil || err != nil {
-			return err
-		}
-		defer func() { _ = ix.Close() }()
+	err = m.withIndex(ctx, func(ix *searchidx.Index) error {
 		hits, found := recall.SearchIndexed(ix, nil, query, o.recallOptions(nil))
 		if !found {
 			return nil
@@ -53,18 +40,18 @@ func (m *Memory) searchIndexed(ctx context.Context, query string, o SearchOption
 // (its ranking fuses vectors the index does not hold), a state dir.
 func (m *Memory) indexable() bool { return m.embedder == nil && m.store.StateDir != "" }
 
-// injectIndexed chooses the memories of an Inject from the search index
-// (see searchIndexed), reading only the entries it chooses: the result and
-// those entries, in its order. It reports false when the index cannot
-// answer; the caller reads the whole file.
-func (m *Memory) injectIndexed(ctx context.Context, opts inject.Options) (res inject.Result, chosen []*memfile.Entry, ok bool, err error) {
+// withIndex runs fn with the search index of the active file, when m is
+// indexable and the file has one (searchidx.Load builds a missing, stale
+// or damaged one from the file). The index reads the entries fn asks for
+// from the file: all of it runs under one hold of the readers' lock.
+func (m *Memory) withIndex(ctx context.Context, fn func(ix *searchidx.Index) error) error {
 	if !m.indexable() {
-		return res, nil, false, nil
+		return nil
 	}
 	if err := ctx.Err(); err != nil {
-		return res, nil, false, err
+		return err
 	}
-	err = m.st(ctx).ViewActive(func(f *os.File) error {
+	return m.st(ctx).ViewActive(func(f *os.File) error {
 		if f == nil {
 			return nil
 		}
@@ -73,6 +60,16 @@ func (m *Memory) injectIndexed(ctx context.Context, opts inject.Options) (res in
 			return err
 		}
 		defer func() { _ = ix.Close() }()
+		return fn(ix)
+	})
+}
+
+// injectIndexed chooses the memories of an Inject from the search index
+// (see searchIndexed), reading only the entries it chooses: the result and
+// those entries, in its order. It reports false when the index cannot
+// answer; the caller reads the whole file.
+func (m *Memory) injectIndexed(ctx context.Context, opts inject.Options) (res inject.Result, chosen []*memfile.Entry, ok bool, err error) {
+	err = m.withIndex(ctx, func(ix *searchidx.Index) error {
 		src := ix.Entries()
 		if res, ok = inject.SelectFrom(src, opts); !ok {
 			return nil
@@ -101,22 +98,7 @@ const maxNearReads = 128
 // more than maxNearReads entries would be read; the caller then compares
 // every entry.
 func (m *Memory) similarIndexed(ctx context.Context, q similar.Set, terms []string) (hits []nearHit, ok bool, err error) {
-	if !m.indexable() {
-		return nil, false, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, false, err
-	}
-	err = m.st(ctx).ViewActive(func(f *os.File) error {
-		if f == nil {
-			ok = true // no active file: nothing to be near
-			return nil
-		}
-		ix, err := searchidx.Load(m.store.StateDir, f, m.store.FilePerm(), m.store.DirPerm())
-		if ix == nil || err != nil {
-			return err
-		}
-		defer func() { _ = ix.Close() }()
+	err = m.withIndex(ctx, func(ix *searchidx.Index) error {
 		shared := make([]uint32, ix.Len()) // terms of the text each entry holds
 		for _, t := range terms {
 			for _, p := range ix.Postings(t) {

@@ -1,9 +1,7 @@
 package recall
 
 import (
-	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -31,46 +29,12 @@ func (ix *memIndex) Doc(i int) Doc               { return ix.docs[i] }
 // Search's hits, in Search's order, with Search's scores to the bit; it
 // declines only where Search falls back to substrings.
 func TestSearchIndexedMatchesSearch(t *testing.T) {
-	words := append(words, "\u212Aelvin")
-	r := rand.New(rand.NewPCG(3, 4))
-	phrase := func(n int) string {
-		var sb strings.Builder
-		for range r.IntN(n) + 1 {
-			sb.WriteString(words[r.IntN(len(words))])
-			sb.WriteString([]string{" ", " ", ", ", "\n", "_", "-", ""}[r.IntN(7)])
-		}
-		return sb.String()
-	}
-	queries := []string{"onn", "ach", "elvin", "zzz", "ャッ", "ool", "ONN", "e", "api", "con", "pv4", "server cache", "the a", ""}
+	c := newRandomSearches(3, 4, "onn", "ach", "elvin", "zzz", "ャッ", "ool", "ONN", "e", "api", "con", "pv4", "server cache", "the a", "")
+	r := c.r
 	answered := 0
 	for iter := range 3000 {
-		docs := make([]Doc, r.IntN(3000/(iter%50+1)+2))
-		for i := range docs {
-			docs[i] = Doc{Title: phrase(4), Type: []string{"fix", "pattern", "Fix", ""}[r.IntN(4)], Content: phrase(20)}
-			for range r.IntN(3) {
-				docs[i].Tags = append(docs[i].Tags, words[r.IntN(len(words))])
-			}
-		}
-		query := phrase(12)
-		if r.IntN(5) == 0 {
-			query = queries[r.IntN(len(queries))]
-		}
-		var opts Options
-		if r.IntN(4) == 0 {
-			opts.Type = "fix"
-		}
-		if r.IntN(4) == 0 {
-			opts.Tags = []string{words[r.IntN(len(words))]}
-		}
-		if r.IntN(4) == 0 {
-			opts.AnyTags = []string{words[r.IntN(len(words))], words[r.IntN(len(words))]}
-		}
-		if r.IntN(4) == 0 {
-			opts.Limit = r.IntN(4)
-		}
-		if r.IntN(3) == 0 {
-			opts.Keywords, opts.MaxTerms = true, 1+r.IntN(8)
-		}
+		docs := c.docs(r.IntN(3000/(iter%50+1) + 2))
+		query, opts := c.query(12), c.options(true)
 		want := Search(docs, query, opts)
 		var ix Indexed = newMemIndex(docs)
 		if iter%2 == 0 {

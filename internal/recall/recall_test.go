@@ -362,45 +362,81 @@ var words = strings.Fields(`cache caches cached Caching max_conns MaxConns maxCo
 	キャッシュ キャ 🚀 onnx class classes add added pool_size pool-size PoolSize fix pattern
 	falcon reCache precached v2Api IPv4 2api Server xMaxConns ÉCOLEcache`)
 
+// randomSearches makes the random cases of the property tests: docs and
+// queries of the test words, and options.
+type randomSearches struct {
+	r       *rand.Rand
+	words   []string
+	queries []string // asked now and then instead of a phrase
+}
+
+func newRandomSearches(seed1, seed2 uint64, queries ...string) *randomSearches {
+	words := append(words, "\u212Aelvin") // strings.Fields does not see the escape above
+	return &randomSearches{rand.New(rand.NewPCG(seed1, seed2)), words, queries}
+}
+
+// word is one of the words.
+func (c *randomSearches) word() string { return c.words[c.r.IntN(len(c.words))] }
+
+// phrase is 1 to n words, joined in the ways text joins them.
+func (c *randomSearches) phrase(n int) string {
+	var sb strings.Builder
+	for range c.r.IntN(n) + 1 {
+		sb.WriteString(c.word())
+		sb.WriteString([]string{" ", " ", ", ", "\n", "_", "-", ""}[c.r.IntN(7)])
+	}
+	return sb.String()
+}
+
+// docs are n docs of phrases, types and up to two tags.
+func (c *randomSearches) docs(n int) []Doc {
+	docs := make([]Doc, n)
+	for i := range docs {
+		docs[i] = Doc{Title: c.phrase(4), Type: []string{"fix", "pattern", "Fix", ""}[c.r.IntN(4)], Content: c.phrase(20)}
+		for range c.r.IntN(3) {
+			docs[i].Tags = append(docs[i].Tags, c.word())
+		}
+	}
+	return docs
+}
+
+// query is a phrase of up to n words, or one of the queries.
+func (c *randomSearches) query(n int) string {
+	q := c.phrase(n)
+	if c.r.IntN(5) == 0 {
+		q = c.queries[c.r.IntN(len(c.queries))]
+	}
+	return q
+}
+
+// options are a type, tag and limit now and then; with all, also any-tags
+// and keywords (which slowSearch does not know).
+func (c *randomSearches) options(all bool) Options {
+	var opts Options
+	if c.r.IntN(4) == 0 {
+		opts.Type = "fix"
+	}
+	if c.r.IntN(4) == 0 {
+		opts.Tags = []string{c.word()}
+	}
+	if all && c.r.IntN(4) == 0 {
+		opts.AnyTags = []string{c.word(), c.word()}
+	}
+	if c.r.IntN(4) == 0 {
+		opts.Limit = c.r.IntN(4)
+	}
+	if all && c.r.IntN(3) == 0 {
+		opts.Keywords, opts.MaxTerms = true, 1+c.r.IntN(8)
+	}
+	return opts
+}
+
 // TestSearchMatchesSlowSearch checks that the prefilter never changes results.
 func TestSearchMatchesSlowSearch(t *testing.T) {
-	words := append(words, "\u212Aelvin") // strings.Fields does not see the escape above
-	r := rand.New(rand.NewPCG(1, 2))
-	phrase := func(n int) string {
-		var sb strings.Builder
-		for range r.IntN(n) + 1 {
-			sb.WriteString(words[r.IntN(len(words))])
-			sb.WriteString([]string{" ", " ", ", ", "\n", "_", "-", ""}[r.IntN(7)])
-		}
-		return sb.String()
-	}
-	queries := []string{"onn", "ach", "elvin", "zzz", "ャッ", "ool", "ONN", "e", "api", "con", "pv4", "server cache", "the a"}
+	c := newRandomSearches(1, 2, "onn", "ach", "elvin", "zzz", "ャッ", "ool", "ONN", "e", "api", "con", "pv4", "server cache", "the a")
 	for iter := range 3000 {
-		docs := make([]Doc, r.IntN(12))
-		for i := range docs {
-			docs[i] = Doc{
-				Title:   phrase(4),
-				Type:    []string{"fix", "pattern", "Fix", ""}[r.IntN(4)],
-				Content: phrase(20),
-			}
-			for range r.IntN(3) {
-				docs[i].Tags = append(docs[i].Tags, words[r.IntN(len(words))])
-			}
-		}
-		query := phrase(3)
-		if r.IntN(5) == 0 {
-			query = queries[r.IntN(len(queries))]
-		}
-		var opts Options
-		if r.IntN(4) == 0 {
-			opts.Type = "fix"
-		}
-		if r.IntN(4) == 0 {
-			opts.Tags = []string{words[r.IntN(len(words))]}
-		}
-		if r.IntN(4) == 0 {
-			opts.Limit = r.IntN(4)
-		}
+		docs := c.docs(c.r.IntN(12))
+		query, opts := c.query(3), c.options(false)
 		got, want := Search(docs, query, opts), slowSearch(docs, query, opts)
 		same := len(got) == len(want)
 		for i := 0; same && i < len(got); i++ {

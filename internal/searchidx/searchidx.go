@@ -653,8 +653,17 @@ func (ix *Index) Postings(term string) []recall.Posting {
 	if _, err := ix.src.ReadAt(p, int64(ix.h[hPostings])+int64(lo)); err != nil || checksum(p) != uint32(ix.dictWord(t, 3)) {
 		return out
 	}
+	base, ok := ix.decodePostings(make([]recall.Posting, 0, n+len(out)), p, n)
+	if !ok {
+		return out
+	}
+	return append(base, out...)
+}
+
+// decodePostings appends to out the n postings encoded in p (doc deltas
+// and counts, uvarints); false when they run past p or past the entries.
+func (ix *Index) decodePostings(out []recall.Posting, p []byte, n int) ([]recall.Posting, bool) {
 	r := reader{b: p}
-	base := make([]recall.Posting, 0, n+len(out))
 	prev := 0
 	for range n {
 		ps := recall.Posting{Doc: prev + r.int(ix.docCount()-1-prev)}
@@ -662,12 +671,12 @@ func (ix *Index) Postings(term string) []recall.Posting {
 			ps.Counts[f] = uint32(r.int(1<<32 - 1))
 		}
 		if r.err {
-			return out
+			return out, false
 		}
-		base = append(base, ps)
+		out = append(out, ps)
 		prev = ps.Doc
 	}
-	return append(base, out...)
+	return out, true
 }
 
 // eachPostings calls fn with every term of the index and its postings, in
@@ -683,19 +692,9 @@ func (ix *Index) eachPostings(fn func(term []byte, ps []recall.Posting)) bool {
 		if checksum(p) != uint32(ix.dictWord(t, 3)) {
 			return false
 		}
-		r := reader{b: p}
-		ps = ps[:0]
-		prev := 0
-		for range ix.dictWord(t, 2) {
-			q := recall.Posting{Doc: prev + r.int(ix.docCount()-1-prev)}
-			for f := range q.Counts {
-				q.Counts[f] = uint32(r.int(1<<32 - 1))
-			}
-			if r.err {
-				return false
-			}
-			ps = append(ps, q)
-			prev = q.Doc
+		var ok bool
+		if ps, ok = ix.decodePostings(ps[:0], p, ix.dictWord(t, 2)); !ok {
+			return false
 		}
 		fn(ix.term(t), ps)
 	}
