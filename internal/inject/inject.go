@@ -42,6 +42,7 @@ import (
 	"cmp"
 	"container/heap"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -231,8 +232,8 @@ func SelectFrom(src Source, opts Options) (Result, bool) {
 			break
 		}
 		it := order.next()
-		i := it.i
-		if opts.Budget > 0 && it.size > opts.Budget-used {
+		i := int(it.i)
+		if opts.Budget > 0 && int(it.size) > opts.Budget-used {
 			res.Omitted++ // cannot fit: skip without rendering
 			continue
 		}
@@ -479,9 +480,10 @@ func candidates(src Source, opts Options, res *Result) ([]item, int) {
 			res.Filtered++
 			continue
 		}
-		it := item{i: i, date: dateKey(e.Date), size: minSize(e, src.ContentLen(i)), fix: IsCorrection(e), stale: staleness(opts, e) != ""}
-		if len(out) == 0 || it.size < smallest {
-			smallest = it.size
+		size := minSize(e, src.ContentLen(i))
+		it := item{i: int32(i), date: int32(dateKey(e.Date)), size: int32(min(size, math.MaxInt32)), fix: IsCorrection(e), stale: staleness(opts, e) != ""}
+		if len(out) == 0 || size < smallest {
+			smallest = size
 		}
 		out = append(out, it)
 	}
@@ -499,10 +501,10 @@ func IsCorrection(e *memfile.Entry) bool {
 
 // item is a candidate with what the ranking and the budget read of it.
 type item struct {
-	i          int  // entry index
-	date       int  // YYYYMMDD
-	size       int  // minSize
-	fix, stale bool // IsCorrection, staleness said why
+	i          int32 // entry index
+	date       int32 // YYYYMMDD
+	size       int32 // minSize (at most MaxInt32)
+	fix, stale bool  // IsCorrection, staleness said why
 	score      float64
 }
 
@@ -515,29 +517,47 @@ func byAge(a, b item) int {
 }
 
 // sortByAge sorts items (in file order) by byAge: a counting sort by
-// date, stable, so the position in the file breaks ties. A memory holds
-// few distinct dates, so it costs about a pass over the items.
+// date, stable, so the position in the file breaks ties. Dates (YYYYMMDD)
+// are counted in an array over the range the items span, a few years for
+// a memory, so it costs two passes over the items; a range wider than
+// maxDateSpan is sorted by comparison.
 func sortByAge(items []item) {
-	first := map[int]int{} // date -> where its items start
+	lo, hi := int32(0), int32(0) // the dated items' range
 	for _, it := range items {
-		first[it.date]++
+		if it.date != 0 && (lo == 0 || it.date < lo) {
+			lo = it.date
+		}
+		hi = max(hi, it.date)
 	}
-	dates := make([]int, 0, len(first))
-	for d := range first {
-		dates = append(dates, d)
+	if hi-lo > maxDateSpan {
+		slices.SortStableFunc(items, byAge)
+		return
 	}
-	slices.Sort(dates)
-	at := 0
-	for _, d := range dates {
-		at, first[d] = at+first[d], at
+	slot := func(d int32) int32 { // 0 for undated, then by date
+		if d == 0 {
+			return 0
+		}
+		return 1 + d - lo
+	}
+	first := make([]int32, 2+hi-lo+1) // slot -> where its items start
+	for _, it := range items {
+		first[slot(it.date)+1]++
+	}
+	for k := 1; k < len(first); k++ {
+		first[k] += first[k-1]
 	}
 	sorted := make([]item, len(items))
 	for _, it := range items {
-		sorted[first[it.date]] = it
-		first[it.date]++
+		k := slot(it.date)
+		sorted[first[k]] = it
+		first[k]++
 	}
 	copy(items, sorted)
 }
+
+// maxDateSpan bounds the range of dates sortByAge counts over: about
+// twelve years of YYYYMMDD numbers, a 480 KB array.
+const maxDateSpan = 120_000
 
 // ranking hands out candidates best first; equal scores, newer first. It is
 // a heap, so that a small budget, which takes a few entries, does not pay
@@ -567,7 +587,7 @@ func rank(src Source, items []item, opts Options) (*ranking, bool) {
 	n := len(items)
 	cands := make([]int, n) // the entries, ascending
 	for k, it := range items {
-		cands[k] = it.i
+		cands[k] = int(it.i)
 	}
 	// Recency: by date, then by position in the file (usually already in order).
 	if !slices.IsSortedFunc(items, byAge) {
@@ -586,12 +606,15 @@ func rank(src Source, items []item, opts Options) (*ranking, bool) {
 			sem.Docs[k] = vectors.Docs[i]
 		}
 	}
-	hits, ok := src.Rank(cands, query, recall.Options{Keywords: true, MaxTerms: maxQueryTerms, Semantic: sem})
+	hits, ok := src.Rank(cands, query, recall.Options{Keywords: true, MaxTerms: maxQueryTerms, Semantic: sem, Unsorted: true})
 	if !ok {
 		return nil, false
 	}
-	if len(hits) > 0 && hits[0].Score > 0 {
-		top := hits[0].Score
+	top := 0.0 // the best hit's score
+	for _, h := range hits {
+		top = max(top, h.Score)
+	}
+	if top > 0 {
 		for _, h := range hits {
 			items[pos[cands[h.Index]]].score += relevanceWeight * h.Score / top
 		}

@@ -249,11 +249,22 @@ func TestGlobalMark(t *testing.T) {
 // byAge does: by date, then by position in the file.
 func TestSortByAge(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for range 50 {
+	for n := range 150 {
+		mode := n % 3
 		var items []item
 		for i := range r.IntN(300) {
 			if r.IntN(3) > 0 {
-				items = append(items, item{i: i, date: 20260100 + r.IntN(12), size: r.IntN(99)})
+				date := 20260100 + r.IntN(12) // few dates
+				switch mode {
+				case 1: // a decade, some undated
+					date = (2020+r.IntN(10))*10000 + (1+r.IntN(12))*100 + 1 + r.IntN(31)
+					if r.IntN(5) == 0 {
+						date = 0
+					}
+				case 2: // centuries apart: sorted by comparison
+					date = (1+r.IntN(9999))*10000 + 1231
+				}
+				items = append(items, item{i: int32(i), date: int32(date), size: int32(r.IntN(99))})
 			}
 		}
 		want := slices.Clone(items)

@@ -169,36 +169,9 @@ func SearchIndexed(ix Indexed, only []int, query string, opts Options) (hits []H
 		for k, i := range idx {
 			hits[k] = Hit{Index: i}
 		}
-		return best(hits, opts.Limit), true
+		return order(hits, opts), true
 	}
 	scored := withoutStopwords(terms)
-	nt := len(terms)
-	row := make([]int32, n) // doc -> 1 + its place in cands
-	var cands []cand
-	var tfs [][numFields]float64
-	df := make([]float64, nt)
-	for t, term := range terms {
-		if !slices.Contains(scored, term) {
-			continue
-		}
-		for _, p := range ix.Postings(term) {
-			if p.Doc < 0 || p.Doc >= n || in != nil && !in[p.Doc] || p.Counts == (Counts{}) {
-				continue
-			}
-			k := int(row[p.Doc]) - 1
-			if k < 0 {
-				k = len(cands)
-				row[p.Doc] = int32(k + 1)
-				cands = append(cands, cand{i: p.Doc, lens: float(ix.Lens(p.Doc))})
-				tfs = append(tfs, make([][numFields]float64, nt)...)
-			}
-			tfs[k*nt+t] = float(p.Counts)
-			df[t]++
-		}
-	}
-	if len(cands) == 0 {
-		return nil, false
-	}
 	var sums [numFields]float64
 	if t, ok := ix.(Totaled); ok && in == nil {
 		sums = float64s(t.LensTotal())
@@ -209,8 +182,57 @@ func SearchIndexed(ix Indexed, only []int, query string, opts Options) (hits []H
 			}
 		}
 	}
-	hits, _ = score(cands, tfs, terms, scored, df, float64(len(idx)), sums)
-	return best(hits, opts.Limit), true
+	nd := float64(len(idx))
+	avg := sums
+	for f := range avg {
+		avg[f] /= nd
+	}
+	// Term by term, as score adds them up doc by doc: the same sums in
+	// the same order, without a table of every candidate's counts.
+	row := make([]int32, n) // doc -> 1 + its place in hits
+	var lens [][numFields]float64
+	for _, term := range terms {
+		if !slices.Contains(scored, term) {
+			continue
+		}
+		ps := ix.Postings(term)
+		held := func(p Posting) bool {
+			return p.Doc >= 0 && p.Doc < n && (in == nil || in[p.Doc]) && p.Counts != (Counts{})
+		}
+		df := 0.0
+		for _, p := range ps {
+			if held(p) {
+				df++
+			}
+		}
+		w := idf(nd, df)
+		for _, p := range ps {
+			if !held(p) {
+				continue
+			}
+			k := int(row[p.Doc]) - 1
+			if k < 0 {
+				k = len(hits)
+				row[p.Doc] = int32(k + 1)
+				hits = append(hits, Hit{Index: p.Doc})
+				lens = append(lens, float(ix.Lens(p.Doc)))
+			}
+			hits[k].Score += termScore(float(p.Counts), lens[k], avg, w)
+		}
+	}
+	if len(hits) == 0 {
+		return nil, false
+	}
+	return order(hits, opts), true
+}
+
+// order is the hits as opts asks for them: in Search's order, the first
+// opts.Limit of them, or as they are (opts.Unsorted).
+func order(hits []Hit, opts Options) []Hit {
+	if opts.Unsorted {
+		return hits
+	}
+	return best(hits, opts.Limit)
 }
 
 // best is the first limit hits in Search's order (byScore), all of them

@@ -62,6 +62,10 @@ type Options struct {
 	// Semantic, if set, fuses a second ranking by vector similarity into
 	// the lexical one (see Semantic).
 	Semantic *Semantic
+	// Unsorted returns every hit in no particular order (Limit is not
+	// applied): for a caller that reads every hit's score, and so need not
+	// pay for sorting them.
+	Unsorted bool
 }
 
 // Hit is one ranked result: Index into the docs slice, and its score.
@@ -102,7 +106,7 @@ var weights = [numFields]float64{fTitle: 3, fTags: 2.5, fType: 2, fContent: 1}
 // docs in which a query term occurs inside some longer word (query "onn",
 // doc "max_conns") are returned instead, with a small score (0.001 per term
 // found) — so the answer is empty only when no query term occurs anywhere.
-// opts.Limit, if above 0, caps the number of hits.
+// opts.Limit, if above 0, caps the number of hits (see also opts.Unsorted).
 func Search(docs []Doc, query string, opts Options) []Hit {
 	var idx []int
 	for i := range docs {
@@ -131,11 +135,7 @@ func Search(docs []Doc, query string, opts Options) []Hit {
 	default:
 		hits, _ = rank(docs, idx, terms, withoutStopwords(terms))
 	}
-	slices.SortFunc(hits, byScore)
-	if opts.Limit > 0 && len(hits) > opts.Limit {
-		hits = hits[:opts.Limit]
-	}
-	return hits
+	return order(hits, opts)
 }
 
 // keep reports whether d passes the filters of opts.
@@ -417,6 +417,26 @@ func rank(docs []Doc, idx []int, terms, scored []string) (hits []Hit, full []boo
 	return score(cands, tfs, terms, scored, df, float64(len(idx)), avg)
 }
 
+// idf is BM25's inverse document frequency of a term df of n docs hold.
+func idf(n, df float64) float64 { return math.Log(1 + (n-df+0.5)/(df+0.5)) }
+
+// termScore is BM25's score of one term in a doc, given the term's counts
+// in its fields (tf), the doc's field lengths, the average field lengths
+// and the term's idf; 0 for a doc without the term. A doc's score is the
+// sum of its terms', added in the query's order.
+func termScore(tf, lens, avg [numFields]float64, idf float64) float64 {
+	x := 0.0
+	for f, tf := range tf {
+		if tf > 0 {
+			x += weights[f] * tf / (1 - b + b*lens[f]/avg[f])
+		}
+	}
+	if x <= 0 {
+		return 0
+	}
+	return idf * x * (k1 + 1) / (x + k1)
+}
+
 // score scores the candidates of a ranking: tfs holds each one's counts of
 // every term (len(terms) rows per candidate), df the docs with each term,
 // n the docs ranked and sums their field lengths added up. full tells,
@@ -433,20 +453,17 @@ func score(cands []cand, tfs [][numFields]float64, terms, scored []string, df []
 	for f := range avg {
 		avg[f] /= n
 	}
+	idfs := make([]float64, nt)
+	for t := range idfs {
+		idfs[t] = idf(n, df[t])
+	}
 	hits = make([]Hit, len(cands))
 	full = make([]bool, len(cands))
 	for k, cd := range cands {
 		score, held := 0.0, 0
 		for t, tf := range tfs[k*nt : (k+1)*nt] {
-			x := 0.0
-			for f, tf := range tf {
-				if tf > 0 {
-					x += weights[f] * tf / (1 - b + b*cd.lens[f]/avg[f])
-				}
-			}
-			if x > 0 {
-				idf := math.Log(1 + (n-df[t]+0.5)/(df[t]+0.5))
-				score += idf * x * (k1 + 1) / (x + k1)
+			if s := termScore(tf, cd.lens, avg, idfs[t]); s > 0 {
+				score += s
 				held++
 			}
 		}

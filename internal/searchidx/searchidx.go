@@ -38,6 +38,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -57,9 +58,11 @@ const magic = "memsync search index 6\n"
 // before the index is built again (Index.Stale).
 const rebuildTail = 256
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is built on first use: a table made at init would cost every
+// command, most of which never read the index.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
-func checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+func checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli()) }
 
 // The header's fields, each a little-endian uint64, after magic.
 const (
@@ -99,18 +102,18 @@ func Build(data []byte) ([]byte, bool) { return BuildFrom(nil, data) }
 // spanKey identifies what an entry's terms depend on: the bytes of its
 // span and, in ralph's dialect, its section.
 func spanKey(section string, span []byte) uint64 {
-	h := crc64.New(crc64Table)
+	h := crc64.New(crc64Table())
 	_, _ = h.Write([]byte(section))
 	_, _ = h.Write([]byte{0})
 	_, _ = h.Write(span)
 	return h.Sum64()
 }
 
-var crc64Table = crc64.MakeTable(crc64.ECMA)
+var crc64Table = sync.OnceValue(func() *crc64.Table { return crc64.MakeTable(crc64.ECMA) })
 
 // idKey is an entry's ID as a number, kept in the entry table: appended
 // entries are checked against the indexed IDs without reading them.
-func idKey(id string) uint64 { return crc64.Checksum([]byte(id), crc64Table) }
+func idKey(id string) uint64 { return crc64.Checksum([]byte(id), crc64Table()) }
 
 // BuildFrom is Build that takes the terms of the entries old also holds
 // (the same bytes in the same section) from old rather than counting them
@@ -292,7 +295,7 @@ func BuildFrom(old *Index, data []byte) ([]byte, bool) {
 // tables, what a search reads whole.
 func tablesCRC(b []byte, h []uint64) uint32 {
 	c := checksum(b[len(magic)+8 : headerSize])
-	return crc32.Update(c, castagnoli, b[h[hSections]:h[hPostings]])
+	return crc32.Update(c, castagnoli(), b[h[hSections]:h[hPostings]])
 }
 
 func appendString(b []byte, s string) []byte {
@@ -407,7 +410,7 @@ func readBase(src io.ReaderAt, size int64) (*Index, error) {
 	if _, err := src.ReadAt(tables, int64(h[hSections])); err != nil {
 		return nil, ErrInvalid
 	}
-	if c := crc32.Update(checksum(head[len(magic)+8:]), castagnoli, tables); uint64(c) != h[hCRC] {
+	if c := crc32.Update(checksum(head[len(magic)+8:]), castagnoli(), tables); uint64(c) != h[hCRC] {
 		return nil, ErrInvalid
 	}
 	off := func(k int) uint64 { return h[k] - h[hSections] }
@@ -830,6 +833,11 @@ func (s *entries) Rank(cands []int, query string, opts recall.Options) ([]recall
 	}
 	if len(cands) == 0 {
 		return nil, true
+	}
+	if len(cands) == s.ix.Len() && cands[0] == 0 && cands[len(cands)-1] == len(cands)-1 {
+		// Every entry (cands ascends): ranked as a search of all, whose
+		// hits' places in cands are their entries.
+		return recall.SearchIndexed(s.ix, nil, query, opts)
 	}
 	hits, ok := recall.SearchIndexed(s.ix, cands, query, opts)
 	for k := range hits {
