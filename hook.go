@@ -1,17 +1,25 @@
 package memsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/history"
+	"github.com/memsync/memsync/internal/termsafe"
+	"github.com/memsync/memsync/lock"
+	"github.com/memsync/memsync/worktree"
 )
 
 // HookOptions bound a hook run.
@@ -21,7 +29,21 @@ type HookOptions struct {
 	// LockTimeout bounds the wait for the memory lock, at most 3s (a hook
 	// holds up git); 0 is MEMSYNC_LOCK_TIMEOUT where it is set, else 3s.
 	LockTimeout time.Duration
+	// Background runs a hook that only snapshots (hooks.Detached) as the
+	// background child of memsync's hook script, which git does not wait
+	// for. A worktree's background hooks wait in line with room for one:
+	// one that comes while another waits to start ends at once, as that
+	// one's snapshot is taken after it came. The warning goes to the
+	// memory's state dir (hooks.log), which the next Open in the
+	// repository reports through Options.Warn, as git's detached gc leaves
+	// gc.log for the next one.
+	Background bool
 }
+
+// HookBackgroundArg comes before the hook's name when memsync's hook
+// script runs it in the background ('memsync hook --background NAME
+// ARGS...'): see HookOptions.Background.
+const HookBackgroundArg = hooks.BackgroundArg
 
 // RunHook is the handler of git hook name, called with git's arguments in
 // dir ("" is the working directory, as git runs hooks); the scripts
@@ -62,8 +84,103 @@ func RunHook(ctx context.Context, dir, name string, args []string, o HookOptions
 	if o.LockTimeout <= 0 || o.LockTimeout > hooks.DefaultLockTimeout {
 		o.LockTimeout = hooks.DefaultLockTimeout
 	}
-	hooks.Run(ctx, name, func(ctx context.Context) string { return hookWork(ctx, dir, name, args, o.LockTimeout) },
-		hooks.Options{Stderr: o.Stderr, Timeout: o.Timeout})
+	handle := func(ctx context.Context) string { return hookWork(ctx, dir, name, args, o.LockTimeout) }
+	if !o.Background || !hooks.Detached(name) {
+		hooks.Run(ctx, name, handle, hooks.Options{Stderr: o.Stderr, Timeout: o.Timeout})
+		return
+	}
+	r, err := worktree.Discover(dir)
+	if err != nil {
+		return // no repository: no memory to snapshot, and nowhere to say so
+	}
+	done, ok := hookTurn(ctx, r.GitDir)
+	if !ok {
+		return
+	}
+	defer done()
+	var said bytes.Buffer
+	hooks.Run(ctx, name, handle, hooks.Options{Stderr: &said, Timeout: o.Timeout})
+	if said.Len() > 0 {
+		saveHookWarnings(r, said.String())
+	}
+}
+
+// hookTurn waits for a background hook's turn in the worktree whose git
+// dir is gitDir: false when another hook waits for its turn already (it
+// snapshots after this one came, so this one has nothing to add), or when
+// the one running does not end in time. done ends the turn. Where the
+// line's lock files cannot be used (a repository shared with other users
+// who made them), hooks do not wait in line: each snapshots, as in the
+// foreground.
+func hookTurn(ctx context.Context, gitDir string) (done func(), ok bool) {
+	queued, err := lock.TryExclusive(filepath.Join(gitDir, "memsync-hook-queue.lock"))
+	if err != nil {
+		return func() {}, true
+	}
+	if queued == nil {
+		return nil, false
+	}
+	defer func() { _ = queued.Release() }() // once running: the next hook may queue
+	running, err := lock.Exclusive(ctx, filepath.Join(gitDir, "memsync-hook-run.lock"), 2*(hooks.DefaultTimeout+hooks.Grace))
+	switch {
+	case errors.Is(err, lock.ErrTimeout) || ctx.Err() != nil:
+		return nil, false
+	case err != nil:
+		return func() {}, true
+	}
+	return func() { _ = running.Release() }, true
+}
+
+// hookLogName is the file in the state dir where background hooks leave
+// their warnings, and maxHookLog bounds it: the first warnings say the
+// most.
+const (
+	hookLogName = "hooks.log"
+	maxHookLog  = 64 << 10
+)
+
+// saveHookWarnings appends the warning lines hooks.Run wrote for a
+// background hook to the state dir's hook log.
+func saveHookWarnings(r *worktree.Repo, said string) {
+	state := filepath.Join(r.CommonDir, "memsync", "state")
+	if fsutil.MkdirAll(state, r.Shared.Dir(0o755)) != nil {
+		return
+	}
+	path := filepath.Join(state, hookLogName)
+	if fi, err := os.Lstat(path); err == nil && fi.Size() > maxHookLog {
+		return
+	}
+	var b strings.Builder
+	at := time.Now().Format("2006-01-02 15:04:05")
+	for _, line := range strings.Split(strings.TrimSpace(said), "\n") {
+		fmt.Fprintf(&b, "%s (in the background at %s)\n", strings.TrimPrefix(line, "memsync: warning: "), at)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, r.Shared.File(0o644))
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(b.String())
+	_ = f.Close()
+}
+
+// reportHookWarnings says, through Warn, what background hooks left in the
+// state dir's hook log, once: the first Open to take the log reports it.
+func (m *Memory) reportHookWarnings() {
+	path := filepath.Join(m.store.StateDir, hookLogName)
+	taken := path + "." + strconv.Itoa(os.Getpid())
+	if os.Rename(path, taken) != nil {
+		return
+	}
+	b, err := fsutil.ReadFile(taken, 2*maxHookLog)
+	_ = os.Remove(taken)
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(strings.TrimSpace(termsafe.Text(string(b))), "\n") {
+		if line != "" {
+			m.warn(line)
+		}
+	}
 }
 
 // hookWork does the hook's work and returns the warning to print, if any.

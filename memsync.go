@@ -211,6 +211,7 @@ func Open(dir string, o Options) (*Memory, error) {
 	m.embedder = newEmbedder(o, cfg)
 	if m.repo != nil {
 		m.heal(false)
+		m.reportHookWarnings()
 	}
 	return m, nil
 }

@@ -72,28 +72,59 @@ func Dir(r *gitrepo.Repo) string {
 // (an absolute path; when it is gone, memsync is looked up on PATH, and when
 // that fails too the script says so in one line and exits 0). orig is the
 // content of the hook it chains (nil: none), which tells how to run it (see
-// chainCommand).
+// chainCommand). A hook that only snapshots (Detached) runs memsync in the
+// background, as git runs its automatic maintenance, unless
+// MEMSYNC_HOOKS_WAIT is set (to anything but 0 or false): git's command
+// then waits for it.
 func Script(name, bin string, orig []byte) string {
+	wait := `exec "$memsync" hook ` + name + ` "$@" </dev/null`
+	last := `"$memsync" hook ` + name + ` "$@" </dev/null`
+	if Detached(name) {
+		background := `"$memsync" hook ` + BackgroundArg + ` ` + name + ` "$@" </dev/null >/dev/null 2>&1 &`
+		wait = `case ${MEMSYNC_HOOKS_WAIT:-} in
+	'' | 0 | false) ` + background + `
+		exit 0 ;;
+	esac
+	` + wait
+		last = `case ${MEMSYNC_HOOKS_WAIT:-} in
+	'' | 0 | false) ` + background + ` ;;
+	*) ` + last + ` ;;
+	esac`
+	}
 	return `#!/bin/sh
 ` + Marker + `
 bin=` + shellQuote(bin) + `
 memsync=$bin
 [ -x "$memsync" ] || memsync=$(command -v memsync 2>/dev/null) || memsync=
 if [ ! -x "$0` + OrigSuffix + `" ] && [ -n "$memsync" ]; then
-	exec "$memsync" hook ` + name + ` "$@" </dev/null
+	` + wait + `
 fi
 status=0
 if [ -x "$0` + OrigSuffix + `" ]; then
 	` + chainCommand(orig) + ` || status=$?
 fi
 if [ -n "$memsync" ]; then
-	"$memsync" hook ` + name + ` "$@" </dev/null
+	` + last + `
 else
 	echo "memsync: ` + name + ` hook skipped: memsync not found at $bin nor on PATH" >&2
 fi
 exit $status
 `
 }
+
+// Detached tells the hooks whose script runs memsync in the background:
+// those that only snapshot the memory (post-commit, post-rewrite,
+// post-applypatch), so that a commit does not wait for its snapshot.
+// post-checkout links a new worktree's memory before git returns, and
+// post-merge checks the code a merge changed (from ORIG_HEAD, which the
+// next command may move): they run in the foreground.
+func Detached(name string) bool {
+	return name == "post-commit" || name == "post-rewrite" || name == "post-applypatch"
+}
+
+// BackgroundArg is the first argument of 'memsync hook' in the background
+// (HookOptions.Background), before the hook's name.
+const BackgroundArg = "--background"
 
 // shells are the interpreters whose scripts chainCommand runs by reading
 // them with ". FILE", which keeps "$0" and the arguments.

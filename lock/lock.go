@@ -93,6 +93,18 @@ func Exclusive(ctx context.Context, path string, timeout time.Duration) (*Lock, 
 // pidWidth is the width the pid is padded to in the lock file.
 const pidWidth = 10
 
+// TryExclusive takes the writers' lock on path when it is free at once,
+// without recording the pid; nil (and no error) when another process
+// holds it.
+func TryExclusive(path string) (*Lock, error) {
+	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o644))
+	if ok, err := fl.TryLock(); !ok || err != nil {
+		_ = fl.Close()
+		return nil, err
+	}
+	return &Lock{fl: fl, path: path}, nil
+}
+
 // Shared takes the readers' lock on path, as Exclusive waits. Readers
 // exclude writers, not each other.
 func Shared(ctx context.Context, path string, timeout time.Duration) (*Lock, error) {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -24,16 +25,27 @@ func hookCommand() command {
 		raw: true, hidden: true, opens: noMemory,
 		run: func(_ *session, c *cli.Context) error {
 			args := c.Args().Slice()
+			background := len(args) > 0 && args[0] == memsync.HookBackgroundArg
+			if background {
+				args = args[1:]
+			}
 			if len(args) > 0 && args[0] == "--" { // the line as reorderArgs hands it on
 				args = args[1:]
 			}
 			if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") { // no hook has that name
 				return cli.ShowCommandHelp(c.Lineage()[1], "hook")
 			}
+			if background {
+				// The script's child, which git does not wait for: in a
+				// session of its own, so that closing the terminal the
+				// commit ran in does not end it.
+				_, _ = syscall.Setsid()
+			}
 			if len(args) > 0 {
 				memsync.RunHook(c.Context, c.String("C"), args[0], args[1:], memsync.HookOptions{
 					Stderr:      c.App.ErrWriter,
 					LockTimeout: lockTimeoutFlag(c), // 0: MEMSYNC_LOCK_TIMEOUT, else the hook's own
+					Background:  background,
 				})
 			}
 			return nil

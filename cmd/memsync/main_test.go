@@ -57,7 +57,7 @@ func gitEnv(env *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
-	// Packing runs in the foreground, within the script (testGitEnv).
+	// Packing and hooks run in the foreground, within the script (testGitEnv).
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[maintenance]\n\tautoDetach = false\n"), 0o644); err != nil {
 		return err
 	}
@@ -70,6 +70,7 @@ func gitEnv(env *testscript.Env) error {
 		"GIT_AUTHOR_EMAIL":    "test@memsync.invalid",
 		"GIT_COMMITTER_NAME":  "memsync test",
 		"GIT_COMMITTER_EMAIL": "test@memsync.invalid",
+		"MEMSYNC_HOOKS_WAIT":  "1", // a commit's snapshot is there when git returns
 	} {
 		env.Setenv(k, v)
 	}

@@ -57,17 +57,20 @@ func memsyncBinary(tb testing.TB) string {
 // testGitEnv is the environment for git and memsync processes in tests.
 func testGitEnv(tb testing.TB) []string {
 	home := tb.TempDir()
-	// Tests pack in the foreground (git's maintenance.autoDetach), so no
-	// packing outlives the test that its temp dir's removal would race;
-	// benchmarks run as a user's memsync does.
+	env := []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@memsync.invalid",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@memsync.invalid"}
+	// Tests pack and snapshot in the foreground (git's
+	// maintenance.autoDetach, MEMSYNC_HOOKS_WAIT), so no packing or hook
+	// outlives the test that its temp dir's removal would race, and a
+	// commit's snapshot is there when git returns; benchmarks run as a
+	// user's memsync does.
 	if _, bench := tb.(*testing.B); !bench {
 		if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[maintenance]\n\tautoDetach = false\n"), 0o644); err != nil {
 			tb.Fatal(err)
 		}
+		env = append(env, "MEMSYNC_HOOKS_WAIT=1")
 	}
-	env := []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@memsync.invalid",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@memsync.invalid"}
 	for _, kv := range gitcmd.Env() {
 		if !hasAnyPrefix(kv, "HOME=", "MEMSYNC_", "XDG_DATA_HOME=") {
 			env = append(env, kv)

@@ -92,7 +92,7 @@ func TestSharedRepositoryTwoUsers(t *testing.T) {
 		sh := append([]string{"--reuid=" + u, "--regid=" + group, "--init-groups", "--", "sh", "-c", `umask 022; exec "$@"`, "sh"}, args...)
 		cmd := exec.Command("setpriv", sh...)
 		cmd.Dir = dir
-		cmd.Env = []string{"HOME=" + homes[u], "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
+		cmd.Env = []string{"HOME=" + homes[u], "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C", "MEMSYNC_HOOKS_WAIT=1"}
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memsync/memsync/lock"
+)
+
+// backgroundEnv is testGitEnv with the hooks that only snapshot running
+// in the background, as users run them.
+func backgroundEnv(tb testing.TB) []string {
+	var env []string
+	for _, kv := range testGitEnv(tb) {
+		if !strings.HasPrefix(kv, "MEMSYNC_HOOKS_WAIT=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// backgroundRepo is a repository with memsync's hooks installed and one entry.
+func backgroundRepo(tb testing.TB, env []string) string {
+	tb.Helper()
+	repo := newRepo(tb, env)
+	memsyncIn(tb, env, repo, "init")
+	memsyncIn(tb, env, repo, "hooks", "install")
+	memsyncIn(tb, env, repo, "add", "the pool size is set where the config is loaded")
+	return repo
+}
+
+// snapshotted is the memory file the last snapshot holds, "" when there
+// is none.
+func snapshotted(tb testing.TB, env []string, repo string) string {
+	tb.Helper()
+	cmd := exec.Command("git", "rev-parse", "-q", "--verify", "refs/memsync/snapshots")
+	cmd.Dir, cmd.Env = repo, env
+	if cmd.Run() != nil {
+		return ""
+	}
+	return snapFile(tb, env, repo, "refs/memsync/snapshots:memories.md")
+}
+
+// waitSnapshotted waits until the last snapshot holds the live memory.
+func waitSnapshotted(tb testing.TB, env []string, repo string, d time.Duration) {
+	tb.Helper()
+	for end := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		live, err := os.ReadFile(filepath.Join(repo, ".agent", "memories.md"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if snapshotted(tb, env, repo) == string(live) {
+			return
+		}
+		if time.Now().After(end) {
+			tb.Fatalf("no snapshot of the live memory within %s", d)
+		}
+	}
+}
+
+// waitNoProcessIn waits until no process works in dir (its working
+// directory there, as git runs hooks): the background hooks have ended.
+func waitNoProcessIn(tb testing.TB, dir string, d time.Duration) {
+	tb.Helper()
+	for end := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		var left []string
+		procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+		for _, p := range procs {
+			if cwd, err := os.Readlink(p); err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(end) {
+			tb.Fatalf("processes still at work in %s after %s: %v", dir, d, left)
+		}
+	}
+}
+
+// TestHookBackground: a commit does not wait for its snapshot. With the
+// memory's lock held by another process, `git commit` returns (and its
+// output pipes close) while the snapshot waits; once the lock is let go
+// the snapshot of the live memory arrives. Were the hook in the
+// foreground, or did its child keep git's pipes, the commit would return
+// only when the hook gave up on the lock, and no snapshot would come.
+func TestHookBackground(t *testing.T) {
+	env := backgroundEnv(t)
+	repo := backgroundRepo(t, env)
+	held, err := lock.Exclusive(context.Background(), filepath.Join(repo, ".git", "memsync", "memories.md.lock"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "commit", "-q", "--allow-empty", "-m", "one")
+	cmd.Dir, cmd.Env = repo, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git commit: %v\n%s", err, out)
+	}
+	if strings.TrimSpace(string(out)) != "" {
+		t.Fatalf("git commit said: %s", out)
+	}
+	live, err := os.ReadFile(filepath.Join(repo, ".agent", "memories.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snapshotted(t, env, repo) == string(live) {
+		t.Fatal("the snapshot was made while the lock was held")
+	}
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
+	waitSnapshotted(t, env, repo, 20*time.Second)
+	waitNoProcessIn(t, repo, 20*time.Second)
+	if out := gitRun(t, env, repo, "status", "--porcelain"); strings.TrimSpace(out) != "" {
+		t.Fatalf("git status:\n%s", out)
+	}
+}
+
+// TestHookBackgroundWarning: what a background hook would have said on
+// git's stderr (here: it gave up waiting for the lock) is said by the
+// next memsync command in the repository, once.
+func TestHookBackgroundWarning(t *testing.T) {
+	env := append(backgroundEnv(t), "MEMSYNC_LOCK_TIMEOUT=200ms")
+	repo := backgroundRepo(t, env)
+	held, err := lock.Exclusive(context.Background(), filepath.Join(repo, ".git", "memsync", "memories.md.lock"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "one")
+	waitFor(t, filepath.Join(repo, ".git", "memsync", "state", "hooks.log"), 20*time.Second)
+	waitNoProcessIn(t, repo, 20*time.Second)
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr := memsyncOut(t, env, repo, "list")
+	if !strings.Contains(stderr, "warning: post-commit hook: snapshot skipped") || !strings.Contains(stderr, "(in the background at ") {
+		t.Fatalf("the next command's stderr:\n%s", stderr)
+	}
+	if _, again := memsyncOut(t, env, repo, "list"); strings.Contains(again, "post-commit") {
+		t.Fatalf("said twice:\n%s", again)
+	}
+}
+
+// TestHookBackgroundBurst: commits in quick succession, each after a
+// memory change, as a rebase or a script makes them: the background hooks
+// that come while one waits end at once, and none of the changes is left
+// out: once the hooks are done, the last snapshot is the live memory, the
+// snapshot ref is one chain, and git fsck is clean.
+func TestHookBackgroundBurst(t *testing.T) {
+	env := backgroundEnv(t)
+	repo := backgroundRepo(t, env)
+	const commits = 30
+	for i := range commits {
+		memsyncIn(t, env, repo, "add", fmt.Sprintf("lesson %d: retry the request when the cache is cold", i))
+		gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", fmt.Sprint(i))
+	}
+	waitSnapshotted(t, env, repo, 60*time.Second)
+	waitNoProcessIn(t, repo, 30*time.Second)
+	waitSnapshotted(t, env, repo, time.Second) // and nothing came after
+	snaps := strings.Fields(gitRun(t, env, repo, "rev-list", "--first-parent", "refs/memsync/snapshots"))
+	if all := strings.Fields(gitRun(t, env, repo, "rev-list", "refs/memsync/snapshots")); len(all) != len(snaps) || len(snaps) > commits+1 {
+		t.Fatalf("%d snapshots on the first-parent chain, %d in all, for %d commits", len(snaps), len(all), commits)
+	}
+	gitRun(t, env, repo, "fsck", "--strict")
+	t.Logf("%d snapshots for %d commits", len(snaps), commits)
+}
