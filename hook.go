@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,7 +115,10 @@ func RunHook(ctx context.Context, dir, name string, args []string, o HookOptions
 // foreground.
 func hookTurn(ctx context.Context, gitDir string) (done func(), ok bool) {
 	queued, err := lock.TryExclusive(filepath.Join(gitDir, "memsync-hook-queue.lock"))
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false // the repository is gone (a test's temp dir): nothing to snapshot
+	case err != nil:
 		return func() {}, true
 	}
 	if queued == nil {
@@ -142,6 +146,9 @@ const (
 // saveHookWarnings appends the warning lines hooks.Run wrote for a
 // background hook to the state dir's hook log.
 func saveHookWarnings(r *worktree.Repo, said string) {
+	if _, err := os.Stat(r.CommonDir); err != nil {
+		return // the repository is gone: nowhere to say it, and nothing to make again
+	}
 	state := filepath.Join(r.CommonDir, "memsync", "state")
 	if fsutil.MkdirAll(state, r.Shared.Dir(0o755)) != nil {
 		return

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,7 +74,9 @@ func waitNoProcessIn(tb testing.TB, dir string, d time.Duration) {
 		var left []string
 		procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
 		for _, p := range procs {
-			if cwd, err := os.Readlink(p); err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
+			cwd, err := os.Readlink(p)
+			cwd = strings.TrimSuffix(cwd, " (deleted)") // a folder removed under the process
+			if err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
 				left = append(left, p)
 			}
 		}
@@ -171,4 +175,28 @@ func TestHookBackgroundBurst(t *testing.T) {
 	}
 	gitRun(t, env, repo, "fsck", "--strict")
 	t.Logf("%d snapshots for %d commits", len(snaps), commits)
+}
+
+// TestHookBackgroundRepositoryRemoved: a repository removed right after a
+// commit, as a test's temp dir is, stays removed: the background hook
+// makes nothing again where it was.
+func TestHookBackgroundRepositoryRemoved(t *testing.T) {
+	env := backgroundEnv(t)
+	for i := range 10 {
+		repo := backgroundRepo(t, env)
+		memsyncIn(t, env, repo, "add", fmt.Sprintf("lesson %d: the pool size is set where the config is loaded", i))
+		gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "one")
+		if i%2 == 1 {
+			time.Sleep(time.Duration(i) * time.Millisecond) // the hook further along
+		}
+		_ = os.RemoveAll(repo) // may meet a file the hook is writing
+		waitNoProcessIn(t, repo, 20*time.Second)
+		if err := os.RemoveAll(repo); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if _, err := os.Lstat(repo); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("round %d: %s is there again (%v)", i, repo, err)
+		}
+	}
 }
