@@ -19,6 +19,7 @@
 package history
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/internal/gitrepo"
@@ -441,20 +443,17 @@ func (h *History) Author() string { return h.identity().author }
 // RefsUnder lists the refs whose names start with prefix (a folder of
 // refs, ending in "/") and the commits they point at, read from the files
 // as git writes them: packed-refs, then the loose refs, which win; a ref
-// being written (its ".lock") is not one yet. No git is spawned.
+// being written (its ".lock") is not one yet. No git is spawned. The
+// files are read within bounds: packed-refs line by line, a loose ref of
+// at most maxLooseRef bytes; anything but a regular file (a pipe, a link
+// to a device) is an error naming it.
 func (h *History) RefsUnder(prefix string) (map[string]string, error) {
 	refs := map[string]string{}
-	packed, err := os.ReadFile(filepath.Join(h.Repo.CommonDir, "packed-refs"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := packedRefsUnder(filepath.Join(h.Repo.CommonDir, "packed-refs"), prefix, refs); err != nil {
 		return nil, err
 	}
-	for _, line := range strings.Split(string(packed), "\n") {
-		if hash, name, ok := strings.Cut(line, " "); ok && strings.HasPrefix(name, prefix) && plumbing.IsHash(hash) {
-			refs[name] = hash
-		}
-	}
 	root := filepath.Join(h.Repo.CommonDir, filepath.FromSlash(prefix))
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil // no such folder, or a ref deleted meanwhile
@@ -463,7 +462,7 @@ func (h *History) RefsUnder(prefix string) (map[string]string, error) {
 		case d.IsDir() || strings.HasSuffix(path, ".lock"):
 			return nil
 		}
-		data, err := os.ReadFile(path)
+		data, err := fsutil.ReadFile(path, maxLooseRef)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -477,4 +476,38 @@ func (h *History) RefsUnder(prefix string) (map[string]string, error) {
 		return err
 	})
 	return refs, err
+}
+
+// maxLooseRef bounds a loose ref file: a hash, or "ref: " and a name.
+const maxLooseRef = 4 << 10
+
+// packedRefsUnder adds the refs under prefix that the packed-refs file at
+// path lists to refs; none when there is no such file.
+func packedRefsUnder(path, prefix string, refs map[string]string) error {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<10) // a line: a hash and a ref name
+	for sc.Scan() {
+		if hash, name, ok := strings.Cut(sc.Text(), " "); ok && strings.HasPrefix(name, prefix) && plumbing.IsHash(hash) {
+			refs[name] = hash
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
 }
