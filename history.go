@@ -53,7 +53,7 @@ func (m *Memory) Maintain(ctx context.Context) (*MaintainResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := h.Maintain(ctx, m.store.LockTimeout)
+	n, err := h.Maintain(ctx, max(0, m.store.LockTimeout))
 	return &MaintainResult{Rolled: n}, err
 }
 

@@ -62,7 +62,7 @@ const maxRollup = 64 << 20
 // rolled into one; the caller holds no memsync lock (a snapshot can be
 // taken meanwhile). Only one Maintain runs at a time in a repository: one
 // finding another at work waits for it up to wait (lock.DefaultTimeout
-// when wait <= 0), then returns 0. ctx bounds it (a hook's time); a git stopped half-way
+// when wait is 0; not at all when it is negative), then returns 0. ctx bounds it (a hook's time); a git stopped half-way
 // leaves only a temp file git's gc removes, and no pack is deleted before
 // the new one is in place.
 func (h *History) Maintain(ctx context.Context, wait time.Duration) (int, error) {
@@ -74,8 +74,16 @@ func (h *History) Maintain(ctx context.Context, wait time.Duration) (int, error)
 	if err := fsutil.MkdirAll(state, h.Repo.Shared.Dir(0o777)); err != nil {
 		return 0, err
 	}
-	l, err := lock.Exclusive(ctx, filepath.Join(state, "maintenance.lock"), wait)
-	if errors.Is(err, lock.ErrTimeout) {
+	var (
+		l   *lock.Lock
+		err error
+	)
+	if wait < 0 {
+		l, err = lock.TryExclusive(filepath.Join(state, "maintenance.lock"))
+	} else {
+		l, err = lock.Exclusive(ctx, filepath.Join(state, "maintenance.lock"), wait)
+	}
+	if l == nil && err == nil || errors.Is(err, lock.ErrTimeout) {
 		return 0, nil // another one is at work
 	}
 	if err != nil {
@@ -160,7 +168,7 @@ func (h *History) MaintainSoon(ctx context.Context) {
 			return
 		}
 	}
-	_, _ = h.Maintain(ctx, 10*time.Millisecond) // one at work does it
+	_, _ = h.Maintain(ctx, -1) // one at work does it
 }
 
 // autoDetach is git's choice of running its automatic maintenance in the
