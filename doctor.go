@@ -364,9 +364,13 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 	}
 	if st, err := hooks.Report(m.repo); err == nil {
 		n := 0
+		var old []string
 		for _, h := range st.Hooks {
 			if h.State == hooks.StateInstalled || h.State == hooks.StateChained {
 				n++
+			}
+			if h.Outdated {
+				old = append(old, h.Name)
 			}
 		}
 		ch := Check{Check: "hooks", Status: checkOK, Detail: fmt.Sprintf("%d of %d hooks installed in %s", n, len(st.Hooks), st.Dir)}
@@ -377,6 +381,9 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 			ch.Status, ch.Detail = checkInfo, "no hooks installed: no snapshots after commits (memsync hooks install)"
 		case n < len(st.Hooks):
 			ch.Status, ch.Fix = checkProblem, "memsync hooks install"
+		case len(old) > 0:
+			ch.Status, ch.Fix = checkProblem, "memsync hooks install"
+			ch.Detail += "; written by an older memsync: " + strings.Join(old, ", ")
 		}
 		out = append(out, ch)
 		for _, mg := range st.Managers {

@@ -30,6 +30,9 @@ type Hook struct {
 	Manager string `json:"manager,omitempty"` // the hook manager memsync runs through: husky, lefthook, pre-commit
 	Runs    bool   `json:"runs"`              // git runs memsync for this hook in this worktree
 	Action  string `json:"action,omitempty"`  // installed, updated, unchanged, restored, removed, kept
+	// Outdated tells memsync's script as an older memsync wrote it (a
+	// snapshot hook git waits for, say): InstallHooks writes today's.
+	Outdated bool `json:"outdated,omitempty"`
 	// Chained is, for a chained hook, the hook that runs first (the one
 	// that was there before memsync's).
 	Chained string `json:"-"`
@@ -59,7 +62,7 @@ func hookStatusOf(st *hooks.Status) *HookStatus {
 func hooksOf(hs []hooks.Hook) []Hook {
 	out := make([]Hook, len(hs))
 	for i, h := range hs {
-		out[i] = Hook{Name: h.Name, Path: h.Path, State: h.State, Manager: h.Manager, Runs: h.Runs, Action: h.Action}
+		out[i] = Hook{Name: h.Name, Path: h.Path, State: h.State, Manager: h.Manager, Runs: h.Runs, Action: h.Action, Outdated: h.Outdated}
 		if h.State == hooks.StateChained {
 			out[i].Chained = filepath.Base(h.Path) + hooks.OrigSuffix
 		}

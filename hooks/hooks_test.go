@@ -225,3 +225,62 @@ func TestDirReadsConfigFiles(t *testing.T) {
 		t.Errorf("linked worktree's config.worktree: %s, want %s", got, want)
 	}
 }
+
+// TestOutdatedScript: the scripts install writes are today's, also one
+// that chains a hook that was there and one whose memsync path needs
+// quoting; a script an older memsync wrote (a post-commit that git waits
+// for, or one without the bin= line) is reported outdated, alone, until
+// install writes it again.
+func TestOutdatedScript(t *testing.T) {
+	r := testRepo(t)
+	dir := filepath.Join(r.CommonDir, "hooks")
+	if err := os.WriteFile(filepath.Join(dir, "post-merge"), []byte("#!/bin/sh\necho mine\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := "/opt/it's here/memsync"
+	if _, _, err := Install(r, bin); err != nil {
+		t.Fatal(err)
+	}
+	outdated := func() []string {
+		t.Helper()
+		st, err := Report(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, h := range st.Hooks {
+			if h.Outdated {
+				names = append(names, h.Name)
+			}
+		}
+		return names
+	}
+	if got := outdated(); len(got) != 0 {
+		t.Fatalf("outdated right after install: %v", got)
+	}
+	older := `#!/bin/sh
+` + Marker + `
+bin=` + shellQuote(bin) + `
+memsync=$bin
+[ -x "$memsync" ] || memsync=$(command -v memsync 2>/dev/null) || memsync=
+if [ ! -x "$0` + OrigSuffix + `" ] && [ -n "$memsync" ]; then
+	exec "$memsync" hook post-commit "$@" </dev/null
+fi
+exit 0
+`
+	if err := os.WriteFile(filepath.Join(dir, "post-commit"), []byte(older), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "post-rewrite"), []byte("#!/bin/sh\n"+Marker+"\nexec memsync hook post-rewrite \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(outdated(), " "); got != "post-commit post-rewrite" {
+		t.Fatalf("outdated: %q", got)
+	}
+	if _, _, err := Install(r, bin); err != nil {
+		t.Fatal(err)
+	}
+	if got := outdated(); len(got) != 0 {
+		t.Fatalf("outdated after install: %v", got)
+	}
+}

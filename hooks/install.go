@@ -194,6 +194,9 @@ type Hook struct {
 	Manager string `json:"manager,omitempty"` // the hook manager memsync runs through: husky, lefthook, pre-commit
 	Runs    bool   `json:"runs"`              // git runs memsync for this hook in this worktree
 	Action  string `json:"action,omitempty"`  // installed, updated, unchanged, restored, removed, kept
+	// Outdated tells memsync's script as an older memsync wrote it (for
+	// one, a snapshot hook git waits for): install writes today's.
+	Outdated bool `json:"outdated,omitempty"`
 }
 
 // ErrInWorktree is returned when a file install would write is inside the
@@ -485,10 +488,32 @@ func hookState(r *gitrepo.Repo, dir, name string) Hook {
 	if h.State == StateInstalled || h.State == StateChained {
 		h.Manager = mgr
 		h.Runs = executable(t) && executable(p)
+		h.Outdated = outdated(t, name)
 	} else if mgr != "" {
 		h.Path, h.State = p, StateForeign
 	}
 	return h
+}
+
+// outdated tells memsync's script for hook name at p from what Script
+// writes today for the memsync it names and the hook it chains.
+func outdated(p, name string) bool {
+	cur, err := readHook(p)
+	if err != nil {
+		return false
+	}
+	var bin string
+	for _, line := range strings.Split(string(cur), "\n") {
+		if q, ok := strings.CutPrefix(line, "bin='"); ok && strings.HasSuffix(q, "'") {
+			bin = strings.ReplaceAll(strings.TrimSuffix(q, "'"), `'\''`, "'")
+			break
+		}
+	}
+	if bin == "" {
+		return true // older than the bin= line
+	}
+	kept, _ := readHook(p + OrigSuffix) // nil: none
+	return !bytes.Equal(cur, []byte(Script(name, bin, kept)))
 }
 
 // recordPath is the file that says memsync's hooks are installed in the

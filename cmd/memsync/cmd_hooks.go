@@ -96,6 +96,9 @@ func runHooksStatus(s *session, c *cli.Context) error {
 			if !h.Runs && h.State != "foreign" && h.State != "missing" {
 				note += "; NOT RUN by git here: memsync hooks install"
 			}
+			if h.Outdated {
+				note += "; written by an older memsync: memsync hooks install updates it"
+			}
 			s.printf("  %-15s %s%s\n", h.Name, h.State, note)
 		}
 		for _, m := range st.Managers {
