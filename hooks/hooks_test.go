@@ -284,3 +284,32 @@ exit 0
 		t.Fatalf("outdated after install: %v", got)
 	}
 }
+
+// TestQuotedAfter: the memsync path a script, husky's block or lefthook's
+// command names is read back as it was written, quotes and all, so that
+// what install writes today is never taken for outdated; an older line (a
+// post-commit git waits for) is.
+func TestQuotedAfter(t *testing.T) {
+	for _, bin := range []string{"/usr/local/bin/memsync", "/opt/it's here/memsync", "/x/''/'y'", "/a b/\"c\"/$d"} {
+		for _, name := range Names() {
+			if got := quotedAfter(Script(name, bin, nil), "bin="); got != bin {
+				t.Fatalf("script: %q, want %q", got, bin)
+			}
+			block := huskyBlock(name, bin)
+			if got := quotedAfter(block, "m="); got != bin || huskyBlock(name, got) != block {
+				t.Fatalf("husky: %q, want %q", got, bin)
+			}
+			run := lefthookRun(name, bin)
+			if got := quotedAfter(run, "m="); got != bin || lefthookRun(name, got) != run {
+				t.Fatalf("lefthook: %q, want %q", got, bin)
+			}
+		}
+	}
+	older := "m='/usr/local/bin/memsync'; [ -x \"$m\" ] || m=memsync; \"$m\" hook post-commit {0} </dev/null"
+	if bin := quotedAfter(older, "m="); lefthookRun("post-commit", bin) == older {
+		t.Fatal("an older lefthook command taken for today's")
+	}
+	if quotedAfter("bin=/unquoted\n", "bin=") != "" || quotedAfter("bin='open\n", "bin=") != "" {
+		t.Fatal("a value not quoted as shellQuote quotes was read")
+	}
+}

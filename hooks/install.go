@@ -72,24 +72,11 @@ func Dir(r *gitrepo.Repo) string {
 // (an absolute path; when it is gone, memsync is looked up on PATH, and when
 // that fails too the script says so in one line and exits 0). orig is the
 // content of the hook it chains (nil: none), which tells how to run it (see
-// chainCommand). A hook that only snapshots (Detached) runs memsync in the
-// background, as git runs its automatic maintenance, unless
-// MEMSYNC_HOOKS_WAIT is set (to anything but 0 or false): git's command
-// then waits for it.
+// chainCommand). memsync runs as call says.
 func Script(name, bin string, orig []byte) string {
-	wait := `exec "$memsync" hook ` + name + ` "$@" </dev/null`
-	last := `"$memsync" hook ` + name + ` "$@" </dev/null`
+	alone := `exec "$memsync" hook ` + name + ` "$@" </dev/null`
 	if Detached(name) {
-		background := `"$memsync" hook ` + BackgroundArg + ` ` + name + ` "$@" </dev/null >/dev/null 2>&1 &`
-		wait = `case ${MEMSYNC_HOOKS_WAIT:-} in
-	'' | 0 | false) ` + background + `
-		exit 0 ;;
-	esac
-	` + wait
-		last = `case ${MEMSYNC_HOOKS_WAIT:-} in
-	'' | 0 | false) ` + background + ` ;;
-	*) ` + last + ` ;;
-	esac`
+		alone = call("memsync", name, `"$@"`) + "\n\texit 0"
 	}
 	return `#!/bin/sh
 ` + Marker + `
@@ -97,19 +84,35 @@ bin=` + shellQuote(bin) + `
 memsync=$bin
 [ -x "$memsync" ] || memsync=$(command -v memsync 2>/dev/null) || memsync=
 if [ ! -x "$0` + OrigSuffix + `" ] && [ -n "$memsync" ]; then
-	` + wait + `
+	` + alone + `
 fi
 status=0
 if [ -x "$0` + OrigSuffix + `" ]; then
 	` + chainCommand(orig) + ` || status=$?
 fi
 if [ -n "$memsync" ]; then
-	` + last + `
+	` + call("memsync", name, `"$@"`) + `
 else
 	echo "memsync: ` + name + ` hook skipped: memsync not found at $bin nor on PATH" >&2
 fi
 exit $status
 `
+}
+
+// call is the shell command that runs the memsync whose path is in
+// variable v for hook name with the arguments args, stdin closed. A hook
+// that only snapshots (Detached) runs in the background, as git runs its
+// automatic maintenance, its streams on /dev/null so that git's pipes
+// close at once, unless MEMSYNC_HOOKS_WAIT is set (to anything but 0 or
+// false): git's command then waits for it. The scripts, husky's lines and
+// lefthook's command all run memsync through it.
+func call(v, name, args string) string {
+	wait := `"$` + v + `" hook ` + name + ` ` + args + ` </dev/null`
+	if !Detached(name) {
+		return wait
+	}
+	return `case ${MEMSYNC_HOOKS_WAIT:-} in '' | 0 | false) "$` + v + `" hook ` + BackgroundArg + ` ` + name + ` ` + args +
+		` </dev/null >/dev/null 2>&1 & ;; *) ` + wait + ` ;; esac`
 }
 
 // Detached tells the hooks whose script runs memsync in the background:
@@ -474,12 +477,16 @@ func hookState(r *gitrepo.Repo, dir, name string) Hook {
 	p := filepath.Join(dir, name)
 	if hd := huskyDir(dir); hd != "" {
 		if f := filepath.Join(hd, name); hasBlock(f) {
-			return Hook{Name: name, Path: f, State: StateInstalled, Manager: ManagerHusky, Runs: executable(p)}
+			block := blockOf(f)
+			return Hook{Name: name, Path: f, State: StateInstalled, Manager: ManagerHusky, Runs: executable(p),
+				Outdated: block != huskyBlock(name, quotedAfter(block, "m="))}
 		}
 	}
 	if isLefthook(p) && r.WorkTree != "" {
-		if cfg := lefthookLocal(r.WorkTree); lefthookHas(cfg, name) {
-			return Hook{Name: name, Path: cfg, State: StateInstalled, Manager: ManagerLefthook, Runs: executable(p)}
+		cfg := lefthookLocal(r.WorkTree)
+		if run, ok := lefthookRunOf(cfg, name); ok {
+			return Hook{Name: name, Path: cfg, State: StateInstalled, Manager: ManagerLefthook, Runs: executable(p),
+				Outdated: run != lefthookRun(name, quotedAfter(run, "m="))}
 		}
 		return Hook{Name: name, Path: p, State: StateForeign}
 	}
@@ -502,13 +509,7 @@ func outdated(p, name string) bool {
 	if err != nil {
 		return false
 	}
-	var bin string
-	for _, line := range strings.Split(string(cur), "\n") {
-		if q, ok := strings.CutPrefix(line, "bin='"); ok && strings.HasSuffix(q, "'") {
-			bin = strings.ReplaceAll(strings.TrimSuffix(q, "'"), `'\''`, "'")
-			break
-		}
-	}
+	bin := quotedAfter(string(cur), "bin=")
 	if bin == "" {
 		return true // older than the bin= line
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -70,7 +71,7 @@ const lefthookCommand = "memsync"
 // memsync on PATH, with git's arguments ({0}: lefthook's template for all of
 // them, space-joined; memsync's hooks take no argument with a space).
 func lefthookRun(name, bin string) string {
-	return `m=` + shellQuote(bin) + `; [ -x "$m" ] || m=memsync; "$m" hook ` + name + ` {0} </dev/null`
+	return `m=` + shellQuote(bin) + `; [ -x "$m" ] || m=memsync; ` + call("m", name, "{0}")
 }
 
 // editLefthook sets (run non-empty) or removes memsync's command of each
@@ -179,20 +180,38 @@ func drop(m *yaml.Node, key string) {
 // lefthookHas tells whether lefthook's config at path runs memsync for hook
 // name.
 func lefthookHas(path, name string) bool {
+	_, ok := lefthookRunOf(path, name)
+	return ok
+}
+
+// lefthookRunOf is the command of memsync's for hook name in lefthook's
+// config at path, and whether it has one.
+func lefthookRunOf(path, name string) (string, bool) {
 	data, err := fsutil.ReadFile(path, 1<<20)
 	if err != nil {
-		return false
+		return "", false
 	}
 	var doc yaml.Node
 	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
-		return false
+		return "", false
 	}
 	hook := child(doc.Content[0], name, false)
 	if hook == nil {
-		return false
+		return "", false
 	}
 	cmds := child(hook, "commands", false)
-	return cmds != nil && child(cmds, lefthookCommand, false) != nil
+	if cmds == nil {
+		return "", false
+	}
+	cmd := child(cmds, lefthookCommand, false)
+	if cmd == nil {
+		return "", false
+	}
+	run := ""
+	if r := child(cmd, "run", false); r != nil {
+		run = r.Value
+	}
+	return run, true
 }
 
 // Block markers of memsync's lines in a husky hook file (.husky/NAME).
@@ -208,7 +227,7 @@ const (
 func huskyBlock(name, bin string) string {
 	return blockBegin + "\n" +
 		`m=` + shellQuote(bin) + `; [ -x "$m" ] || m=$(command -v memsync 2>/dev/null) || m=` + "\n" +
-		`[ -z "$m" ] || "$m" hook ` + name + ` "$@" </dev/null` + "\n" +
+		`[ -z "$m" ] || ` + call("m", name, `"$@"`) + "\n" +
 		blockEnd + "\n"
 }
 
@@ -277,6 +296,49 @@ func setExclude(r *gitrepo.Repo, rel string, add bool) error {
 
 // hasBlock tells a file holding memsync's lines.
 func hasBlock(p string) bool { return contains(p, blockBegin) }
+
+// blockOf is memsync's block in the husky hook file at p, "" for none.
+func blockOf(p string) string {
+	data, err := readHook(p)
+	if err != nil {
+		return ""
+	}
+	i := bytes.Index(data, []byte(blockBegin+"\n"))
+	if i < 0 {
+		return ""
+	}
+	j := bytes.Index(data[i:], []byte(blockEnd+"\n"))
+	if j < 0 {
+		return ""
+	}
+	return string(data[i : i+j+len(blockEnd)+1])
+}
+
+// quotedAfter is the value, shell-quoted as shellQuote quotes, that
+// follows prefix at the start of a line of text ("" when none does): the
+// path of memsync a script, a block or a command names.
+func quotedAfter(text, prefix string) string {
+	for _, line := range strings.Split(text, "\n") {
+		q, ok := strings.CutPrefix(line, prefix+"'")
+		if !ok {
+			continue
+		}
+		var b strings.Builder
+		for {
+			end := strings.IndexByte(q, '\'')
+			if end < 0 {
+				return ""
+			}
+			b.WriteString(q[:end])
+			if !strings.HasPrefix(q[end:], `'\''`) {
+				return b.String()
+			}
+			b.WriteByte('\'')
+			q = q[end+4:]
+		}
+	}
+	return ""
+}
 
 // rel is p relative to the worktree top, with slashes.
 func rel(r *gitrepo.Repo, p string) string {

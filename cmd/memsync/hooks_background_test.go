@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -198,5 +199,74 @@ func TestHookBackgroundRepositoryRemoved(t *testing.T) {
 		if _, err := os.Lstat(repo); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("round %d: %s is there again (%v)", i, repo, err)
 		}
+	}
+}
+
+// TestHookBackgroundManagers: through husky's lines, lefthook's command and
+// pre-commit's legacy hook, as with memsync's own script, a commit returns
+// while the memory's lock is held and its snapshot arrives once the lock
+// is let go; hooks status calls none of them outdated.
+func TestHookBackgroundManagers(t *testing.T) {
+	for _, tool := range []string{"husky", "lefthook", "pre-commit"} {
+		t.Run(tool, func(t *testing.T) {
+			h := newHookTest(t)
+			h.env = backgroundEnv(t)
+			switch tool {
+			case "husky":
+				h.run("node", filepath.Join(huskyPackage(t), "bin.js"))
+			case "lefthook":
+				lh := lefthookBinary(t)
+				h.env = append(h.env, "LEFTHOOK_BIN="+lh)
+				h.lefthookConfig(filepath.Join(t.TempDir(), "lefthook-ran"))
+				h.run(lh, "install")
+			case "pre-commit":
+				pc := preCommitBinary(t)
+				if err := os.WriteFile(filepath.Join(h.repo, ".pre-commit-config.yaml"), []byte("repos: []\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				h.run("git", "add", ".pre-commit-config.yaml")
+				h.run("git", "commit", "-q", "-m", "pre-commit")
+				h.run(pc, "install", "--hook-type", "post-commit")
+			}
+			h.run(h.bin, "init")
+			h.run(h.bin, "hooks", "install")
+			var st struct {
+				Hooks []struct {
+					Name, Manager string
+					Outdated      bool
+				}
+			}
+			if err := json.Unmarshal([]byte(h.run(h.bin, "hooks", "status", "--json")), &st); err != nil {
+				t.Fatal(err)
+			}
+			through := false
+			for _, hk := range st.Hooks {
+				through = through || hk.Name == "post-commit" && hk.Manager == tool
+				if hk.Outdated {
+					t.Fatalf("%s outdated right after install", hk.Name)
+				}
+			}
+			if !through {
+				t.Fatalf("post-commit does not go through %s: %+v", tool, st.Hooks)
+			}
+			h.run(h.bin, "add", "the pool size is set where the config is loaded")
+			held, err := lock.Exclusive(context.Background(), filepath.Join(h.repo, ".git", "memsync", "memories.md.lock"), 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.run("git", "commit", "-q", "--allow-empty", "-m", "one")
+			live, err := os.ReadFile(filepath.Join(h.repo, ".agent", "memories.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if snapshotted(t, h.env, h.repo) == string(live) {
+				t.Fatal("the snapshot was made while the lock was held")
+			}
+			if err := held.Release(); err != nil {
+				t.Fatal(err)
+			}
+			waitSnapshotted(t, h.env, h.repo, 20*time.Second)
+			waitNoProcessIn(t, h.repo, 20*time.Second)
+		})
 	}
 }
