@@ -270,3 +270,24 @@ func TestHookBackgroundManagers(t *testing.T) {
 		})
 	}
 }
+
+// TestHookBackgroundTerminal: git run as the leader of a session on a
+// terminal (an interactive shell's `bash -c`, `ssh -t`, lefthook's
+// pseudo-terminal) makes the kernel hang up its process group when it
+// exits, which the background hook is in: the hook ignores the hangup
+// from the start, and the snapshot is made.
+func TestHookBackgroundTerminal(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) is absent (util-linux / bsdutils): it runs git on a terminal of its own")
+	}
+	env := backgroundEnv(t)
+	repo := backgroundRepo(t, env)
+	cmd := exec.Command(script, "-qec", "git commit -q --allow-empty -m one", "/dev/null")
+	cmd.Dir, cmd.Env = repo, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git commit on a terminal: %v\n%s", err, out)
+	}
+	waitSnapshotted(t, env, repo, 20*time.Second)
+	waitNoProcessIn(t, repo, 20*time.Second)
+}
