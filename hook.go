@@ -34,10 +34,11 @@ type HookOptions struct {
 	// background child of memsync's hook script, which git does not wait
 	// for. A worktree's background hooks wait in line with room for one:
 	// one that comes while another waits to start ends at once, as that
-	// one's snapshot is taken after it came. The warning goes to the
+	// one's snapshot is taken after it came; one whose turn does not come
+	// (the one before it never ends) says so. The warning goes to the
 	// memory's state dir (hooks.log), which the next Open in the
-	// repository reports through Options.Warn, as git's detached gc leaves
-	// gc.log for the next one.
+	// repository (not a hook's own) reports through Options.Warn, as git's
+	// detached gc leaves gc.log for the next one.
 	Background bool
 }
 
@@ -94,7 +95,14 @@ func RunHook(ctx context.Context, dir, name string, args []string, o HookOptions
 	if err != nil {
 		return // no repository: no memory to snapshot, and nowhere to say so
 	}
-	done, ok := hookTurn(ctx, r.GitDir)
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = hooks.DefaultTimeout
+	}
+	done, ok, err := hookTurn(ctx, r.GitDir, 2*(timeout+hooks.Grace)) // the one running ends within its time
+	if err != nil {
+		saveHookWarnings(r, fmt.Sprintf("memsync: warning: %s hook: snapshot skipped: %v; 'memsync snapshot' takes it", name, err))
+	}
 	if !ok {
 		return
 	}
@@ -109,30 +117,33 @@ func RunHook(ctx context.Context, dir, name string, args []string, o HookOptions
 // hookTurn waits for a background hook's turn in the worktree whose git
 // dir is gitDir: false when another hook waits for its turn already (it
 // snapshots after this one came, so this one has nothing to add), or when
-// the one running does not end in time. done ends the turn. Where the
-// line's lock files cannot be used (a repository shared with other users
-// who made them), hooks do not wait in line: each snapshots, as in the
-// foreground.
-func hookTurn(ctx context.Context, gitDir string) (done func(), ok bool) {
+// the one running does not end within wait (err says so: the hooks that
+// left their turn to this one are not snapshotted either). done ends the turn.
+// Where the line's lock files cannot be used (a repository shared with
+// other users who made them), hooks do not wait in line: each snapshots,
+// as in the foreground.
+func hookTurn(ctx context.Context, gitDir string, wait time.Duration) (done func(), ok bool, err error) {
 	queued, err := lock.TryExclusive(filepath.Join(gitDir, "memsync-hook-queue.lock"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, false // the repository is gone (a test's temp dir): nothing to snapshot
+		return nil, false, nil // the repository is gone (a test's temp dir): nothing to snapshot
 	case err != nil:
-		return func() {}, true
+		return func() {}, true, nil
 	}
 	if queued == nil {
-		return nil, false
+		return nil, false, nil
 	}
 	defer func() { _ = queued.Release() }() // once running: the next hook may queue
-	running, err := lock.Exclusive(ctx, filepath.Join(gitDir, "memsync-hook-run.lock"), 2*(hooks.DefaultTimeout+hooks.Grace))
+	running, err := lock.Exclusive(ctx, filepath.Join(gitDir, "memsync-hook-run.lock"), wait)
 	switch {
-	case errors.Is(err, lock.ErrTimeout) || ctx.Err() != nil:
-		return nil, false
+	case errors.Is(err, lock.ErrTimeout):
+		return nil, false, fmt.Errorf("the hook before it did not end: %w", err)
+	case ctx.Err() != nil:
+		return nil, false, ctx.Err()
 	case err != nil:
-		return func() {}, true
+		return func() {}, true, nil
 	}
-	return func() { _ = running.Release() }, true
+	return func() { _ = running.Release() }, true, nil
 }
 
 // hookLogName is the file in the state dir where background hooks leave
@@ -144,43 +155,56 @@ const (
 )
 
 // saveHookWarnings appends the warning lines hooks.Run wrote for a
-// background hook to the state dir's hook log.
+// background hook to the state dir's hook log. It makes no folder above
+// the state dir (a repository removed meanwhile stays removed) and writes
+// only into a regular file (not through a link, nor into a pipe).
 func saveHookWarnings(r *worktree.Repo, said string) {
-	if _, err := os.Stat(r.CommonDir); err != nil {
-		return // the repository is gone: nowhere to say it, and nothing to make again
-	}
+	perm := r.Shared.Dir(0o755)
 	state := filepath.Join(r.CommonDir, "memsync", "state")
-	if fsutil.MkdirAll(state, r.Shared.Dir(0o755)) != nil {
-		return
-	}
-	path := filepath.Join(state, hookLogName)
-	if fi, err := os.Lstat(path); err == nil && fi.Size() > maxHookLog {
-		return
+	for _, d := range []string{filepath.Dir(state), state} {
+		if err := os.Mkdir(d, perm.Perm()); err == nil {
+			_ = os.Chmod(d, perm)
+		} else if !errors.Is(err, fs.ErrExist) {
+			return
+		}
 	}
 	var b strings.Builder
 	at := time.Now().Format("2006-01-02 15:04:05")
 	for _, line := range strings.Split(strings.TrimSpace(said), "\n") {
 		fmt.Fprintf(&b, "%s (in the background at %s)\n", strings.TrimPrefix(line, "memsync: warning: "), at)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, r.Shared.File(0o644))
+	f, err := fsutil.OpenFile(filepath.Join(state, hookLogName), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, r.Shared.File(0o644))
 	if err != nil {
 		return
 	}
-	_, _ = f.WriteString(b.String())
-	_ = f.Close()
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() <= maxHookLog {
+		_, _ = f.WriteString(b.String())
+	}
 }
 
 // reportHookWarnings says, through Warn, what background hooks left in the
-// state dir's hook log, once: the first Open to take the log reports it.
+// state dir's hook log, once: the first Open to take the log reports it
+// (not a hook's own: see Options.inHook). A log that is not a regular file
+// of at most twice maxHookLog is dropped unread.
 func (m *Memory) reportHookWarnings() {
 	path := filepath.Join(m.store.StateDir, hookLogName)
 	taken := path + "." + strconv.Itoa(os.Getpid())
 	if os.Rename(path, taken) != nil {
 		return
 	}
-	b, err := fsutil.ReadFile(taken, 2*maxHookLog)
-	_ = os.Remove(taken)
+	defer func() { _ = os.Remove(taken) }()
+	f, err := os.OpenFile(taken, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		return
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 2*maxHookLog {
+		return
+	}
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
 		return
 	}
 	for _, line := range strings.Split(strings.TrimSpace(termsafe.Text(string(b))), "\n") {
@@ -204,7 +228,7 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 		return ""
 	}
 	var said []string
-	m, err := Open(dir, Options{LockTimeout: lockTimeout, Warn: func(msg string) { said = append(said, msg) }})
+	m, err := Open(dir, Options{LockTimeout: lockTimeout, Warn: func(msg string) { said = append(said, msg) }, inHook: true})
 	if err != nil {
 		return err.Error()
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,5 +119,77 @@ func TestRunHookPostCheckoutLinks(t *testing.T) {
 	RunHook(context.Background(), wt2, "post-checkout", zeros, HookOptions{Stderr: &out})
 	if d2, _ := os.Readlink(link); d2 != dest || out.Len() > 0 {
 		t.Fatalf("second run changed the link or warned: %s %q", d2, out.String())
+	}
+}
+
+// TestRunHookBackgroundTurnTimeout: a background hook whose turn does not
+// come (the hook before it never ends) says so in hooks.log, which the
+// next Open reports: the snapshot it and the hooks that left their turn to
+// it did not take is not lost silently.
+func TestRunHookBackgroundTurnTimeout(t *testing.T) {
+	r := hookRepo(t)
+	held, err := lock.Exclusive(context.Background(), filepath.Join(r.GitDir, "memsync-hook-run.lock"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = held.Release() }()
+	RunHook(context.Background(), r.WorkTree, "post-commit", nil, HookOptions{Background: true, Timeout: 100 * time.Millisecond})
+	var said []string
+	m, err := Open(r.WorkTree, Options{Warn: func(s string) { said = append(said, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = m.Close() }()
+	if len(said) != 1 || !strings.Contains(said[0], "post-commit hook: snapshot skipped: the hook before it did not end") {
+		t.Fatalf("Open said %q", said)
+	}
+}
+
+// TestHookLogHostile: a link at hooks.log is never read through (a file
+// it leads to is not printed) nor written through, and a pipe there
+// neither blocks the hook that writes its warning nor the Open that reads.
+func TestHookLogHostile(t *testing.T) {
+	r := hookRepo(t)
+	state := filepath.Join(r.CommonDir, "memsync", "state")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(state, hookLogName)
+	private := filepath.Join(t.TempDir(), "private")
+	if err := os.WriteFile(private, []byte("a private line\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(private, log); err != nil {
+		t.Fatal(err)
+	}
+	saveHookWarnings(r, "memsync: warning: post-commit hook: snapshot skipped: x")
+	var said []string
+	m, err := Open(r.WorkTree, Options{Warn: func(s string) { said = append(said, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = m.Close()
+	if b, _ := os.ReadFile(private); string(b) != "a private line\n" || strings.Contains(strings.Join(said, "\n"), "private") {
+		t.Fatalf("through the link: file %q, said %q", b, said)
+	}
+	_ = os.Remove(log)
+	if err := syscall.Mkfifo(log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		saveHookWarnings(r, "memsync: warning: post-commit hook: snapshot skipped: y")
+		if m, err := Open(r.WorkTree, Options{}); err == nil {
+			_ = m.Close()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		if f, err := os.OpenFile(log, os.O_RDWR, 0); err == nil { // let a blocked open go
+			_ = f.Close()
+		}
+		t.Fatal("a pipe at hooks.log blocked")
 	}
 }

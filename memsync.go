@@ -83,6 +83,10 @@ type Options struct {
 	// backup written, a damaged line, a link git removed and Open put
 	// back); nil drops them.
 	Warn func(msg string)
+
+	// inHook is a git hook's own Open: what background hooks left in the
+	// state dir's hooks.log stays there for the next command to say.
+	inHook bool
 }
 
 // Memory is one memory: a repository's (its primary worktree's .agent/) or
@@ -211,7 +215,9 @@ func Open(dir string, o Options) (*Memory, error) {
 	m.embedder = newEmbedder(o, cfg)
 	if m.repo != nil {
 		m.heal(false)
-		m.reportHookWarnings()
+		if !o.inHook {
+			m.reportHookWarnings()
+		}
 	}
 	return m, nil
 }

@@ -291,3 +291,27 @@ func TestHookBackgroundTerminal(t *testing.T) {
 	waitSnapshotted(t, env, repo, 20*time.Second)
 	waitNoProcessIn(t, repo, 20*time.Second)
 }
+
+// TestHookBackgroundKeepsTheLog: a hook does not take what earlier
+// background hooks left in hooks.log (it would write it back nested in
+// its own warning): the log stays for the next memsync command, which
+// says it once, as it was written.
+func TestHookBackgroundKeepsTheLog(t *testing.T) {
+	env := backgroundEnv(t)
+	repo := backgroundRepo(t, env)
+	log := filepath.Join(repo, ".git", "memsync", "state", "hooks.log")
+	const seeded = "post-commit hook: snapshot skipped: a test's warning (in the background at 2026-11-25 08:00:00)\n"
+	if err := os.WriteFile(log, []byte(seeded), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "one")
+	waitSnapshotted(t, env, repo, 20*time.Second)
+	waitNoProcessIn(t, repo, 20*time.Second)
+	if b, err := os.ReadFile(log); err != nil || string(b) != seeded {
+		t.Fatalf("hooks.log after a hook: %q, %v", b, err)
+	}
+	_, stderr := memsyncOut(t, env, repo, "list")
+	if strings.Count(stderr, "a test's warning") != 1 || strings.Count(stderr, "post-commit hook:") != 1 {
+		t.Fatalf("the next command said:\n%s", stderr)
+	}
+}
