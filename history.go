@@ -79,7 +79,7 @@ type SnapshotResult struct {
 // committed when the memory is unchanged since the newest snapshot. ctx
 // stops it before it moves the ref.
 func (m *Memory) Snapshot(ctx context.Context, o SnapshotOptions) (*SnapshotResult, error) {
-	res, err := m.snapshot(ctx, o.Message, "", o.AcceptRemoval)
+	res, err := m.snapshot(ctx, o.Message, "", o.AcceptRemoval, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -89,14 +89,19 @@ func (m *Memory) Snapshot(ctx context.Context, o SnapshotOptions) (*SnapshotResu
 	return res, nil
 }
 
-// snapshot is Snapshot by hook ("" for none), without the warning.
-func (m *Memory) snapshot(ctx context.Context, msg, hook string, accept bool) (*SnapshotResult, error) {
+// snapshot is Snapshot by hook ("" for none), without the warning,
+// recording prov (nil: HEAD as it is now).
+func (m *Memory) snapshot(ctx context.Context, msg, hook string, accept bool, prov *history.Provenance) (*SnapshotResult, error) {
 	h, err := m.history(ctx)
 	if err != nil {
 		return nil, err
 	}
 	h.AcceptRemoval = accept
-	res, err := h.Take(ctx, msg, h.CurrentProvenance(hook))
+	if prov == nil {
+		p := h.CurrentProvenance(hook)
+		prov = &p
+	}
+	res, err := h.Take(ctx, msg, *prov)
 	if err != nil {
 		return nil, err
 	}
@@ -627,7 +632,7 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 	}
 	out := &ResolveResult{ID: rec.ID, Kept: r.Keep, Entry: entryOf(&keep, 0)}
 	if m.repo != nil {
-		res, err := m.snapshot(ctx, "memsync resolve "+rec.ID+" ("+string(r.Keep)+")", "", false)
+		res, err := m.snapshot(ctx, "memsync resolve "+rec.ID+" ("+string(r.Keep)+")", "", false, nil)
 		if err != nil {
 			return nil, err
 		}

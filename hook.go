@@ -20,6 +20,7 @@ import (
 	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/lock"
+	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
 )
 
@@ -86,8 +87,8 @@ func RunHook(ctx context.Context, dir, name string, args []string, o HookOptions
 	if o.LockTimeout <= 0 || o.LockTimeout > hooks.DefaultLockTimeout {
 		o.LockTimeout = hooks.DefaultLockTimeout
 	}
-	handle := func(ctx context.Context) string { return hookWork(ctx, dir, name, args, o.LockTimeout) }
 	if !o.Background || !hooks.Detached(name) {
+		handle := func(ctx context.Context) string { return hookWork(ctx, dir, name, args, o.LockTimeout, nil) }
 		hooks.Run(ctx, name, handle, hooks.Options{Stderr: o.Stderr, Timeout: o.Timeout})
 		return
 	}
@@ -95,6 +96,10 @@ func RunHook(ctx context.Context, dir, name string, args []string, o HookOptions
 	if err != nil {
 		return // no repository: no memory to snapshot, and nowhere to say so
 	}
+	// The commit the hook is for, read before the wait for its turn: the
+	// next git command may move HEAD meanwhile.
+	prov := history.Open(r, memfile.Open(r.Home)).CurrentProvenance(name)
+	handle := func(ctx context.Context) string { return hookWork(ctx, dir, name, args, o.LockTimeout, &prov) }
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = hooks.DefaultTimeout
@@ -214,8 +219,9 @@ func (m *Memory) reportHookWarnings() {
 	}
 }
 
-// hookWork does the hook's work and returns the warning to print, if any.
-func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout time.Duration) string {
+// hookWork does the hook's work and returns the warning to print, if any;
+// a snapshot records prov (nil: HEAD as it is now).
+func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout time.Duration, prov *history.Provenance) string {
 	if d, ok := ctx.Deadline(); ok {
 		lockTimeout = min(lockTimeout, time.Until(d)) // the lock wait ends with the hook's time
 	}
@@ -256,7 +262,7 @@ func hookWork(ctx context.Context, dir, name string, args []string, lockTimeout 
 		}
 		return warning("")
 	}
-	res, err := m.snapshot(ctx, "", name, false)
+	res, err := m.snapshot(ctx, "", name, false, prov)
 	if errors.Is(err, history.ErrMassRemoval) {
 		return warning("snapshot skipped: " + err.Error() + "; see 'memsync diff', then put them back (memsync rollback '~0') or keep the removal ('memsync snapshot --accept-removal')")
 	}

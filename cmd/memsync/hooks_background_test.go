@@ -315,3 +315,41 @@ func TestHookBackgroundKeepsTheLog(t *testing.T) {
 		t.Fatalf("the next command said:\n%s", stderr)
 	}
 }
+
+// TestHookBackgroundProvenance: the background snapshot names the branch
+// and commit it was made for, read as the hook starts, even when the
+// next git command moved HEAD while the hook waited for its turn.
+func TestHookBackgroundProvenance(t *testing.T) {
+	env := backgroundEnv(t)
+	repo := backgroundRepo(t, env)
+	turn, err := lock.Exclusive(context.Background(), filepath.Join(repo, ".git", "memsync-hook-run.lock"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, env, repo, "checkout", "-q", "-b", "feature")
+	gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "on feature")
+	commit := strings.TrimSpace(gitRun(t, env, repo, "rev-parse", "HEAD"))
+	queue := filepath.Join(repo, ".git", "memsync-hook-queue.lock")
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		l, err := lock.TryExclusive(queue)
+		if err == nil && l == nil {
+			break // the hook waits for its turn
+		}
+		if l != nil {
+			_ = l.Release()
+		}
+		if time.Now().After(end) {
+			t.Fatal("the background hook never queued")
+		}
+	}
+	gitRun(t, env, repo, "checkout", "-q", "-b", "other")
+	if err := turn.Release(); err != nil {
+		t.Fatal(err)
+	}
+	waitSnapshotted(t, env, repo, 20*time.Second)
+	waitNoProcessIn(t, repo, 20*time.Second)
+	msg := gitRun(t, env, repo, "log", "-1", "--format=%B", "refs/memsync/snapshots")
+	if !strings.Contains(msg, "Memsync-Branch: feature\n") || !strings.Contains(msg, "Memsync-Source-Commit: "+commit) {
+		t.Fatalf("the snapshot does not name the feature branch's commit %s:\n%s", commit, msg)
+	}
+}
