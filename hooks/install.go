@@ -103,9 +103,11 @@ exit $status
 // variable v for hook name with the arguments args, stdin closed. A hook
 // that only snapshots (Detached) runs in the background, as git runs its
 // automatic maintenance, its streams on /dev/null so that git's pipes
-// close at once, and the hangup ignored from its start (git as a session's
-// leader on a terminal hangs up its process group as it exits; memsync
-// takes a session of its own only once it runs), unless MEMSYNC_HOOKS_WAIT is set (to anything but 0 or
+// close at once, and the hangup ignored from its start, set before the
+// fork (git as a session's leader on a terminal hangs up its process
+// group as it exits, maybe before the child ran a line; memsync takes a
+// session of its own only once it runs) and put back after it for the
+// lines that follow, unless MEMSYNC_HOOKS_WAIT is set (to anything but 0 or
 // false): git's command then waits for it. The scripts, husky's lines and
 // lefthook's command all run memsync through it.
 func call(v, name, args string) string {
@@ -113,8 +115,8 @@ func call(v, name, args string) string {
 	if !Detached(name) {
 		return wait
 	}
-	return `case ${MEMSYNC_HOOKS_WAIT:-} in '' | 0 | false) ( trap '' HUP; exec "$` + v + `" hook ` + BackgroundArg + ` ` + name + ` ` + args +
-		` </dev/null >/dev/null 2>&1 ) & ;; *) ` + wait + ` ;; esac`
+	return `case ${MEMSYNC_HOOKS_WAIT:-} in '' | 0 | false) trap '' HUP; "$` + v + `" hook ` + BackgroundArg + ` ` + name + ` ` + args +
+		` </dev/null >/dev/null 2>&1 & trap - HUP ;; *) ` + wait + ` ;; esac`
 }
 
 // Detached tells the hooks whose script runs memsync in the background:
