@@ -199,17 +199,13 @@ func (m *Memory) reportHookWarnings() {
 		return
 	}
 	defer func() { _ = os.Remove(taken) }()
-	f, err := os.OpenFile(taken, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := fsutil.OpenFile(taken, os.O_RDONLY|syscall.O_NONBLOCK, 0) // not through a link
 	if err != nil {
 		return
 	}
 	defer func() { _ = f.Close() }()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 2*maxHookLog {
-		return
-	}
-	b := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, b); err != nil {
+	b, err := fsutil.ReadOpen(f, taken, 2*maxHookLog)
+	if err != nil {
 		return
 	}
 	for _, line := range strings.Split(strings.TrimSpace(termsafe.Text(string(b))), "\n") {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // TooLargeError is ReadFile's error for a file over its limit.
@@ -21,23 +22,35 @@ func (e *TooLargeError) Error() string {
 // ReadFile reads the regular file at path (a symlink to one is followed) of
 // at most limit bytes. Anything else (a pipe, which would block the read
 // until someone writes to it; a device such as /dev/zero, which never ends;
-// a folder) is an error naming path, found before the file is opened.
+// a folder) is an error naming path, found before the file is opened, and
+// again once it is (ReadOpen: one swapped in meanwhile is not read).
 func ReadFile(path string, limit int64) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	if err := regular(path, fi, limit); err != nil {
+		return nil, err
 	}
-	if fi.Size() > limit {
-		return nil, &TooLargeError{path, fi.Size(), limit}
-	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return ReadOpen(f, path, limit)
+}
+
+// ReadOpen reads f, opened at path with O_NONBLOCK (so that opening a pipe
+// did not wait for a writer), when it is a regular file of at most limit
+// bytes; anything else is ReadFile's error.
+func ReadOpen(f *os.File, path string, limit int64) ([]byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(path, fi, limit); err != nil {
+		return nil, err
+	}
 	// Exactly the size seen: a file that grows meanwhile is read in part
 	// (and fails its parse or checksum), never past limit.
 	b := make([]byte, fi.Size())
@@ -45,6 +58,17 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return b, nil
+}
+
+// regular is ReadFile's check of what is at path.
+func regular(path string, fi os.FileInfo, limit int64) error {
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if fi.Size() > limit {
+		return &TooLargeError{path, fi.Size(), limit}
+	}
+	return nil
 }
 
 // OutsideError is ReadWithin's error for a path that leads out of its root.

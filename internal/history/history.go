@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -484,21 +485,21 @@ const maxLooseRef = 4 << 10
 // packedRefsUnder adds the refs under prefix that the packed-refs file at
 // path lists to refs; none when there is no such file.
 func packedRefsUnder(path, prefix string, refs map[string]string) error {
-	fi, err := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a pipe's open does not wait
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
-	}
-	f, err := os.Open(path)
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	defer func() { _ = f.Close() }()
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<10) // a line: a hash and a ref name
 	for sc.Scan() {
