@@ -334,10 +334,11 @@ func BenchmarkSyncProcess(b *testing.B) {
 }
 
 // BenchmarkSync100EachSide: two clones of a memory of about 1000 entries
-// each add 100 entries; one syncs (untimed), then the other's `memsync
-// sync` is timed: it fetches the first's 100, merges by entry and pushes
-// the merge. The baseline is git moving the same amount: a fetch of a
-// commit that adds a 33 KB file and a push of another such commit.
+// (grown as adds grow one: dates in file order, so the cap archives from
+// the front) each add 100 entries; one syncs (untimed), then the other's
+// `memsync sync` is timed: it fetches the first's 100, merges by entry and
+// pushes the merge. The baseline is git moving the same amount: a fetch of
+// a commit that adds a 33 KB file and a push of another such commit.
 // Target: memsync's median ≤ 2× git's.
 func BenchmarkSync100EachSide(b *testing.B) {
 	env, root, remote := bareRemote(b)
@@ -348,7 +349,7 @@ func BenchmarkSync100EachSide(b *testing.B) {
 	}
 	file := filepath.Join(clones[0], ".agent", "memories.md")
 	_ = os.MkdirAll(filepath.Dir(file), 0o755)
-	if err := os.WriteFile(file, memfile.GenerateFile(330<<10, 2), 0o644); err != nil {
+	if err := os.WriteFile(file, grownMemory(330<<10), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	memsyncIn(b, env, clones[0], "sync")
@@ -392,6 +393,20 @@ func BenchmarkSync100EachSide(b *testing.B) {
 			return runProcess(b, env, clones[1], bin, "sync")
 		},
 	})
+}
+
+// grownMemory is a generated memory of about size bytes whose entries are
+// dated in file order, a day apart every 1% of the file, as a memory grown
+// by adds is: the oldest first. (GenerateFile's dates are random, so the
+// entry cap, which archives the oldest, would take entries from all over
+// the file.)
+func grownMemory(size int) []byte {
+	f := memfile.Parse(memfile.GenerateFile(size, 2))
+	first := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range f.Entries {
+		f.Entries[i].Date = first.AddDate(0, 0, i*100/len(f.Entries)).Format(time.DateOnly)
+	}
+	return f.Render()
 }
 
 // bareRemote makes a folder root holding a bare remote (remote) with one
