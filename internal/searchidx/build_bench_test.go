@@ -38,3 +38,24 @@ func BenchmarkBuildFrom(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuildFromSync: the index of a memory of about 1,200 entries
+// (400 KB) built again after what a sync does to it: its oldest 200
+// entries archived and about 200 new ones appended.
+func BenchmarkBuildFromSync(b *testing.B) {
+	data := memfile.GenerateFile(400_000, 1)
+	raw, _ := Build(data)
+	old, err := Decode(raw, data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := memfile.Parse(data)
+	f.Entries = append(f.Entries[200:], memfile.Parse(memfile.GenerateFile(66_000, 5)).Entries...)
+	next := f.Render()
+	b.SetBytes(int64(len(next)))
+	for b.Loop() {
+		if _, ok := BuildFrom(old, next); !ok {
+			b.Fatal("no index")
+		}
+	}
+}

@@ -159,9 +159,16 @@ func BuildFrom(old *Index, data []byte) ([]byte, bool) {
 	h[hDocTable] = uint64(len(b))
 	var counter recall.Counter
 	var postings [][]recall.Posting // by term number
-	var oldKeys map[uint64]int      // old's entries by key
-	reused := map[int][]int{}       // an entry of old -> the entries that take its terms
+	var oldKeys map[uint64]int // old's entries by key
+	// An entry of old -> the entry that takes its terms (-1: none; one at
+	// most: two entries of the same bytes have one ID, and no index).
+	var takenBy []int32
+	reusing := false
 	if old != nil {
+		takenBy = make([]int32, old.docCount())
+		for i := range takenBy {
+			takenBy[i] = -1
+		}
 		oldKeys = make(map[uint64]int, old.docCount())
 		for i := range old.docCount() {
 			oldKeys[uint64(old.word(i, 8))|uint64(old.word(i, 9))<<32] = i
@@ -192,8 +199,9 @@ func BuildFrom(old *Index, data []byte) ([]byte, bool) {
 			b = binary.LittleEndian.AppendUint32(b, uint32(v))
 			b = binary.LittleEndian.AppendUint32(b, uint32(v>>32))
 		}
-		if o, ok := oldKeys[key]; ok {
-			reused[o] = append(reused[o], k)
+		if o, ok := oldKeys[key]; ok && takenBy[o] < 0 {
+			reusing = true
+			takenBy[o] = int32(k)
 		} else {
 			counter.Doc(&d, func(id int, c recall.Counts) {
 				for id >= len(postings) {
@@ -215,30 +223,39 @@ func BuildFrom(old *Index, data []byte) ([]byte, bool) {
 		}
 	}
 	metaAt = append(metaAt, uint32(len(meta)))
-	if len(reused) > 0 {
-		// The terms of the entries taken from old: its postings, renumbered.
+	if reusing {
+		// The terms of the entries taken from old: its postings, renumbered,
+		// after the postings counted above (counted[id] of them).
+		counted := make([]int, len(postings))
+		for id, ps := range postings {
+			counted[id] = len(ps)
+		}
 		ok := old.eachPostings(func(term []byte, ps []recall.Posting) {
 			id := -1
 			for _, p := range ps {
-				for _, k := range reused[p.Doc] {
-					if id < 0 {
-						id = counter.ID(string(term))
-						for id >= len(postings) {
-							postings = append(postings, nil)
-						}
-					}
-					postings[id] = append(postings[id], recall.Posting{Doc: k, Counts: p.Counts})
+				k := takenBy[p.Doc]
+				if k < 0 {
+					continue
 				}
+				if id < 0 {
+					id = counter.ID(string(term))
+					for id >= len(postings) {
+						postings = append(postings, nil)
+					}
+				}
+				postings[id] = append(postings[id], recall.Posting{Doc: int(k), Counts: p.Counts})
 			}
 		})
 		if !ok {
 			return BuildFrom(nil, data) // old's postings do not check out: count them all
 		}
-		byDoc := func(a, b recall.Posting) int { return a.Doc - b.Doc }
-		for _, ps := range postings {
-			if !slices.IsSortedFunc(ps, byDoc) {
-				slices.SortFunc(ps, byDoc)
+		var buf []recall.Posting
+		for id, ps := range postings {
+			n := 0
+			if id < len(counted) {
+				n = counted[id]
 			}
+			buf = mergeRuns(ps, n, buf)
 		}
 	}
 	terms := make([]int, len(postings)) // term numbers, by term
@@ -289,6 +306,35 @@ func BuildFrom(old *Index, data []byte) ([]byte, bool) {
 	}
 	binary.LittleEndian.PutUint64(b[len(magic):], uint64(tablesCRC(b, h)))
 	return b, true
+}
+
+// mergeRuns puts ps in the order of its entries: ps[:n] are in order
+// already (counted entry by entry), ps[n:] (taken from the old index) are
+// in order too unless entries moved, and no entry is in both. buf is
+// scratch space, returned for the next call.
+func mergeRuns(ps []recall.Posting, n int, buf []recall.Posting) []recall.Posting {
+	byDoc := func(a, b recall.Posting) int { return a.Doc - b.Doc }
+	a, b := ps[:n], ps[n:]
+	if !slices.IsSortedFunc(b, byDoc) {
+		slices.SortFunc(b, byDoc)
+	}
+	if len(a) == 0 || len(b) == 0 || a[len(a)-1].Doc < b[0].Doc {
+		return buf
+	}
+	buf = append(buf[:0], a...)
+	i, j, k := 0, 0, 0
+	for i < len(buf) && j < len(b) {
+		if buf[i].Doc < b[j].Doc {
+			ps[k] = buf[i]
+			i++
+		} else {
+			ps[k] = b[j] // b[j] is at or after ps[k]: never overwritten before it is read
+			j++
+		}
+		k++
+	}
+	copy(ps[k:], buf[i:])
+	return buf
 }
 
 // tablesCRC is the CRC-32C of the header (after its own field) and the

@@ -354,6 +354,17 @@ func TestBuildFrom(t *testing.T) {
 		}
 		variants["moved"] = moved
 		variants["same"] = memfile.Parse(data)
+		// What a sync does: the oldest archived, new entries appended, and
+		// new ones between old ones; every entry moved.
+		fresh := memfile.Parse(memfile.GenerateFile(8<<10, 77)).Entries
+		synced := memfile.Parse(data)
+		synced.Entries = append(synced.Entries[n/4:], fresh[:len(fresh)/2]...)
+		synced.Entries = slices.Insert(synced.Entries, len(synced.Entries)/3, fresh[len(fresh)/2:]...)
+		variants["synced"] = synced
+		reversed := memfile.Parse(data)
+		slices.Reverse(reversed.Entries)
+		reversed.Entries = append(reversed.Entries, fresh...)
+		variants["reversed"] = reversed
 		// An old index whose postings are damaged (its tables are not):
 		// every entry is counted anew.
 		bad := slices.Clone(raw)
