@@ -128,13 +128,19 @@ func (e *Error) Error() string {
 }
 
 // Command is the git command that failed as a person would type it, less
-// the options memsync puts before git's command (--git-dir=…).
+// the options memsync puts before git's command (--git-dir=…, -c NAME=VALUE).
 func (e *Error) Command() string {
 	args := e.Args
-	for len(args) > 1 && strings.HasPrefix(args[0], "--git-dir=") {
-		args = args[1:]
+	for {
+		switch {
+		case len(args) > 1 && strings.HasPrefix(args[0], "--git-dir="):
+			args = args[1:]
+		case len(args) > 2 && args[0] == "-c":
+			args = args[2:]
+		default:
+			return strings.Join(args, " ")
+		}
 	}
-	return strings.Join(args, " ")
 }
 
 // Wrap returns err, the error of running git with args, as an *Error when

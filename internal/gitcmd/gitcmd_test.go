@@ -80,3 +80,12 @@ func TestOutputContextHonoursCancel(t *testing.T) {
 		t.Fatalf("git ran for a cancelled context: %v", err)
 	}
 }
+
+// TestErrorCommand: a failed git command is named as a person would type
+// it, without the options memsync puts before it.
+func TestErrorCommand(t *testing.T) {
+	e := &Error{Args: []string{"--git-dir=/r/.git", "-c", "remote.origin.fetch=+a:b", "-c", "x=y", "push", "-c", "origin"}}
+	if got := e.Command(); got != "push -c origin" {
+		t.Fatalf("Command() = %q", got)
+	}
+}

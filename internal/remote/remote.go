@@ -411,7 +411,13 @@ func pushAll(ctx context.Context, h *history.History, remote string, opts Option
 func push(parent context.Context, h *history.History, remote, head string, ups []update, timeout time.Duration) (raced bool, err error) {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
-	args := []string{"--git-dir=" + h.Repo.CommonDir, "push", "--quiet", "--porcelain", "--no-verify"}
+	// git moves the tracking ref of each ref it pushed as it does for a
+	// branch: the refspecs given here map them as the fetch does.
+	prefix := trackingPrefix(remote)
+	args := []string{"--git-dir=" + h.Repo.CommonDir,
+		"-c", "remote." + remote + ".fetch=+refs/memsync/snapshots:" + prefix + "snapshots",
+		"-c", "remote." + remote + ".fetch=+" + ClonesPrefix + "*:" + prefix + "clones/*",
+		"push", "--quiet", "--porcelain", "--no-verify"}
 	for _, u := range ups {
 		args = append(args, "--force-with-lease="+u.ref+":"+u.expect)
 	}
@@ -431,12 +437,10 @@ func push(parent context.Context, h *history.History, remote, head string, ups [
 	}
 	rejected := rejections(stdout.String())
 	msg := gitMessage(stderr.String())
-	var done []string
 	for _, u := range ups {
 		status, ok := rejected[u.ref]
 		switch {
-		case !ok:
-			done = append(done, u.ref)
+		case !ok: // pushed; git moved its tracking ref
 		case isRace(status, msg) && u.own:
 			raced = true
 		case !isRace(status, msg):
@@ -445,21 +449,6 @@ func push(parent context.Context, h *history.History, remote, head string, ups [
 	}
 	if runErr != nil && len(rejected) == 0 {
 		return false, fmt.Errorf("%w: %w", ErrPush, gitcmd.Wrap(cmd.Args[1:], runErr, msg))
-	}
-	// The tracking refs follow (best effort: the next fetch sets them
-	// anyway).
-	var stdin strings.Builder
-	for _, ref := range done {
-		tracking := TrackingRef(remote)
-		if id, ok := strings.CutPrefix(ref, ClonesPrefix); ok {
-			tracking = trackingPrefix(remote) + "clones/" + id
-		}
-		fmt.Fprintf(&stdin, "update %s %s\n", tracking, head)
-	}
-	if stdin.Len() > 0 {
-		up := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", "--stdin")
-		up.Stdin = strings.NewReader(stdin.String())
-		_ = up.Run()
 	}
 	return raced, nil
 }

@@ -77,6 +77,12 @@ func TestSync(t *testing.T) {
 	if got := strings.Join(sortedLines(refs), "\n"); got != strings.Join(sortedLines(want), "\n") {
 		t.Fatalf("remote refs:\n%s\nwant:\n%s", got, want)
 	}
+	// The push moved b's tracking refs of what it pushed, with no fetch
+	// since (b's only sync pushed last).
+	tracking := testgit.Git(t, b.Repo.WorkTree, "for-each-ref", "--format=%(objectname)%09%(refname)", TrackingRef("origin"), trackingPrefix("origin")+"clones/"+cloneID(t, b))
+	if want := head + "\t" + TrackingRef("origin") + "\n" + head + "\t" + trackingPrefix("origin") + "clones/" + cloneID(t, b); strings.Join(sortedLines(tracking), "\n") != strings.Join(sortedLines(want), "\n") {
+		t.Fatalf("b's tracking refs:\n%s\nwant:\n%s", tracking, want)
+	}
 }
 
 func cloneID(t *testing.T, h *history.History) string {

@@ -159,7 +159,7 @@ func BuildFrom(old *Index, data []byte) ([]byte, bool) {
 	h[hDocTable] = uint64(len(b))
 	var counter recall.Counter
 	var postings [][]recall.Posting // by term number
-	var oldKeys map[uint64]int // old's entries by key
+	var oldKeys map[uint64]int      // old's entries by key
 	// An entry of old -> the entry that takes its terms (-1: none; one at
 	// most: two entries of the same bytes have one ID, and no index).
 	var takenBy []int32
