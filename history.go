@@ -411,7 +411,19 @@ func (m *Memory) sync(ctx context.Context, h *history.History, name string, o Sy
 		o.Timeout = d
 	}
 	h.AcceptRemoval = o.AcceptRemoval
-	res, err := remote.Sync(ctx, h, name, remote.Options{Force: o.Force, DryRun: o.DryRun, Timeout: o.Timeout, Provenance: h.CurrentProvenance("")})
+	// The merge's rewrite is indexed for search while git pushes.
+	m.index.deferring.Add(1)
+	pushing := func() func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			m.refreshIndex()
+		}()
+		return func() { <-done }
+	}
+	res, err := remote.Sync(ctx, h, name, remote.Options{Force: o.Force, DryRun: o.DryRun, Timeout: o.Timeout, Provenance: h.CurrentProvenance(""), Pushing: pushing})
+	m.index.deferring.Add(-1)
+	m.refreshIndex() // a rewrite no push followed
 	if !o.DryRun {
 		h.MaintainSoon(ctx) // a fetch adds a pack; the sync stands whatever packing does
 	}

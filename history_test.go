@@ -13,6 +13,7 @@ import (
 	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/policy"
+	"github.com/memsync/memsync/internal/searchidx"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 )
@@ -202,6 +203,54 @@ func TestSyncAndContext(t *testing.T) {
 }
 
 // Conflicts lists what was recorded; Resolve keeps a version, takes an
+// TestSyncIndexesTheMerge: a sync's merge rewrites the memory; its search
+// index is brought up to date while git pushes, so that it names every
+// entry of the merged file before the sync returns, with no search since.
+func TestSyncIndexesTheMerge(t *testing.T) {
+	ctx := context.Background()
+	root := testgit.Isolate(t)
+	bare := filepath.Join(root, "remote.git")
+	testgit.Git(t, root, "init", "-q", "--bare", bare)
+	var ms []*Memory
+	for _, name := range []string{"a", "b"} {
+		dir := filepath.Join(root, name)
+		testgit.Git(t, root, "clone", "-q", bare, dir)
+		m, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	a, b := ms[0], ms[1]
+	add(t, a, "the retry budget is 300 ms")
+	if _, err := a.Sync(ctx, "", SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	add(t, b, "the pool size is set where the config is loaded")
+	if _, err := b.Search(ctx, "pool", SearchOptions{}); err != nil { // b's memory gets its index
+		t.Fatal(err)
+	}
+	if res, err := b.Sync(ctx, "", SyncOptions{}); err != nil || res.Kind != history.Merged || !res.Pushed {
+		t.Fatalf("sync: %+v, %v", res, err)
+	}
+	data, err := os.ReadFile(b.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(b.store.StateDir, searchidx.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := searchidx.Decode(raw, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ix.Close() }()
+	if n := len(memfile.Parse(data).Entries); n != 2 || ix.Len() != n {
+		t.Fatalf("after the sync the index holds %d entries, the file %d", ix.Len(), n)
+	}
+}
+
 // edited entry, refuses an archived one, and snapshots the result.
 func TestConflictsResolve(t *testing.T) {
 	ctx := context.Background()

@@ -105,6 +105,9 @@ type Memory struct {
 	opts        Options                        // as Open got them, after the environment (Promote opens the global layer with them)
 	conflictLog string                         // where conflicts are recorded: <git common dir>/memsync/conflicts.json, or the global layer's state/conflicts.json
 	near        nearSets                       // similarity sets of the active file (near.go)
+	// index is the search index's upkeep: a sync defers it (see
+	// Memory.sync), so that it runs while git pushes.
+	index indexUpkeep
 }
 
 // ErrNotFound is what a reference that names no entry (or conflict, or
@@ -209,7 +212,11 @@ func Open(dir string, o Options) (*Memory, error) {
 		m.store.RemovalLog = filepath.Join(state, "removed")
 	}
 	m.store.Appended = func(f *os.File, before, after os.FileInfo) { searchidx.Appended(state, f, before, after) }
-	m.store.Changed = func(f *os.File) { searchidx.Changed(state, f, m.store.FilePerm(), m.store.DirPerm()) }
+	m.store.Changed = func(f *os.File) {
+		if !m.index.postpone() {
+			searchidx.Changed(state, f, m.store.FilePerm(), m.store.DirPerm())
+		}
+	}
 	m.conflictLog = conflicts
 	m.store.Conflicts = merge.LogFile(conflicts)
 	m.embedder = newEmbedder(o, cfg)

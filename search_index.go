@@ -3,6 +3,7 @@ package memsync
 import (
 	"context"
 	"os"
+	"sync/atomic"
 
 	"github.com/memsync/memsync/internal/inject"
 	"github.com/memsync/memsync/internal/recall"
@@ -128,4 +129,37 @@ func (m *Memory) similarIndexed(ctx context.Context, q similar.Set, terms []stri
 		return nil
 	})
 	return hits, ok && err == nil, err
+}
+
+// indexUpkeep defers the search index's update after a rewrite while a
+// sync runs: the merge's rewrite is indexed while git pushes (the index is
+// a cache that every read validates, so a deferred update is only a
+// slower first search, never a stale answer).
+type indexUpkeep struct {
+	deferring atomic.Int32 // syncs under way
+	stale     atomic.Bool  // a rewrite was not indexed
+}
+
+// postpone reports whether the index's update after a rewrite waits (for
+// refresh), noting that one is due.
+func (u *indexUpkeep) postpone() bool {
+	if u.deferring.Load() == 0 {
+		return false
+	}
+	u.stale.Store(true)
+	return true
+}
+
+// refreshIndex brings the search index up to date with the active file
+// after a deferred rewrite, under the readers' lock.
+func (m *Memory) refreshIndex() {
+	if !m.index.stale.Swap(false) {
+		return
+	}
+	_ = m.store.ViewActive(func(f *os.File) error {
+		if f != nil {
+			searchidx.Changed(m.store.StateDir, f, m.store.FilePerm(), m.store.DirPerm())
+		}
+		return nil
+	})
 }

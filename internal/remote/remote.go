@@ -61,6 +61,10 @@ type Options struct {
 	// and its children are stopped, and Sync returns ErrTimeout.
 	Timeout    time.Duration
 	Provenance history.Provenance
+	// Pushing, when set, is called once the merge is written and the
+	// memory's lock let go, before the push: what it starts runs while git
+	// pushes, and Sync calls the function it returns before it returns.
+	Pushing func() (wait func())
 }
 
 // Result is what Sync did.
@@ -179,6 +183,9 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 	}
 	if res.Snapshot, err = h.RefHash(history.Ref); err != nil || res.Snapshot == "" {
 		return res, err
+	}
+	if opts.Pushing != nil {
+		defer opts.Pushing()()
 	}
 	return res, pushAll(ctx, h, remote, opts, res, fetched, rewritten)
 }
