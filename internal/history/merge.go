@@ -432,9 +432,6 @@ func renderLike(f *memfile.File, data, other []byte, entries []memfile.Entry) []
 
 // isAncestor tells whether commit a is an ancestor of (or is) commit b.
 func (h *History) isAncestor(ctx context.Context, a, b string) (bool, error) {
-	if base, ok := h.mergeBaseWalk(a, []string{b}); ok {
-		return base == a, ctx.Err() // a's only best common ancestor with b is a itself
-	}
 	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "merge-base", "--is-ancestor", a, b)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -472,13 +469,10 @@ func (h *History) MergeBase(ctx context.Context, a string, others ...string) (st
 	return base, err
 }
 
-// mergeBase is MergeBase: mergeBaseWalk's answer, else git's.
+// mergeBase is MergeBase, asking git.
 func (h *History) mergeBase(ctx context.Context, a string, others ...string) (string, error) {
 	if len(others) == 0 {
 		return "", nil
-	}
-	if base, ok := h.mergeBaseWalk(a, others); ok {
-		return base, ctx.Err()
 	}
 	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, append([]string{"--git-dir=" + h.Repo.CommonDir, "merge-base", a}, others...)...)
 	var stderr bytes.Buffer
