@@ -25,7 +25,7 @@ const (
 
 // Check is one finding of Doctor (docs/commands.md documents the JSON).
 type Check struct {
-	Check  string `json:"check"`  // memory, archive, lock, temp, layout, worktree, hooks, history, conflicts, tracked
+	Check  string `json:"check"`  // memory, archive, lock, temp, layout, worktree, hooks, history, refspec, conflicts, tracked
 	Status string `json:"status"` // ok, problem, fixed (a problem Doctor repaired) or info
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`    // what repairs a problem, for people
@@ -59,7 +59,8 @@ type DoctorOptions struct {
 	// ralph and memsync both wrote), temp files of interrupted writes, worktree
 	// links (as WorktreeDoctor), a stale lock on the snapshot ref, a
 	// snapshot ref that points at missing objects (reset to its newest
-	// snapshot the repository holds).
+	// snapshot the repository holds), a remote's fetch refspec that maps
+	// refs/memsync/ onto this clone's (a negative refspec added).
 	Fix bool
 }
 
@@ -67,7 +68,8 @@ type DoctorOptions struct {
 // conflict markers, NUL bytes, bad UTF-8, duplicate IDs, unsafe paths), the
 // lock file, temp files left by interrupted writes, every worktree's link to
 // the memory, the git hooks, a stale lock on refs/memsync/snapshots,
-// snapshot refs that point at objects the repository lacks, a memory file
+// snapshot refs that point at objects the repository lacks, a remote's
+// fetch refspec that maps refs/memsync/ onto this clone's, a memory file
 // git tracks, and the recorded conflicts. Damage a repair
 // cannot fix gets the edit to make by hand as its Fix.
 func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, error) {
@@ -400,6 +402,7 @@ func (m *Memory) checkRepo(ctx context.Context, fix bool) ([]Check, error) {
 		return nil, err
 	}
 	out = append(out, damaged...)
+	out = append(out, m.checkRefspecs(ctx, fix)...)
 	if m.repo.Layout == worktree.LayoutRalph {
 		if trackedIn(m.repo) {
 			ch := Check{Check: "tracked", Status: checkInfo, Detail: m.repo.RelFile() + " is tracked by git (ralph's default): linked worktrees keep skip-worktree on it; merged by memsync's merge driver"}

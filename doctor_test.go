@@ -139,3 +139,73 @@ func TestDoctorDamageAndWorktree(t *testing.T) {
 		t.Fatalf("left: %+v", rep)
 	}
 }
+
+// TestDoctorRefspec: a remote whose fetch refspec maps refs/memsync/ onto
+// this clone's (+refs/*:refs/*) is a problem doctor names; --fix adds the
+// negative refspec, after which a plain git fetch leaves this clone's
+// snapshots alone. Refspecs that map elsewhere are no problem.
+func TestDoctorRefspec(t *testing.T) {
+	ctx := context.Background()
+	m, dir := openRepo(t, Options{})
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	testgit.Git(t, dir, "init", "-q", "--bare", bare)
+	testgit.Git(t, dir, "remote", "add", "origin", bare)
+	testgit.Git(t, dir, "remote", "add", "other", bare) // +refs/heads/*:refs/remotes/other/*
+	testgit.Git(t, dir, "config", "--add", "remote.other.fetch", "+refs/*:refs/remotes/other/all/*")
+	add(t, m, "a fact of this clone")
+	if _, err := m.Snapshot(ctx, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testgit.Git(t, dir, "push", "-q", bare, "HEAD:refs/heads/main", "HEAD:refs/memsync/snapshots") // the remote's differs from ours
+	refspecChecks := func(r DoctorReport) (out []Check) {
+		for _, ch := range r.Checks {
+			if ch.Check == "refspec" {
+				out = append(out, ch)
+			}
+		}
+		return out
+	}
+	r, err := m.Doctor(ctx, DoctorOptions{})
+	if err != nil || len(refspecChecks(r)) != 0 {
+		t.Fatalf("default refspecs: %+v, %v", refspecChecks(r), err)
+	}
+	testgit.Git(t, dir, "config", "--add", "remote.origin.fetch", "+refs/*:refs/*")
+	r, err = m.Doctor(ctx, DoctorOptions{})
+	if chs := refspecChecks(r); err != nil || r.OK || len(chs) != 1 || chs[0].Status != checkProblem || !strings.Contains(chs[0].Detail, "remote origin") {
+		t.Fatalf("mirror refspec: %+v, %v", chs, err)
+	}
+	r, err = m.Doctor(ctx, DoctorOptions{Fix: true})
+	if chs := refspecChecks(r); err != nil || len(chs) != 1 || chs[0].Status != checkFixed {
+		t.Fatalf("--fix: %+v, %v", chs, err)
+	}
+	ours := testgit.Git(t, dir, "rev-parse", "refs/memsync/snapshots")
+	testgit.Git(t, dir, "fetch", "-q", "origin")
+	if got := testgit.Git(t, dir, "rev-parse", "refs/memsync/snapshots"); got != ours {
+		t.Fatalf("git fetch moved this clone's snapshots from %s to %s", ours, got)
+	}
+	if r, err = m.Doctor(ctx, DoctorOptions{}); err != nil || len(refspecChecks(r)) != 0 {
+		t.Fatalf("after --fix: %+v, %v", refspecChecks(r), err)
+	}
+}
+
+// TestMapRef: refspecs map refs as git maps them.
+func TestMapRef(t *testing.T) {
+	for _, c := range []struct {
+		src, dst, ref, want string
+		ok                  bool
+	}{
+		{"refs/*", "refs/*", "refs/memsync/snapshots", "refs/memsync/snapshots", true},
+		{"refs/heads/*", "refs/remotes/o/*", "refs/memsync/snapshots", "", false},
+		{"refs/memsync/*", "refs/x/*", "refs/memsync/clones/a", "refs/x/clones/a", true},
+		{"refs/memsync/snapshots", "refs/memsync/snapshots", "refs/memsync/snapshots", "refs/memsync/snapshots", true},
+		{"refs/*/snapshots", "refs/*/s", "refs/memsync/snapshots", "refs/memsync/s", true},
+		{"refs/*/snapshots", "refs/*/s", "refs/snapshots", "", false},
+	} {
+		if got, ok := mapRef(c.src, c.dst, c.ref); got != c.want || ok != c.ok {
+			t.Errorf("mapRef(%q, %q, %q) = %q, %v", c.src, c.dst, c.ref, got, ok)
+		}
+	}
+	if spec, _ := overwrites([]string{"+refs/*:refs/*", "^refs/memsync/*"}); spec != "" {
+		t.Errorf("a negative refspec did not count: %q", spec)
+	}
+}

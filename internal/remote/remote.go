@@ -335,8 +335,12 @@ func fetch(parent context.Context, h *history.History, remote string, timeout ti
 	// fetch.unpackLimit=1: what comes is kept as the one pack it comes in
 	// (which Maintain rolls up), not written out as a loose file per
 	// object, as git does for fewer than 100.
+	// --refmap=: the refs fetched go where these refspecs say and nowhere
+	// else; git would also move the refs the remote's own fetch refspecs
+	// map them to, and +refs/*:refs/* (git clone --mirror) maps the shared
+	// ref onto this clone's Ref.
 	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "-c", fmt.Sprintf("core.bigFileThreshold=%d", threshold), "-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags",
-		"--no-write-fetch-head", "--no-auto-gc", "--prune", remote,
+		"--no-write-fetch-head", "--no-auto-gc", "--prune", "--refmap=", remote,
 		"+refs/memsync/snapshot*:"+prefix+"snapshot*", "+"+ClonesPrefix+"*:"+prefix+"clones/*")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -418,12 +422,16 @@ func pushAll(ctx context.Context, h *history.History, remote string, opts Option
 func push(parent context.Context, h *history.History, remote, head string, ups []update, timeout time.Duration) (raced bool, err error) {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
-	// git moves the tracking ref of each ref it pushed as it does for a
-	// branch: the refspecs given here map them as the fetch does.
-	prefix := trackingPrefix(remote)
+	// The tracking refs are set below, not by git: git moves the tracking
+	// ref of the remote's first fetch refspec that matches, and the
+	// repository's own come before any given with -c. The negative refspec
+	// keeps git from moving this clone's refs/memsync/ through a refspec
+	// that maps onto them (+refs/*:refs/*, as git clone --mirror sets). A
+	// remote git push mirrors to (remote.<name>.mirror) would refuse
+	// refspecs.
 	args := []string{"--git-dir=" + h.Repo.CommonDir,
-		"-c", "remote." + remote + ".fetch=+refs/memsync/snapshots:" + prefix + "snapshots",
-		"-c", "remote." + remote + ".fetch=+" + ClonesPrefix + "*:" + prefix + "clones/*",
+		"-c", "remote." + remote + ".fetch=^refs/memsync/*",
+		"-c", "remote." + remote + ".mirror=false",
 		"push", "--quiet", "--porcelain", "--no-verify"}
 	for _, u := range ups {
 		args = append(args, "--force-with-lease="+u.ref+":"+u.expect)
@@ -444,10 +452,12 @@ func push(parent context.Context, h *history.History, remote, head string, ups [
 	}
 	rejected := rejections(stdout.String())
 	msg := gitMessage(stderr.String())
+	var done []string
 	for _, u := range ups {
 		status, ok := rejected[u.ref]
 		switch {
-		case !ok: // pushed; git moved its tracking ref
+		case !ok:
+			done = append(done, u.ref)
 		case isRace(status, msg) && u.own:
 			raced = true
 		case !isRace(status, msg):
@@ -456,6 +466,21 @@ func push(parent context.Context, h *history.History, remote, head string, ups [
 	}
 	if runErr != nil && len(rejected) == 0 {
 		return false, fmt.Errorf("%w: %w", ErrPush, gitcmd.Wrap(cmd.Args[1:], runErr, msg))
+	}
+	// The tracking refs follow (best effort: the next fetch sets them
+	// anyway).
+	var stdin strings.Builder
+	for _, ref := range done {
+		tracking := TrackingRef(remote)
+		if id, ok := strings.CutPrefix(ref, ClonesPrefix); ok {
+			tracking = trackingPrefix(remote) + "clones/" + id
+		}
+		fmt.Fprintf(&stdin, "update %s %s\n", tracking, head)
+	}
+	if stdin.Len() > 0 {
+		up := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", "--stdin")
+		up.Stdin = strings.NewReader(stdin.String())
+		_ = up.Run()
 	}
 	return raced, nil
 }
