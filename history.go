@@ -417,13 +417,13 @@ func (m *Memory) sync(ctx context.Context, h *history.History, name string, o Sy
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			m.refreshIndex()
+			m.refreshIndex(ctx, false) // a cache: the sync does not wait for the lock to be let go
 		}()
 		return func() { <-done }
 	}
 	res, err := remote.Sync(ctx, h, name, remote.Options{Force: o.Force, DryRun: o.DryRun, Timeout: o.Timeout, Provenance: h.CurrentProvenance(""), Pushing: pushing})
 	m.index.deferring.Add(-1)
-	m.refreshIndex() // a rewrite no push followed
+	m.refreshIndex(ctx, true) // a rewrite no push followed
 	if !o.DryRun {
 		h.MaintainSoon(ctx) // a fetch adds a pack; the sync stands whatever packing does
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/searchidx"
 	"github.com/memsync/memsync/internal/testgit"
+	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -248,6 +250,83 @@ func TestSyncIndexesTheMerge(t *testing.T) {
 	defer func() { _ = ix.Close() }()
 	if n := len(memfile.Parse(data).Entries); n != 2 || ix.Len() != n {
 		t.Fatalf("after the sync the index holds %d entries, the file %d", ix.Len(), n)
+	}
+}
+
+// TestSyncIndexesWithoutWaiting: a sync indexes its merge while git
+// pushes, but a cache is no reason to wait: another writer that takes the
+// memory's lock as the merge lets it go (it queued behind it) and keeps it
+// delays neither a sync that is done nor one whose context ended, and the
+// search after it is right.
+func TestSyncIndexesWithoutWaiting(t *testing.T) {
+	root := testgit.Isolate(t)
+	bare := filepath.Join(root, "remote.git")
+	testgit.Git(t, root, "init", "-q", "--bare", bare)
+	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte("#!/bin/sh\ncat >/dev/null\nsleep 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var ms []*Memory
+	for _, name := range []string{"a", "b"} {
+		dir := filepath.Join(root, name)
+		testgit.Git(t, root, "clone", "-q", bare, dir)
+		m, err := Open(dir, Options{LockTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	a, b := ms[0], ms[1]
+	lp, err := a.store.LockPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := a.store.Changed
+	// The second sync's context ends while git pushes.
+	for round, timeout := range []time.Duration{time.Minute, 600 * time.Millisecond} {
+		add(t, b, fmt.Sprintf("the pool size is set where the config is loaded, round %d", round))
+		if _, err := b.Sync(context.Background(), "", SyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		add(t, a, fmt.Sprintf("the retry budget is 300 ms, round %d", round))
+		if _, err := a.Search(context.Background(), "pool", SearchOptions{}); err != nil { // a's memory gets its index
+			t.Fatal(err)
+		}
+		held := make(chan *lock.Lock, 1)
+		a.store.Changed = func(f *os.File) {
+			changed(f)
+			go func() {
+				l, err := lock.Exclusive(context.Background(), lp, 5*time.Second)
+				if err != nil {
+					t.Error(err)
+				}
+				held <- l
+			}()
+			time.Sleep(50 * time.Millisecond) // the writer waits in flock
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		start := time.Now()
+		_, err := a.Sync(ctx, "", SyncOptions{})
+		took := time.Since(start)
+		cancel()
+		a.store.Changed = changed
+		select {
+		case l := <-held:
+			if l != nil {
+				_ = l.Release()
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the sync did not write its merge (%v)", round, err)
+		}
+		if round == 0 && err != nil {
+			t.Fatal(err)
+		}
+		if took > 3*time.Second {
+			t.Fatalf("round %d: the sync took %s, waiting for the lock to index its merge (%v)", round, took.Round(time.Millisecond), err)
+		}
+	}
+	hits, err := a.Search(context.Background(), "pool", SearchOptions{})
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("search after the syncs: %d hits, %v", len(hits), err)
 	}
 }
 

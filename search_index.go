@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/memsync/memsync/internal/inject"
 	"github.com/memsync/memsync/internal/recall"
@@ -151,12 +152,18 @@ func (u *indexUpkeep) postpone() bool {
 }
 
 // refreshIndex brings the search index up to date with the active file
-// after a deferred rewrite, under the readers' lock.
-func (m *Memory) refreshIndex() {
+// after a deferred rewrite, under the readers' lock, whose wait ends with
+// ctx. Without wait it does not wait for the lock: a writer holding it
+// indexes the file it changes, or the next search does.
+func (m *Memory) refreshIndex(ctx context.Context, wait bool) {
 	if !m.index.stale.Swap(false) {
 		return
 	}
-	_ = m.store.ViewActive(func(f *os.File) error {
+	st := m.st(ctx) // a copy
+	if !wait {
+		st.LockTimeout = time.Nanosecond
+	}
+	_ = st.ViewActive(func(f *os.File) error {
 		if f != nil {
 			searchidx.Changed(m.store.StateDir, f, m.store.FilePerm(), m.store.DirPerm())
 		}
