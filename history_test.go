@@ -262,14 +262,14 @@ func TestSyncIndexesWithoutWaiting(t *testing.T) {
 	root := testgit.Isolate(t)
 	bare := filepath.Join(root, "remote.git")
 	testgit.Git(t, root, "init", "-q", "--bare", bare)
-	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte("#!/bin/sh\ncat >/dev/null\nsleep 1\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte("#!/bin/sh\ncat >/dev/null\nif [ -e slow ]; then sleep 3; fi\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	var ms []*Memory
 	for _, name := range []string{"a", "b"} {
 		dir := filepath.Join(root, name)
 		testgit.Git(t, root, "clone", "-q", bare, dir)
-		m, err := Open(dir, Options{LockTimeout: 5 * time.Second})
+		m, err := Open(dir, Options{LockTimeout: 20 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,7 +282,7 @@ func TestSyncIndexesWithoutWaiting(t *testing.T) {
 	}
 	changed := a.store.Changed
 	// The second sync's context ends while git pushes.
-	for round, timeout := range []time.Duration{time.Minute, 600 * time.Millisecond} {
+	for round, timeout := range []time.Duration{time.Minute, 1500 * time.Millisecond} {
 		add(t, b, fmt.Sprintf("the pool size is set where the config is loaded, round %d", round))
 		if _, err := b.Sync(context.Background(), "", SyncOptions{}); err != nil {
 			t.Fatal(err)
@@ -295,7 +295,7 @@ func TestSyncIndexesWithoutWaiting(t *testing.T) {
 		a.store.Changed = func(f *os.File) {
 			changed(f)
 			go func() {
-				l, err := lock.Exclusive(context.Background(), lp, 5*time.Second)
+				l, err := lock.Exclusive(context.Background(), lp, 20*time.Second)
 				if err != nil {
 					t.Error(err)
 				}
@@ -303,24 +303,29 @@ func TestSyncIndexesWithoutWaiting(t *testing.T) {
 			}()
 			time.Sleep(50 * time.Millisecond) // the writer waits in flock
 		}
+		slow := filepath.Join(bare, "slow") // a's pushes take 3 s
+		if err := os.WriteFile(slow, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		start := time.Now()
 		_, err := a.Sync(ctx, "", SyncOptions{})
 		took := time.Since(start)
 		cancel()
+		_ = os.Remove(slow)
 		a.store.Changed = changed
 		select {
 		case l := <-held:
 			if l != nil {
 				_ = l.Release()
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatalf("round %d: the sync did not write its merge (%v)", round, err)
 		}
 		if round == 0 && err != nil {
 			t.Fatal(err)
 		}
-		if took > 3*time.Second {
+		if took > 10*time.Second { // the push takes 3 s; the lock would take 20
 			t.Fatalf("round %d: the sync took %s, waiting for the lock to index its merge (%v)", round, took.Round(time.Millisecond), err)
 		}
 	}
