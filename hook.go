@@ -157,6 +157,7 @@ func hookTurn(ctx context.Context, gitDir string, wait time.Duration) (done func
 const (
 	hookLogName = "hooks.log"
 	maxHookLog  = 64 << 10
+	hookLogAt   = " (in the background at " // before the time each line of the log ends with
 )
 
 // saveHookWarnings appends the warning lines hooks.Run wrote for a
@@ -176,7 +177,7 @@ func saveHookWarnings(r *worktree.Repo, said string) {
 	var b strings.Builder
 	at := time.Now().Format("2006-01-02 15:04:05")
 	for _, line := range strings.Split(strings.TrimSpace(said), "\n") {
-		fmt.Fprintf(&b, "%s (in the background at %s)\n", strings.TrimPrefix(line, "memsync: warning: "), at)
+		fmt.Fprintf(&b, "%s%s%s)\n", strings.TrimPrefix(line, "memsync: warning: "), hookLogAt, at)
 	}
 	f, err := fsutil.OpenFile(filepath.Join(state, hookLogName), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, r.Shared.File(0o644))
 	if err != nil {
@@ -208,11 +209,53 @@ func (m *Memory) reportHookWarnings() {
 	if err != nil {
 		return
 	}
-	for _, line := range strings.Split(strings.TrimSpace(termsafe.Text(string(b))), "\n") {
-		if line != "" {
-			m.warn(line)
+	for _, line := range repeatsOnce(strings.Split(strings.TrimSpace(termsafe.Text(string(b))), "\n")) {
+		m.warn(line)
+	}
+}
+
+// repeatsOnce returns the hook log's lines with each warning once, in the
+// order they first came: a warning that came again (every hook of a
+// rebase refused the same secret, or waited for the same lock) is one line
+// that says how many times and from when to when.
+func repeatsOnce(lines []string) []string {
+	type seen struct {
+		line, first, last string
+		n                 int
+	}
+	var order []string
+	by := map[string]*seen{}
+	for _, line := range lines {
+		if line == "" {
+			continue
+		}
+		msg, at := line, ""
+		if i := strings.LastIndex(line, hookLogAt); i >= 0 && strings.HasSuffix(line, ")") {
+			msg, at = line[:i], line[i+len(hookLogAt):len(line)-1]
+		}
+		if s := by[msg]; s != nil {
+			s.n++
+			s.last = at
+			continue
+		}
+		by[msg] = &seen{line: line, first: at, last: at, n: 1}
+		order = append(order, msg)
+	}
+	out := make([]string, 0, len(order))
+	for _, msg := range order {
+		s := by[msg]
+		switch {
+		case s.n == 1:
+			out = append(out, s.line)
+		case s.first == "":
+			out = append(out, fmt.Sprintf("%s (%d times)", s.line, s.n))
+		case s.first == s.last:
+			out = append(out, fmt.Sprintf("%s (in the background, %d times, at %s)", msg, s.n, s.first))
+		default:
+			out = append(out, fmt.Sprintf("%s (in the background, %d times, from %s to %s)", msg, s.n, s.first, s.last))
 		}
 	}
+	return out
 }
 
 // hookWork does the hook's work and returns the warning to print, if any;

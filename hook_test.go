@@ -193,3 +193,26 @@ func TestHookLogHostile(t *testing.T) {
 		t.Fatal("a pipe at hooks.log blocked")
 	}
 }
+
+// TestHookLogSaysARepeatOnce: background hooks that each gave up for the
+// same reason (a rebase's hooks while an entry holds a secret, or while a
+// removal waits to be accepted) leave one line each in hooks.log; the next
+// Open says each warning once, with how many times it came, not once per
+// commit.
+func TestHookLogSaysARepeatOnce(t *testing.T) {
+	r := hookRepo(t)
+	for range 60 {
+		saveHookWarnings(r, "memsync: warning: post-commit hook: snapshot skipped: the memory lost 30 of 31 entries")
+	}
+	saveHookWarnings(r, "memsync: warning: post-rewrite hook: snapshot skipped: other")
+	var said []string
+	m, err := Open(r.WorkTree, Options{Warn: func(s string) { said = append(said, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = m.Close() }()
+	if len(said) != 2 || !strings.HasPrefix(said[0], "post-commit hook: snapshot skipped: the memory lost 30 of 31 entries (in the background, 60 times, ") ||
+		!strings.HasPrefix(said[1], "post-rewrite hook: snapshot skipped: other (in the background at ") {
+		t.Fatalf("Open said %d lines: %q", len(said), said)
+	}
+}
