@@ -1,12 +1,17 @@
 package worktree
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
@@ -80,6 +85,9 @@ func Heal(r *Repo, s *memfile.Store, create bool) []string {
 			}
 			continue // no memory here yet
 		}
+		if errors.Is(err, fs.ErrNotExist) && stashed(r, top, path, r.MemoryFile()) {
+			continue // git stash pop puts it back
+		}
 		res, err := Link(r, s, top)
 		if err != nil {
 			msgs = append(msgs, "cannot link "+path+" to the memory: "+err.Error()+" ('memsync doctor' tells more)")
@@ -118,6 +126,70 @@ func healMessage(path string, res LinkResult) string {
 		return "replaced the copy at " + path + " (a branch's tracked file, or a file written where git had removed the link) by the link to the memory; " + res.Message
 	}
 	return "repaired " + path + ": " + res.Message
+}
+
+// stashed tells whether a stash entry (git stash --all) holds, at path in
+// the worktree top, the link to target that Heal would put back: git stash
+// pop puts it back with the rest of what the stash holds, and would fail
+// (".agent/memories.md already exists, no checkout", keeping the stash)
+// where Heal had put it back first. It is asked only for a missing link,
+// and spawns git only where the stash has entries (a reflog of
+// refs/stash); once the stash is popped or dropped, Heal links again.
+func stashed(r *Repo, top, path, target string) bool {
+	log, err := os.ReadFile(filepath.Join(r.CommonDir, "logs", "refs", "stash"))
+	if err != nil || len(log) == 0 {
+		return false
+	}
+	rel, err := filepath.Rel(top, path)
+	if err != nil {
+		return false
+	}
+	want, err := filepath.Rel(filepath.Dir(path), target)
+	if err != nil {
+		return false
+	}
+	var in strings.Builder
+	for _, line := range strings.Split(string(log), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && objectName(f[1]) {
+			fmt.Fprintf(&in, "%s^3:%s\n", f[1], filepath.ToSlash(rel)) // the stash's untracked and ignored files
+		}
+	}
+	cmd := gitcmd.Command(r.CommonDir, "--git-dir="+r.CommonDir, "cat-file", "--batch")
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.Output()
+	if err != nil {
+		return false
+	}
+	br := bufio.NewReader(bytes.NewReader(out))
+	for {
+		head, err := br.ReadString('\n')
+		if err != nil {
+			return false
+		}
+		f := strings.Fields(head)
+		if len(f) != 3 || f[1] != "blob" {
+			continue // "missing": no such file in that stash entry
+		}
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n < 0 {
+			return false
+		}
+		body := make([]byte, n+1) // the content and git's newline after it
+		if _, err := io.ReadFull(br, body); err != nil {
+			return false
+		}
+		if string(body[:n]) == want {
+			return true
+		}
+	}
+}
+
+// objectName tells a full object name (SHA-1 or SHA-256, in hex).
+func objectName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	return strings.Trim(s, "0123456789abcdef") == ""
 }
 
 // fileExists tells whether path exists (a dangling link does not).
@@ -245,6 +317,8 @@ func linkArchive(r *Repo, s *memfile.Store, create bool) (string, error) {
 		return "", nil // no folder where one belongs: doctor says so
 	case err != nil && !create && !fileExists(home):
 		return "", nil
+	case err != nil && stashed(r, r.Primary, path, home):
+		return "", nil // git stash pop puts it back
 	}
 	if dir, err := filepath.EvalSymlinks(r.WorkDir()); err != nil || !gitrepo.PathWithin(dir, r.Primary) {
 		return "", nil // a memory folder that leads out of the worktree is never written: doctor reports it

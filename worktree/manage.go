@@ -193,6 +193,8 @@ func Doctor(ctx context.Context, r *Repo, s *memfile.Store) ([]Finding, error) {
 			continue
 		case st.State == StateCopy:
 			continue
+		case st.State == StateMissing && stashed(r, w.Path, r.WorktreeFile(w.Path), r.MemoryFile()):
+			continue // git stash --all took the link: git stash pop puts it back
 		case st.State == StatePrunable:
 			f.Fix = "git worktree prune"
 		case st.State == StateUnsafe && st.Link == "":

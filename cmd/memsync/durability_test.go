@@ -343,3 +343,64 @@ func TestCrashWithGitChaos(t *testing.T) {
 	expectSnapshotHolds(t, env, repo, acked)
 	t.Logf("%d adds acknowledged of %d", len(acked), workers*adds)
 }
+
+// TestGitStashAllThenPop: git stash --all takes the links with the
+// user's own untracked and ignored files; memsync commands and hooks run
+// meanwhile (an add, a checkout, a commit) leave the links the stash holds
+// to git stash pop, which puts them back with the rest: had they put them
+// back themselves, the pop would fail (".agent/memories.md already exists,
+// no checkout"), keeping the stash. Nothing is lost either way; once the
+// stash is dropped instead, the next command puts the links back.
+func TestGitStashAllThenPop(t *testing.T) {
+	env, repo, added := hookedRepo(t, 4)
+	out := memsyncIn(t, env, repo, "list", "--json")
+	var entries []struct{ ID string }
+	if err := json.Unmarshal([]byte(out), &entries); err != nil || len(entries) == 0 {
+		t.Fatalf("list --json: %v\n%s", err, out)
+	}
+	memsyncIn(t, env, repo, "archive", entries[0].ID)
+	added = added[1:]
+	mem := filepath.Join(repo, ".agent", "memories.md")
+	archive := filepath.Join(repo, ".agent", "archive", "memories.md")
+	for _, p := range []string{mem, archive} {
+		if _, err := os.Readlink(p); err != nil {
+			t.Fatalf("no link before the stash: %v", err)
+		}
+	}
+	work := filepath.Join(repo, "work.txt")
+	if err := os.WriteFile(work, []byte("wip\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, env, repo, "stash", "--all", "-q")
+	memsyncIn(t, env, repo, "add", "written while stashed")
+	added = append(added, "written while stashed")
+	gitRun(t, env, repo, "checkout", "-q", "-b", "other")
+	gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "while stashed")
+	expectAll(t, env, repo, added)
+	expectSnapshotHolds(t, env, repo, added)
+	memsyncIn(t, env, repo, "doctor") // the stashed link is no problem
+
+	gitRun(t, env, repo, "stash", "pop", "-q")
+	if b, err := os.ReadFile(work); err != nil || string(b) != "wip\n" {
+		t.Fatalf("work.txt after the pop: %q, %v", b, err)
+	}
+	for _, p := range []string{mem, archive} {
+		if target, err := filepath.EvalSymlinks(p); err != nil || !strings.Contains(target, filepath.Join(".git", "memsync")) {
+			t.Fatalf("%s -> %s, %v", p, target, err)
+		}
+	}
+	if list := gitRun(t, env, repo, "stash", "list"); list != "" {
+		t.Fatalf("the stash stayed:\n%s", list)
+	}
+	expectAll(t, env, repo, added)
+
+	// A stash that is dropped: the next command puts the links back.
+	gitRun(t, env, repo, "stash", "--all", "-q")
+	gitRun(t, env, repo, "stash", "drop", "-q")
+	expectAll(t, env, repo, added)
+	for _, p := range []string{mem, archive} {
+		if _, err := os.Readlink(p); err != nil {
+			t.Fatalf("the link is not back after the drop: %v", err)
+		}
+	}
+}
