@@ -1,10 +1,13 @@
 package worktree
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/memsync/memsync/internal/fsutil"
@@ -42,7 +45,7 @@ var errNoChange = errors.New("no change")
 // entry's session sees it (the rule of memfile.Store.Add). When the copy holds
 // anything the memory lacks word for word (a new entry, or another version of
 // one), its bytes are first kept in backup ("" means <copy>.bak-<time> beside
-// it). The copy itself is left in place for the caller to replace. A symlink
+// it, or a backup there that holds those bytes already). The copy itself is left in place for the caller to replace. A symlink
 // is refused: Fold never reads or writes through one. Fold records no
 // provenance; the folds of a worktree's copy do (see fold). An entry of the
 // copy that holds a secret is not folded in: it stays in the backup, and the
@@ -74,11 +77,16 @@ func fold(s *memfile.Store, copyPath, backup string, edits bool, from provenance
 		if covered(f, copied) {
 			return errNoChange
 		}
-		if backup == "" {
-			backup = copyPath + ".bak-" + BackupStamp()
-		}
-		if err := fsutil.WriteFile(backup, data, s.FilePerm()); err != nil {
-			return fmt.Errorf("worktree: keep a backup of the copy: %w", err)
+		switch kept := keptAlready(copyPath, data); {
+		case backup == "" && kept != "":
+			backup = kept // the same bytes were kept before (a branch's tracked file, folded by every command)
+		default:
+			if backup == "" {
+				backup = copyPath + ".bak-" + BackupStamp()
+			}
+			if err := fsutil.WriteFile(backup, data, s.FilePerm()); err != nil {
+				return fmt.Errorf("worktree: keep a backup of the copy: %w", err)
+			}
 		}
 		res.Backup = backup
 		var stored []*memfile.File
@@ -111,6 +119,31 @@ func fold(s *memfile.Store, copyPath, backup string, edits bool, from provenance
 		return res, err
 	}
 	return res, nil
+}
+
+// keptAlready returns a backup beside copyPath (<copy>.bak-<time>, a
+// regular file) that holds data byte for byte, "" when there is none: a
+// copy that stays where it is (a file the branch tracks, which git keeps)
+// is folded again by every command, and is backed up once.
+func keptAlready(copyPath string, data []byte) string {
+	dir, prefix := filepath.Dir(copyPath), filepath.Base(copyPath)+".bak-"
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, d := range names {
+		if !d.Type().IsRegular() || !strings.HasPrefix(d.Name(), prefix) {
+			continue
+		}
+		p := filepath.Join(dir, d.Name())
+		if fi, err := d.Info(); err != nil || fi.Size() != int64(len(data)) {
+			continue
+		}
+		if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, data) {
+			return p
+		}
+	}
+	return ""
 }
 
 // withholdSecrets splits entries into those without a secret and those with

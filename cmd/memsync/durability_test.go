@@ -404,3 +404,32 @@ func TestGitStashAllThenPop(t *testing.T) {
 		}
 	}
 }
+
+// TestTrackedBranchBackedUpOnce: on a branch that tracks its own
+// .agent/memories.md, every memsync command and hook folds the branch's
+// file again (git keeps it there); its entry differs from the memory's
+// (the fold stamped it), so a fold keeps the file as a backup, but one
+// backup of those bytes is enough: commits, checkouts (git bisect) and
+// commands do not add a backup each.
+func TestTrackedBranchBackedUpOnce(t *testing.T) {
+	env, repo, added := hookedRepo(t, 2)
+	trackedBranch(t, env, repo)
+	main := strings.TrimSpace(gitRun(t, env, repo, "rev-parse", "--abbrev-ref", "HEAD"))
+	for i := range 3 {
+		gitRun(t, env, repo, "checkout", "-q", "tracked")
+		memsyncIn(t, env, repo, "list")
+		memsyncIn(t, env, repo, "add", fmt.Sprintf("learned on the tracked branch, round %d", i))
+		added = append(added, fmt.Sprintf("learned on the tracked branch, round %d", i))
+		gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "on tracked")
+		gitRun(t, env, repo, "checkout", "-q", main)
+	}
+	expectAll(t, env, repo, append(added, "only the branch knew this"))
+	backups, err := filepath.Glob(filepath.Join(repo, ".agent", "memories.md.bak-*"))
+	if err != nil || len(backups) != 1 {
+		t.Fatalf("%d backups of the branch's file, want 1: %v", len(backups), backups)
+	}
+	if b, err := os.ReadFile(backups[0]); err != nil || !strings.Contains(string(b), "only the branch knew this") {
+		t.Fatalf("the backup: %q, %v", b, err)
+	}
+	expectGitClean(t, env, repo)
+}
