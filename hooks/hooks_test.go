@@ -313,3 +313,42 @@ func TestQuotedAfter(t *testing.T) {
 		t.Fatal("a value not quoted as shellQuote quotes was read")
 	}
 }
+
+// TestForegroundHookNeverFails: a memsync that fails (a binary cut short
+// by an upgrade under way, an older memsync on PATH that knows no 'hook':
+// here one that exits 2) does not fail the hooks git waits for: git
+// checkout would exit with post-checkout's status, and husky runs its
+// hook files with sh -e, where it would end the user's own lines after
+// memsync's block. A chained hook's status is kept as ever.
+func TestForegroundHookNeverFails(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "memsync")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"memsync: unknown command $1\" >&2\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	run := func(name, script string, env ...string) (int, string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("/bin/sh", "-e", p, "0000000000000000000000000000000000000000", "1111111111111111111111111111111111111111", "1")
+		cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), string(out)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	for _, name := range []string{"post-checkout", "post-merge", "post-commit"} {
+		if code, out := run(name, Script(name, bin, nil), "MEMSYNC_HOOKS_WAIT=1"); code != 0 {
+			t.Errorf("memsync's %s script exited %d:\n%s", name, code, out)
+		}
+		if code, out := run(name, "#!/usr/bin/env sh\n"+huskyBlock(name, bin)+"echo the user own line\n", "MEMSYNC_HOOKS_WAIT=1"); code != 0 || !strings.Contains(out, "the user own line") {
+			t.Errorf("husky's %s (sh -e) exited %d:\n%s", name, code, out)
+		}
+	}
+}

@@ -74,10 +74,7 @@ func Dir(r *gitrepo.Repo) string {
 // content of the hook it chains (nil: none), which tells how to run it (see
 // chainCommand). memsync runs as call says.
 func Script(name, bin string, orig []byte) string {
-	alone := `exec "$memsync" hook ` + name + ` "$@" </dev/null`
-	if Detached(name) {
-		alone = call("memsync", name, `"$@"`) + "\n\texit 0"
-	}
+	alone := call("memsync", name, `"$@"`) + "\n\texit 0"
 	return `#!/bin/sh
 ` + Marker + `
 bin=` + shellQuote(bin) + `
@@ -100,7 +97,11 @@ exit $status
 }
 
 // call is the shell command that runs the memsync whose path is in
-// variable v for hook name with the arguments args, stdin closed. A hook
+// variable v for hook name with the arguments args, stdin closed; it never
+// fails, whatever memsync does (a binary cut short by an upgrade under
+// way, an older memsync on PATH): git checkout exits with post-checkout's
+// status, and husky reads its hook files with sh -e, where a failure ends
+// the user's own lines after memsync's. A hook
 // that only snapshots (Detached) runs in the background, as git runs its
 // automatic maintenance, its streams on /dev/null so that git's pipes
 // close at once, and the hangup ignored from its start, set before the
@@ -111,7 +112,7 @@ exit $status
 // false): git's command then waits for it. The scripts, husky's lines and
 // lefthook's command all run memsync through it.
 func call(v, name, args string) string {
-	wait := `"$` + v + `" hook ` + name + ` ` + args + ` </dev/null`
+	wait := `"$` + v + `" hook ` + name + ` ` + args + ` </dev/null || :`
 	if !Detached(name) {
 		return wait
 	}
