@@ -128,13 +128,14 @@ func healMessage(path string, res LinkResult) string {
 	return "repaired " + path + ": " + res.Message
 }
 
-// stashed tells whether a stash entry (git stash --all) holds, at path in
-// the worktree top, the link to target that Heal would put back: git stash
-// pop puts it back with the rest of what the stash holds, and would fail
-// (".agent/memories.md already exists, no checkout", keeping the stash)
-// where Heal had put it back first. It is asked only for a missing link,
-// and spawns git only where the stash has entries (a reflog of
-// refs/stash); once the stash is popped or dropped, Heal links again.
+// stashed tells whether the newest stash entry (git stash --all), the one
+// git stash pop applies, holds, at path in the worktree top, the link to
+// target that Heal would put back: git stash pop puts it back with the
+// rest of what the stash holds, and would fail (".agent/memories.md
+// already exists, no checkout", keeping the stash) where Heal had put it
+// back first. It is asked only for a missing link, and spawns git only
+// where the stash has entries (a reflog of refs/stash); once that entry is
+// popped or dropped, or a newer one stashed, Heal links again.
 func stashed(r *Repo, top, path, target string) bool {
 	log, err := os.ReadFile(filepath.Join(r.CommonDir, "logs", "refs", "stash"))
 	if err != nil || len(log) == 0 {
@@ -148,14 +149,14 @@ func stashed(r *Repo, top, path, target string) bool {
 	if err != nil {
 		return false
 	}
-	var in strings.Builder
-	for _, line := range strings.Split(string(log), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && objectName(f[1]) {
-			fmt.Fprintf(&in, "%s^3:%s\n", f[1], filepath.ToSlash(rel)) // the stash's untracked and ignored files
-		}
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	f := strings.Fields(lines[len(lines)-1]) // the newest entry: stash@{0}
+	if len(f) < 2 || !objectName(f[1]) {
+		return false
 	}
+	in := fmt.Sprintf("%s^3:%s\n", f[1], filepath.ToSlash(rel)) // the entry's untracked and ignored files
 	cmd := gitcmd.Command(r.CommonDir, "--git-dir="+r.CommonDir, "cat-file", "--batch")
-	cmd.Stdin = strings.NewReader(in.String())
+	cmd.Stdin = strings.NewReader(in)
 	out, err := cmd.Output()
 	if err != nil {
 		return false

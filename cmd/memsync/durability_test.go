@@ -350,7 +350,8 @@ func TestCrashWithGitChaos(t *testing.T) {
 // to git stash pop, which puts them back with the rest: had they put them
 // back themselves, the pop would fail (".agent/memories.md already exists,
 // no checkout"), keeping the stash. Nothing is lost either way; once the
-// stash is dropped instead, the next command puts the links back.
+// stash is dropped instead, or a newer entry stashed, the next command
+// puts the links back.
 func TestGitStashAllThenPop(t *testing.T) {
 	env, repo, added := hookedRepo(t, 4)
 	out := memsyncIn(t, env, repo, "list", "--json")
@@ -401,6 +402,26 @@ func TestGitStashAllThenPop(t *testing.T) {
 	for _, p := range []string{mem, archive} {
 		if _, err := os.Readlink(p); err != nil {
 			t.Fatalf("the link is not back after the drop: %v", err)
+		}
+	}
+	// Only the newest stash entry, the one git stash pop applies, keeps
+	// its links from being put back: a newer one without them (a plain
+	// git stash of a tracked change) lets the next command link again.
+	gitRun(t, env, repo, "stash", "--all", "-q")
+	tracked := filepath.Join(repo, "tracked.txt")
+	if err := os.WriteFile(tracked, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, env, repo, "add", "tracked.txt")
+	gitRun(t, env, repo, "commit", "-q", "-m", "tracked")
+	if err := os.WriteFile(tracked, []byte("two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, env, repo, "stash", "-q")
+	expectAll(t, env, repo, added)
+	for _, p := range []string{mem, archive} {
+		if _, err := os.Readlink(p); err != nil {
+			t.Fatalf("the link is not back under a newer stash entry: %v", err)
 		}
 	}
 }
