@@ -23,8 +23,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/lock"
@@ -167,17 +170,22 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 	if err := fetch(ctx, h, remote, opts.Timeout); err != nil {
 		return res, err
 	}
-	fetched, err := h.RefsUnder(trackingPrefix(remote))
+	fetched, err := fetchedRefs(h, remote, res)
 	if err != nil {
 		return res, err
 	}
-	res.Fetched = fetched[TrackingRef(remote)]
-	for _, ref := range slices.Sorted(maps.Keys(fetched)) {
-		if res.Fetched == "" {
-			res.Fetched = fetched[ref]
+	rewritten, err := mergeAll(ctx, h, remote, opts, res, before, fetched)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && partialClone(h, remote) {
+		// A partial clone whose snapshots came without their blobs (a
+		// fetch that took the clone's filter: an older memsync's, or git's
+		// own): fetch them whole again, once. The merge wrote nothing.
+		if ferr := fetch(ctx, h, remote, opts.Timeout, "--refetch"); ferr == nil {
+			if fetched, err = fetchedRefs(h, remote, res); err != nil {
+				return res, err
+			}
+			rewritten, err = mergeAll(ctx, h, remote, opts, res, before, fetched)
 		}
 	}
-	rewritten, err := mergeAll(ctx, h, remote, opts, res, before, fetched)
 	if err != nil || opts.DryRun {
 		return res, err
 	}
@@ -188,6 +196,33 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 		defer opts.Pushing()()
 	}
 	return res, pushAll(ctx, h, remote, opts, res, fetched, rewritten)
+}
+
+// fetchedRefs is what the fetch brought: the tracking refs of remote and
+// their snapshots; res.Fetched is set to the newest shared one.
+func fetchedRefs(h *history.History, remote string, res *Result) (map[string]string, error) {
+	fetched, err := h.RefsUnder(trackingPrefix(remote))
+	if err != nil {
+		return nil, err
+	}
+	res.Fetched = fetched[TrackingRef(remote)]
+	for _, ref := range slices.Sorted(maps.Keys(fetched)) {
+		if res.Fetched == "" {
+			res.Fetched = fetched[ref]
+		}
+	}
+	return fetched, nil
+}
+
+// partialClone tells whether git fetches from remote into this repository
+// with a filter (git clone --filter): a promisor remote.
+func partialClone(h *history.History, remote string) bool {
+	cfg := gitconfig.Repo(h.Repo.CommonDir, h.Repo.GitDir)
+	if v, ok := cfg.Get("extensions.partialClone"); ok && v != "" {
+		return true
+	}
+	promisor, _ := cfg.Bool("remote." + remote + ".promisor")
+	return promisor
 }
 
 // mergeAll merges into the memory, in one merge, the fetched snapshots
@@ -325,7 +360,7 @@ func untrack(h *history.History, ref, old string) {
 // file memsync reads to disk instead of holding it
 // (core.bigFileThreshold), so a refused snapshot costs no memory here
 // either.
-func fetch(parent context.Context, h *history.History, remote string, timeout time.Duration) error {
+func fetch(parent context.Context, h *history.History, remote string, timeout time.Duration, extra ...string) error {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	threshold := max(h.Limit(history.MemoryName), h.Limit(history.ArchiveName))
@@ -339,9 +374,13 @@ func fetch(parent context.Context, h *history.History, remote string, timeout ti
 	// else; git would also move the refs the remote's own fetch refspecs
 	// map them to, and +refs/*:refs/* (git clone --mirror) maps the shared
 	// ref onto this clone's Ref.
-	cmd := gitcmd.CommandContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "-c", fmt.Sprintf("core.bigFileThreshold=%d", threshold), "-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags",
-		"--no-write-fetch-head", "--no-auto-gc", "--prune", "--refmap=", remote,
-		"+refs/memsync/snapshot*:"+prefix+"snapshot*", "+"+ClonesPrefix+"*:"+prefix+"clones/*")
+	// --no-filter: in a partial clone (git clone --filter=blob:none) git
+	// would fetch the snapshots without their chunks, which memsync reads
+	// from the object store itself (git's lazy fetch never runs for it).
+	args := []string{"--git-dir=" + h.Repo.CommonDir, "-c", fmt.Sprintf("core.bigFileThreshold=%d", threshold), "-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags",
+		"--no-write-fetch-head", "--no-auto-gc", "--prune", "--refmap=", "--no-filter"}
+	args = append(append(args, extra...), remote, "+refs/memsync/snapshot*:"+prefix+"snapshot*", "+"+ClonesPrefix+"*:"+prefix+"clones/*")
+	cmd := gitcmd.CommandContext(ctx, workDir(h), args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
