@@ -226,12 +226,8 @@ func (h *History) Resolve(ctx context.Context, rev string) (string, error) {
 	if err != nil || !plumbing.IsHash(hash) {
 		return "", fmt.Errorf("%w: unknown revision %q", ErrNotSnapshot, rev)
 	}
-	c, err := readCommit(h.st, plumbing.NewHash(hash))
-	var l layout
-	if err == nil {
-		l, err = h.readLayout(c.tree)
-	}
-	if errors.Is(err, ErrTooBig) || errors.Is(err, ErrNotSnapshot) { // a snapshot's commit and trees are small
+	c, l, err := h.checkSnapshot(hash)
+	if errors.Is(err, ErrNotSnapshot) {
 		return "", fmt.Errorf("%w: %s (%s): %w", ErrNotSnapshot, rev, hash[:12], err)
 	}
 	if err != nil {
@@ -241,6 +237,36 @@ func (h *History) Resolve(ctx context.Context, rev string) (string, error) {
 		return "", fmt.Errorf("%w: %s (%s) has an empty tree and no memsync trailers", ErrNotSnapshot, rev, hash[:12])
 	}
 	return hash, nil
+}
+
+// CheckSnapshot tells whether commit hash can be read as a snapshot: an
+// ErrNotSnapshot saying why when its tree holds anything but memsync's
+// files (a branch's commit pushed to a snapshot ref), nil when it holds
+// only those (an empty tree too: a memory emptied by hand).
+func (h *History) CheckSnapshot(hash string) error {
+	if !plumbing.IsHash(hash) {
+		return fmt.Errorf("%w: %q is no commit hash", ErrNotSnapshot, hash)
+	}
+	h.reopen() // see objects a fetch just brought
+	// Through a repack at the same time, which moves objects.
+	return h.relisted(func() error {
+		_, _, err := h.checkSnapshot(hash)
+		return err
+	})
+}
+
+// checkSnapshot reads commit hash and checks its tree as CheckSnapshot
+// does.
+func (h *History) checkSnapshot(hash string) (*commitInfo, layout, error) {
+	var l layout
+	c, err := readCommit(h.st, plumbing.NewHash(hash))
+	if err == nil {
+		l, err = h.readLayout(c.tree)
+	}
+	if errors.Is(err, ErrTooBig) { // a snapshot's commit and trees are small
+		return nil, l, fmt.Errorf("%w: %w", ErrNotSnapshot, err)
+	}
+	return c, l, err
 }
 
 // Read returns the snapshot commit hash.

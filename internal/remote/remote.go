@@ -234,7 +234,31 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	refs, oursListed, err := independent(ctx, h, ours, fetched)
+	commits, err := passOverNonCommits(ctx, h, remote, res, fetched)
+	if err != nil {
+		return nil, err
+	}
+	refs, oursListed, err := independent(ctx, h, ours, commits)
+	if err != nil {
+		return nil, err
+	}
+	// A commit that is no snapshot (a branch's, pushed there with plain
+	// git) is passed over, with a note: it holds no memory, and it must not
+	// stop the sync of every clone. The push replaces it on the shared ref
+	// and on this clone's own (under the lease on it); another clone's ref
+	// is left to its owner.
+	all := len(refs)
+	refs = slices.DeleteFunc(refs, func(ref string) bool {
+		cerr := h.CheckSnapshot(fetched[ref])
+		if errors.Is(cerr, history.ErrNotSnapshot) {
+			res.Notes = append(res.Notes, fmt.Sprintf("passed over %s's %s (%s): %v (pushed there with plain git?); 'git push %s :%s' drops it", remote, cloneRefOf(remote, ref), fetched[ref][:12], cerr, remote, cloneRefOf(remote, ref)))
+			return true
+		}
+		if cerr != nil && err == nil {
+			err = cerr
+		}
+		return false
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +286,7 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 	mopts := history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance, Independent: true}
 	// ours is no ancestor of theirs (unless a purge rewrote either side).
 	mopts.Apart = oursListed && ours != "" && len(rewritten) == 0 && len(res.Purged) == 0
-	if !oursListed && len(heads) == 1 && heads[0] == fetched[refs[0]] {
+	if !oursListed && len(heads) == 1 && heads[0] == fetched[refs[0]] && len(refs) == all {
 		mopts.Descends = ours // ours is behind the one snapshot: a fast-forward, unless the memory changed since
 	}
 	m, err := h.MergeAll(ctx, heads, mopts)
@@ -285,8 +309,45 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 		res.Merged = append(res.Merged, cloneRefOf(remote, refOf[head]))
 	}
 	res.Kind, res.Changes, res.ArchiveChanges = m.Kind, m.Changes, m.ArchiveChanges
-	res.Conflicts, res.Notes, res.Backup, res.Refused = m.Conflicts, m.Notes, m.Backup, m.Refused
+	res.Conflicts, res.Backup, res.Refused = m.Conflicts, m.Backup, m.Refused
+	res.Notes = append(res.Notes, m.Notes...)
 	return rewritten, nil
+}
+
+// passOverNonCommits is fetched without the refs that hold no commit (a
+// blob or a tag pushed there with plain git), each named in a note.
+func passOverNonCommits(ctx context.Context, h *history.History, remote string, res *Result, fetched map[string]string) (map[string]string, error) {
+	if len(fetched) == 0 {
+		return fetched, nil
+	}
+	var stdin strings.Builder
+	for _, c := range fetched {
+		stdin.WriteString(c + "\n")
+	}
+	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "cat-file", "--batch-check=%(objectname) %(objecttype)")
+	cmd.Stdin = strings.NewReader(stdin.String())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, gitcmd.Wrap(cmd.Args[1:], err, strings.TrimSpace(stderr.String()))
+	}
+	kind := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			kind[f[0]] = f[1]
+		}
+	}
+	commits := map[string]string{}
+	for _, ref := range slices.Sorted(maps.Keys(fetched)) {
+		c := fetched[ref]
+		if k := kind[c]; k != "commit" && k != "" && k != "missing" {
+			res.Notes = append(res.Notes, fmt.Sprintf("passed over %s's %s (%s): a %s, no memsync snapshot (pushed there with plain git?); 'git push %s :%s' drops it", remote, cloneRefOf(remote, ref), c[:12], k, remote, cloneRefOf(remote, ref)))
+			continue
+		}
+		commits[ref] = c
+	}
+	return commits, nil
 }
 
 // independent lists, in order, the tracking refs of fetched whose
@@ -323,10 +384,14 @@ func independent(ctx context.Context, h *history.History, ours string, fetched m
 		return nil, false, err
 	}
 	for _, c := range strings.Fields(out) {
-		if ref := refOf[c]; ref != "" {
+		ref := refOf[c]
+		if ref != "" {
 			refs = append(refs, ref)
 		}
-		oursListed = oursListed || c == ours
+		// A commit no ref names (a tag's, peeled) may be the one that holds
+		// ours: then ours is behind no listed snapshot for sure, and the
+		// merge must not assume a fast-forward.
+		oursListed = oursListed || c == ours || ref == ""
 	}
 	slices.Sort(refs)
 	return refs, oursListed || ours == "", nil
