@@ -506,6 +506,15 @@ func pushAll(ctx context.Context, h *history.History, remote string, opts Option
 		if res.Tries > 1 {
 			return fmt.Errorf("%w: another repository pushed to %s%s too", ErrRaced, ClonesPrefix, res.Clone)
 		}
+		own := ClonesPrefix + res.Clone
+		if at := ownEarlier(ctx, h, remote, own, res.Snapshot, opts.Timeout); at != "" {
+			// Our own ref moved to our snapshot or an earlier one: this
+			// clone's push, landing after our fetch (the git push of a
+			// sync killed while it waited for the remote goes on), not
+			// another repository's. Ours holds it: push over it.
+			ups = []update{{own, at, true}}
+			continue
+		}
 		old := res.Clone
 		if res.Clone, err = newCloneID(h); err != nil {
 			return err
@@ -514,6 +523,25 @@ func pushAll(ctx context.Context, h *history.History, remote string, opts Option
 		ups = []update{{ClonesPrefix + res.Clone, "", true}}
 	}
 	return nil
+}
+
+// ownEarlier is what the remote's ref holds now when that is head or an
+// earlier snapshot of its history ("" when it is not, or cannot be told).
+func ownEarlier(parent context.Context, h *history.History, remote, ref, head string, timeout time.Duration) string {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	out, err := gitcmd.OutputContext(ctx, workDir(h), "--git-dir="+h.Repo.CommonDir, "ls-remote", "--refs", remote, ref)
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(out)
+	if len(f) != 2 || f[1] != ref {
+		return ""
+	}
+	if base, err := h.MergeBase(ctx, f[0], head); err != nil || base != f[0] {
+		return "" // not here, or not in our history: another repository's
+	}
+	return f[0]
 }
 
 // push sets the refs of ups on the remote to head, each under a lease on
