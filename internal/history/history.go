@@ -255,6 +255,36 @@ func (h *History) CheckSnapshot(hash string) error {
 	})
 }
 
+// ObjectKind names what object hash is, as a note to a person would:
+// "commit", "tag", "tree" or "blob" (its header read, no more), "missing"
+// when the repository lacks it, "object of N bytes" for one larger than
+// any snapshot's commit (its content is never read).
+func (h *History) ObjectKind(hash string) string {
+	if !plumbing.IsHash(hash) {
+		return "missing"
+	}
+	h.reopen() // see objects a fetch just brought
+	kind := "missing"
+	_ = h.relisted(func() error {
+		id := plumbing.NewHash(hash)
+		size, err := h.st.EncodedObjectSize(id)
+		if err != nil {
+			return err
+		}
+		if size > maxMeta {
+			kind = fmt.Sprintf("object of %d bytes", size)
+			return nil
+		}
+		o, err := h.st.EncodedObject(plumbing.AnyObject, id)
+		if err != nil {
+			return err
+		}
+		kind = o.Type().String()
+		return nil
+	})
+	return kind
+}
+
 // checkSnapshot reads commit hash and checks its tree as CheckSnapshot
 // does.
 func (h *History) checkSnapshot(hash string) (*commitInfo, layout, error) {

@@ -291,3 +291,31 @@ func TestSnapshotAttribution(t *testing.T) {
 		t.Errorf("snapshot trailers name a local path: %q", out)
 	}
 }
+
+// TestObjectKind: what a ref may hold is named from its header alone; an
+// object larger than any snapshot's commit is never read.
+func TestObjectKind(t *testing.T) {
+	h, dir := testRepo(t)
+	hashOf := func(args ...string) string {
+		return strings.TrimSpace(testgit.Git(t, dir, args...))
+	}
+	commit := hashOf("rev-parse", "HEAD")
+	testgit.Git(t, dir, "tag", "-a", "-m", "a tag", "v1")
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), 2<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ hash, want string }{
+		{commit, "commit"},
+		{hashOf("rev-parse", "v1"), "tag"},
+		{hashOf("rev-parse", "HEAD^{tree}"), "tree"},
+		{hashOf("hash-object", "-w", "--stdin"), "blob"},
+		{hashOf("hash-object", "-w", big), "object of 2097152 bytes"},
+		{strings.Repeat("1", 40), "missing"},
+		{"not a hash", "missing"},
+	} {
+		if got := h.ObjectKind(c.hash); got != c.want {
+			t.Errorf("ObjectKind(%s) = %q, want %q", c.hash, got, c.want)
+		}
+	}
+}

@@ -234,10 +234,7 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	commits, err := passOverNonCommits(ctx, h, remote, res, fetched)
-	if err != nil {
-		return nil, err
-	}
+	commits := passOverNonCommits(h, remote, res, fetched)
 	refs, oursListed, err := independent(ctx, h, ours, commits)
 	if err != nil {
 		return nil, err
@@ -316,38 +313,17 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 
 // passOverNonCommits is fetched without the refs that hold no commit (a
 // blob or a tag pushed there with plain git), each named in a note.
-func passOverNonCommits(ctx context.Context, h *history.History, remote string, res *Result, fetched map[string]string) (map[string]string, error) {
-	if len(fetched) == 0 {
-		return fetched, nil
-	}
-	var stdin strings.Builder
-	for _, c := range fetched {
-		stdin.WriteString(c + "\n")
-	}
-	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "cat-file", "--batch-check=%(objectname) %(objecttype)")
-	cmd.Stdin = strings.NewReader(stdin.String())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, gitcmd.Wrap(cmd.Args[1:], err, strings.TrimSpace(stderr.String()))
-	}
-	kind := map[string]string{}
-	for _, line := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(line); len(f) == 2 {
-			kind[f[0]] = f[1]
-		}
-	}
+func passOverNonCommits(h *history.History, remote string, res *Result, fetched map[string]string) map[string]string {
 	commits := map[string]string{}
 	for _, ref := range slices.Sorted(maps.Keys(fetched)) {
 		c := fetched[ref]
-		if k := kind[c]; k != "commit" && k != "" && k != "missing" {
+		if k := h.ObjectKind(c); k != "commit" && k != "missing" {
 			res.Notes = append(res.Notes, fmt.Sprintf("passed over %s's %s (%s): a %s, no memsync snapshot (pushed there with plain git?); 'git push %s :%s' drops it", remote, cloneRefOf(remote, ref), c[:12], k, remote, cloneRefOf(remote, ref)))
 			continue
 		}
 		commits[ref] = c
 	}
-	return commits, nil
+	return commits
 }
 
 // independent lists, in order, the tracking refs of fetched whose
