@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -589,5 +590,54 @@ func TestSyncOneEntryPerFact(t *testing.T) {
 				t.Errorf("clone %d: show %s:\n%s", i, id, out)
 			}
 		}
+	}
+}
+
+// TestSyncNothingNewAsksGitLittle: a sync with nothing new starts no git
+// merge-base (the sync before recorded which fetched snapshots its result
+// holds), and the next sync after another clone's push still merges it.
+func TestSyncNothingNewAsksGitLittle(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	var clones [2]string
+	for i := range clones {
+		clones[i] = filepath.Join(root, fmt.Sprintf("clone%d", i))
+		gitRun(t, env, root, "clone", "-q", remote, clones[i])
+	}
+	a, b := clones[0], clones[1]
+	memsyncIn(t, env, a, "add", "learned in a")
+	memsyncIn(t, env, a, "sync")
+	memsyncIn(t, env, b, "add", "learned in b")
+	memsyncIn(t, env, b, "sync")
+	memsyncIn(t, env, a, "sync")
+	gitCommands := func(dir string) []string {
+		t.Helper()
+		trace := filepath.Join(t.TempDir(), "trace")
+		memsyncIn(t, append(slices.Clone(env), "GIT_TRACE2_EVENT="+trace), dir, "sync")
+		data, err := os.ReadFile(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cmds []string
+		for _, line := range strings.Split(string(data), "\n") {
+			var ev struct {
+				Event string   `json:"event"`
+				Argv  []string `json:"argv"`
+			}
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.Event == "start" {
+				cmds = append(cmds, strings.Join(ev.Argv, " "))
+			}
+		}
+		return cmds
+	}
+	for _, c := range gitCommands(a) {
+		if strings.Contains(c, " merge-base ") {
+			t.Errorf("a sync with nothing new ran %s", c)
+		}
+	}
+	memsyncIn(t, env, b, "add", "learned in b later")
+	memsyncIn(t, env, b, "sync")
+	gitCommands(a)
+	if out := memsyncIn(t, env, a, "list"); !strings.Contains(out, "learned in b later") {
+		t.Fatalf("a after b's push:\n%s", out)
 	}
 }

@@ -99,6 +99,8 @@ type Result struct {
 	Backup string   `json:"backup,omitempty"`
 	// Refused is, for a dry run, why the sync would stop without Force.
 	Refused string `json:"refused,omitempty"`
+
+	contained []string // the fetched snapshots the merge left in ours (for saveContained)
 }
 
 // TrackingRef is where a remote's shared snapshots are fetched to.
@@ -195,7 +197,13 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 	if opts.Pushing != nil {
 		defer opts.Pushing()()
 	}
-	return res, pushAll(ctx, h, remote, opts, res, fetched, rewritten)
+	if err := pushAll(ctx, h, remote, opts, res, fetched, rewritten); err != nil {
+		return res, err
+	}
+	if len(rewritten) == 0 && len(res.Purged) == 0 {
+		saveContained(h, res.Snapshot, res.contained)
+	}
+	return res, nil
 }
 
 // fetchedRefs is what the fetch brought: the tracking refs of remote and
@@ -235,7 +243,7 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 		return nil, err
 	}
 	commits := passOverNonCommits(h, remote, res, fetched)
-	refs, oursListed, err := independent(ctx, h, ours, commits)
+	refs, oursListed, err := independent(ctx, h, ours, commits, loadContained(h, ours))
 	if err != nil {
 		return nil, err
 	}
@@ -245,9 +253,11 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 	// and on this clone's own (under the lease on it); another clone's ref
 	// is left to its owner.
 	all := len(refs)
+	passed := map[string]bool{}
 	refs = slices.DeleteFunc(refs, func(ref string) bool {
 		cerr := h.CheckSnapshot(fetched[ref])
 		if errors.Is(cerr, history.ErrNotSnapshot) {
+			passed[fetched[ref]] = true
 			res.Notes = append(res.Notes, fmt.Sprintf("passed over %s's %s (%s): %v (pushed there with plain git?); 'git push %s :%s' drops it", remote, cloneRefOf(remote, ref), fetched[ref][:12], cerr, remote, cloneRefOf(remote, ref)))
 			return true
 		}
@@ -308,6 +318,11 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 	res.Kind, res.Changes, res.ArchiveChanges = m.Kind, m.Changes, m.ArchiveChanges
 	res.Conflicts, res.Backup, res.Refused = m.Conflicts, m.Backup, m.Refused
 	res.Notes = append(res.Notes, m.Notes...)
+	for _, c := range commits {
+		if !passed[c] {
+			res.contained = append(res.contained, c)
+		}
+	}
 	return rewritten, nil
 }
 
@@ -329,12 +344,13 @@ func passOverNonCommits(h *history.History, remote string, res *Result, fetched 
 // independent lists, in order, the tracking refs of fetched whose
 // snapshots ours ("" none) lacks and no other fetched snapshot holds
 // (git merge-base --independent); one ref per snapshot. oursListed tells
-// whether ours is no ancestor of them either.
-func independent(ctx context.Context, h *history.History, ours string, fetched map[string]string) (refs []string, oursListed bool, err error) {
+// whether ours is no ancestor of them either. known are snapshots ours is
+// known to hold (loadContained): git is not asked about them.
+func independent(ctx context.Context, h *history.History, ours string, fetched map[string]string, known map[string]bool) (refs []string, oursListed bool, err error) {
 	refOf := map[string]string{}
 	var hashes []string
 	for _, ref := range slices.Sorted(maps.Keys(fetched)) {
-		if c := fetched[ref]; c != ours && refOf[c] == "" {
+		if c := fetched[ref]; c != ours && !known[c] && refOf[c] == "" {
 			refOf[c] = ref
 			hashes = append(hashes, c)
 		}
@@ -631,4 +647,52 @@ func gitMessage(stderr string) string {
 		lines[i] = strings.TrimRight(l, " \r")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// containedFile is where a sync records which fetched snapshots its result
+// holds: the next sync, while the memory's snapshot is still that result,
+// does not ask git whether it holds them (a sync with nothing new starts
+// no git merge-base). A cache: a snapshot is history, immutable, so what
+// it holds never changes; a missing or damaged file only costs git's
+// answer.
+const containedFile = "synced"
+
+// saveContained records that snapshot ours holds the snapshots contained
+// (best effort).
+func saveContained(h *history.History, ours string, contained []string) {
+	if h.Store.StateDir == "" || ours == "" {
+		return
+	}
+	slices.Sort(contained)
+	data := ours + "\n" + strings.Join(contained, "\n") + "\n"
+	path := filepath.Join(h.Store.StateDir, containedFile)
+	if old, err := fsutil.ReadFile(path, 1<<20); err == nil && string(old) == data {
+		return // a sync with nothing new writes nothing
+	}
+	if fsutil.MkdirAll(h.Store.StateDir, h.Store.DirPerm()) == nil {
+		_ = fsutil.WriteCache(path, []byte(data), h.Store.FilePerm())
+	}
+}
+
+// loadContained is the set saveContained recorded for ours, nil when it
+// recorded another snapshot's (or nothing).
+func loadContained(h *history.History, ours string) map[string]bool {
+	if h.Store.StateDir == "" || ours == "" {
+		return nil
+	}
+	data, err := fsutil.ReadFile(filepath.Join(h.Store.StateDir, containedFile), 1<<20)
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if lines[0] != ours {
+		return nil
+	}
+	known := map[string]bool{}
+	for _, c := range lines[1:] {
+		if plumbing.IsHash(c) {
+			known[c] = true
+		}
+	}
+	return known
 }
