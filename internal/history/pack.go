@@ -48,6 +48,10 @@ func (b *batch) add(o *object) plumbing.Hash {
 	return o.hash
 }
 
+// snapshotKeep begins the .keep files writePack writes (removeOrphanPacks
+// knows them by it).
+const snapshotKeep = "memsync snapshot (pid "
+
 // keptPack is a pack written by writePack: its files, and the .keep that
 // guards it until release.
 type keptPack struct{ base string } // ".../objects/pack/pack-HASH"
@@ -158,7 +162,7 @@ func (h *History) writePack(objs []*object) (*keptPack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write snapshot pack: %w", err)
 	}
-	_, err = keep.WriteString("memsync snapshot (pid " + strconv.Itoa(os.Getpid()) + ")\n")
+	_, err = keep.WriteString(snapshotKeep + strconv.Itoa(os.Getpid()) + ")\n")
 	if cerr := keep.Close(); err == nil {
 		err = cerr
 	}

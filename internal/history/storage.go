@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/memsync/memsync/internal/fsutil"
 )
 
 // openStorage opens go-git's object storage over the common git dir, where
@@ -92,10 +95,13 @@ func (fs indexedPacks) Capabilities() billy.Capability { return billy.Capabiliti
 // pack.
 const orphanPackAge = 10 * time.Minute
 
-// removeOrphanPacks removes packs without an index or a .keep older than
-// orphanPackAge (a process killed between removing a rolled-up pack's index
+// removeOrphanPacks removes what killed processes left in the pack folder,
+// once older than orphanPackAge: a .keep that a snapshot wrote (a
+// snapshot killed before its ref moved; its pack becomes an ordinary one,
+// which Maintain rolls up and git gc prunes), and packs without an index
+// or a .keep (a process killed between removing a rolled-up pack's index
 // and the pack): nothing reads them, and they hold no object another pack
-// does not.
+// does not. Other .keep files (git's, a person's) are never touched.
 func (h *History) removeOrphanPacks() error {
 	dir := filepath.Join(h.Repo.CommonDir, "objects", "pack")
 	entries, err := os.ReadDir(dir)
@@ -105,6 +111,11 @@ func (h *History) removeOrphanPacks() error {
 	have := map[string]bool{}
 	for _, e := range entries {
 		have[e.Name()] = true
+		if strings.HasSuffix(e.Name(), ".keep") && staleSnapshotKeep(filepath.Join(dir, e.Name())) {
+			if os.Remove(filepath.Join(dir, e.Name())) == nil {
+				have[e.Name()] = false
+			}
+		}
 	}
 	for _, e := range entries {
 		base, ok := strings.CutSuffix(e.Name(), ".pack")
@@ -118,4 +129,17 @@ func (h *History) removeOrphanPacks() error {
 		}
 	}
 	return nil
+}
+
+// staleSnapshotKeep tells whether path is a .keep a snapshot wrote
+// (writePack's "memsync snapshot (pid N)") older than orphanPackAge: a
+// snapshot moves its ref within its hook's time, so one that old was
+// killed before it did.
+func staleSnapshotKeep(path string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || time.Since(fi.ModTime()) <= orphanPackAge {
+		return false
+	}
+	data, err := fsutil.ReadFile(path, 256)
+	return err == nil && bytes.HasPrefix(data, []byte(snapshotKeep))
 }

@@ -47,3 +47,49 @@ func TestPackWithoutIndexIsIgnored(t *testing.T) {
 		t.Fatalf("an old pack without index is still there: %v", err)
 	}
 }
+
+// TestStaleSnapshotKeep: the .keep a snapshot killed before its ref moved
+// left is removed once old (its pack becomes an ordinary one, which
+// Maintain rolls up), with its pack kept; a young one (a snapshot under
+// way) and the .keep files of git or a person are never touched.
+func TestStaleSnapshotKeep(t *testing.T) {
+	h, _ := testRepo(t)
+	write(t, h.Store.Path(), entry(idA, "first", "one"))
+	take(t, h, "first")
+	packDir := filepath.Join(h.Repo.CommonDir, "objects", "pack")
+	old := time.Now().Add(-2 * orphanPackAge)
+	keeps := map[string]string{
+		"pack-2222222222222222222222222222222222222222": snapshotKeep + "4242)\n",      // killed long ago
+		"pack-3333333333333333333333333333333333333333": snapshotKeep + "4343)\n",      // under way
+		"pack-4444444444444444444444444444444444444444": "fetch-pack 77 on host\n",     // git's
+		"pack-5555555555555555555555555555555555555555": "kept by hand, do not pack\n", // a person's
+	}
+	for base, text := range keeps {
+		for ext, data := range map[string]string{".keep": text, ".pack": "PACK", ".idx": "IDX"} {
+			if err := os.WriteFile(filepath.Join(packDir, base+ext), []byte(data), 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if base != "pack-3333333333333333333333333333333333333333" {
+			if err := os.Chtimes(filepath.Join(packDir, base+".keep"), old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := h.removeOrphanPacks(); err != nil {
+		t.Fatal(err)
+	}
+	for base := range keeps {
+		_, err := os.Stat(filepath.Join(packDir, base+".keep"))
+		if gone := os.IsNotExist(err); gone != (base == "pack-2222222222222222222222222222222222222222") {
+			t.Errorf("%s.keep: removed %v", base, gone)
+		}
+		if _, err := os.Stat(filepath.Join(packDir, base+".pack")); err != nil {
+			t.Errorf("%s.pack: %v", base, err)
+		}
+	}
+	// The snapshot's own pack is released: no .keep of memsync's is left.
+	if m, _ := filepath.Glob(filepath.Join(packDir, "*.keep")); len(m) != 3 {
+		t.Errorf("keep files left: %v", m)
+	}
+}
