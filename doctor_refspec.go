@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitconfig"
 )
 
 // memsyncRefs are refs a remote's fetch refspec must not map onto this
@@ -21,23 +22,7 @@ var memsyncRefs = []string{"refs/memsync/snapshots", "refs/memsync/clones/x"}
 // git's fetch off refs/memsync/.
 func (m *Memory) checkRefspecs(ctx context.Context, fix bool) []Check {
 	dir := m.repo.CommonDir
-	out, err := gitcmd.OutputContext(ctx, dir, "--git-dir="+dir, "config", "--get-regexp", `^remote\..*\.fetch$`)
-	if err != nil {
-		return nil // none set (exit 1), or no config to read: nothing to say
-	}
-	specs := map[string][]string{} // by remote
-	var names []string
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		key, spec, ok := strings.Cut(line, " ")
-		name, found := strings.CutSuffix(strings.TrimPrefix(key, "remote."), ".fetch")
-		if !ok || !found {
-			continue
-		}
-		if specs[name] == nil {
-			names = append(names, name)
-		}
-		specs[name] = append(specs[name], spec)
-	}
+	names, specs := gitconfig.Repo(dir, m.repo.GitDir).Subsections("remote", "fetch")
 	var checks []Check
 	for _, name := range names {
 		spec, onto := overwrites(specs[name])

@@ -6,7 +6,7 @@
 // name are case-insensitive; a subsection written in quotes
 // ([remote "Origin"]) keeps its case, one written in the deprecated dotted
 // form ([remote.Origin]) does not, as in git. When a key is set more than
-// once, the last assignment wins.
+// once, the last assignment wins (Get); Subsections lists them all.
 package gitconfig
 
 import (
@@ -24,6 +24,13 @@ import (
 // usable; start from New, Parse, Repo or Effective.
 type Config struct {
 	vals map[string]value
+	all  []assignment // every assignment, in the order read (Subsections)
+}
+
+// assignment is one "key = value" line, its key canonical.
+type assignment struct {
+	key string
+	v   value
 }
 
 type value struct {
@@ -92,6 +99,7 @@ func Effective(commonDir, gitDir string) *Config {
 	for k, v := range r.vals {
 		c.vals[k] = v
 	}
+	c.all = append(c.all, r.all...)
 	return c
 }
 
@@ -264,7 +272,7 @@ func (c *Config) parse(b []byte) {
 		key := section + "." + strings.ToLower(s[:i])
 		rest := strings.TrimLeft(s[i:], " \t")
 		if rest == "" || rest[0] == '#' || rest[0] == ';' {
-			c.vals[key] = value{noValue: true}
+			c.set(key, value{noValue: true})
 			continue
 		}
 		if rest[0] != '=' {
@@ -275,8 +283,37 @@ func (c *Config) parse(b []byte) {
 			pending = line[:len(line)-1] // drop the backslash, join with the next line
 			continue
 		}
-		c.vals[key] = value{s: val}
+		c.set(key, value{s: val})
 	}
+}
+
+// set records an assignment of key: the value Get returns from now on,
+// and one more for Subsections.
+func (c *Config) set(key string, v value) {
+	c.vals[key] = v
+	c.all = append(c.all, assignment{key, v})
+}
+
+// Subsections returns the subsections that set section.<subsection>.name,
+// in the order git reads them, and every value each one sets, in order:
+// the values of a key git reads more than once (remote.<name>.fetch).
+func (c *Config) Subsections(section, name string) (subs []string, vals map[string][]string) {
+	pre, suf := strings.ToLower(section)+".", "."+strings.ToLower(name)
+	vals = map[string][]string{}
+	for _, a := range c.all {
+		sub, ok := strings.CutPrefix(a.key, pre)
+		if ok {
+			sub, ok = strings.CutSuffix(sub, suf)
+		}
+		if !ok || sub == "" {
+			continue
+		}
+		if _, seen := vals[sub]; !seen {
+			subs = append(subs, sub)
+		}
+		vals[sub] = append(vals[sub], a.v.s)
+	}
+	return subs, vals
 }
 
 // parseSectionHeader parses "[section]", "[section "sub"]" or

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -182,5 +183,33 @@ func write(t *testing.T, path, text string) {
 	}
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSubsections: every value of a key set more than once, by
+// subsection, in the order git reads them, as git config --get-regexp
+// lists them.
+func TestSubsections(t *testing.T) {
+	c := Parse([]byte(`[remote "origin"]
+	url = ../r.git
+	fetch = +refs/heads/*:refs/remotes/origin/*
+[remote "Team.Main"]
+	fetch = +refs/*:refs/*
+[remote "origin"]
+	fetch = ^refs/memsync/*
+[remote]
+	fetch = not a subsection's
+[remote.old]
+	fetch = +a:b
+`))
+	subs, vals := c.Subsections("remote", "fetch")
+	if got := strings.Join(subs, " "); got != "origin Team.Main old" {
+		t.Fatalf("subsections %q", got)
+	}
+	if got := strings.Join(vals["origin"], " "); got != "+refs/heads/*:refs/remotes/origin/* ^refs/memsync/*" {
+		t.Fatalf("origin's values %q", got)
+	}
+	if got, _ := c.Get("remote.origin.fetch"); got != "^refs/memsync/*" {
+		t.Fatalf("Get: %q", got)
 	}
 }
