@@ -2,7 +2,6 @@ package worktree
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -157,32 +156,19 @@ func stashed(r *Repo, top, path, target string) bool {
 	in := fmt.Sprintf("%s^3:%s\n", f[1], filepath.ToSlash(rel)) // the entry's untracked and ignored files
 	cmd := gitcmd.Command(r.CommonDir, "--git-dir="+r.CommonDir, "cat-file", "--batch")
 	cmd.Stdin = strings.NewReader(in)
-	out, err := cmd.Output()
-	if err != nil {
+	out, err := cmd.StdoutPipe()
+	if err != nil || cmd.Start() != nil {
 		return false
 	}
-	br := bufio.NewReader(bytes.NewReader(out))
-	for {
-		head, err := br.ReadString('\n')
-		if err != nil {
-			return false
-		}
-		f := strings.Fields(head)
-		if len(f) != 3 || f[1] != "blob" {
-			continue // "missing": no such file in that stash entry
-		}
-		n, err := strconv.Atoi(f[2])
-		if err != nil || n < 0 {
-			return false
-		}
-		body := make([]byte, n+1) // the content and git's newline after it
-		if _, err := io.ReadFull(br, body); err != nil {
-			return false
-		}
-		if string(body[:n]) == want {
-			return true
-		}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	br := bufio.NewReader(out)
+	head, err := br.ReadString('\n')
+	if f := strings.Fields(head); err != nil || len(f) != 3 || f[1] != "blob" || f[2] != strconv.Itoa(len(want)) {
+		return false // missing, or not the link: its content is not read
 	}
+	body := make([]byte, len(want))
+	_, err = io.ReadFull(br, body)
+	return err == nil && string(body) == want
 }
 
 // objectName tells a full object name (SHA-1 or SHA-256, in hex).
