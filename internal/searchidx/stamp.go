@@ -13,9 +13,9 @@ import (
 )
 
 // StampName is the name of the index's stamp in the state dir: which
-// index (the length and CRC-32C of the bytes it covers) matches which state
+// index (the length and CRC-32 of the bytes it covers) matches which state
 // of the memory file (device, inode, size, modification and change times,
-// and a CRC-32C of its last tailCheck bytes). A search whose file is in
+// and a CRC-32 of its last tailCheck bytes). A search whose file is in
 // that state reads the index and only the bytes appended after the part it
 // covers; in any other state it reads the whole file and checks its CRC.
 // memsync's own appends move the stamp along (Appended), under the
@@ -25,10 +25,10 @@ import (
 const StampName = "search.stamp"
 
 const (
-	stampMagic = "msstamp2"
+	stampMagic = "msstamp3"
 	stampSize  = 76
 	// tailCheck is how many bytes at the end of the file the stamp's
-	// CRC-32C covers: a change that keeps size and times (a clock set
+	// CRC-32 covers: a change that keeps size and times (a clock set
 	// back, a coarse file system) is still seen there.
 	tailCheck = 4096
 )
@@ -57,7 +57,7 @@ func stampOf(s stamp, f io.ReaderAt, fi os.FileInfo) (stamp, bool) {
 	return s, err == nil
 }
 
-// tailCRC is the CRC-32C of the last tailCheck bytes of a file of size bytes.
+// tailCRC is the CRC-32 of the last tailCheck bytes of a file of size bytes.
 func tailCRC(f io.ReaderAt, size int64) (uint32, error) {
 	b := make([]byte, min(size, tailCheck))
 	if _, err := f.ReadAt(b, size-int64(len(b))); err != nil && !errors.Is(err, io.EOF) {
