@@ -41,12 +41,11 @@ func withHint(err error, hint string) error { return hinted{err, hint} }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
-		Name:        "memsync",
-		Usage:       "one shared, durable memory for the AI agents of a git repository",
-		Description: help("memsync"),
-		Reader:      stdin,
-		Writer:      stdout,
-		ErrWriter:   stderr,
+		Name:      "memsync",
+		Usage:     "one shared, durable memory for the AI agents of a git repository",
+		Reader:    stdin,
+		Writer:    stdout,
+		ErrWriter: stderr,
 		Action: func(c *cli.Context) error {
 			if c.Bool("version") {
 				return runVersion(newSession(c), c)
@@ -73,6 +72,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
 	app.OnUsageError = onUsage
+	helpNames[app] = "memsync"
+	cli.HelpPrinter = printDescribed
 	for _, d := range []command{initCommand(), addCommand(), searchCommand(), listCommand(), showCommand(),
 		editCommand(), deleteCommand(), archiveCommand(), restoreCommand(), gcCommand(), summaryCommand(), promoteCommand(),
 		importCommand(), hooksCommand(), hookCommand(), snapshotCommand(), logCommand(), diffCommand(),
@@ -107,12 +108,19 @@ func globalOptionsHelp(app *cli.App) string {
 func withGlobalOptions(cmds []*cli.Command, section string) {
 	group := strings.Replace(cli.SubcommandHelpTemplate,
 		`{{template "visibleCommandCategoryTemplate" .}}`, `{{template "visibleCommandTemplate" .}}`, 1)
+	setTemplates(cmds, cli.CommandHelpTemplate+section, group+section)
+}
+
+// setTemplates gives the commands in cmds, and their subcommands, the help
+// template of a command or of a group (one string each, shared: every
+// command start builds them once).
+func setTemplates(cmds []*cli.Command, command, group string) {
 	for _, c := range cmds {
-		c.CustomHelpTemplate = cli.CommandHelpTemplate + section
+		c.CustomHelpTemplate = command
 		if len(c.Subcommands) > 0 {
-			c.CustomHelpTemplate = group + section
+			c.CustomHelpTemplate = group
 		}
-		withGlobalOptions(c.Subcommands, section)
+		setTemplates(c.Subcommands, command, group)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"embed"
 	"errors"
+	"io"
 	"strconv"
 	"strings"
 
@@ -62,10 +63,54 @@ func help(name string) string {
 	return strings.TrimSuffix(string(b), "\n")
 }
 
+// helpNames is the help/*.txt name of each command and app built; its
+// text becomes the Description when the help is printed (describe), so a
+// command's start reads none of them (all of them made 0.1 MB of copies).
+var helpNames = map[any]string{}
+
+// describe fills in the Description of a command or app (urfave/cli's help
+// data) from its help file, once.
+func describe(data any) {
+	switch v := data.(type) {
+	case *cli.Command:
+		if name, ok := helpNames[v]; ok && v.Description == "" {
+			v.Description = help(name)
+		}
+	case *cli.App:
+		if name, ok := helpNames[v]; ok && v.Description == "" {
+			v.Description = help(name)
+		}
+	}
+}
+
+// describeAll fills in the Description of app and of all its commands (the
+// man page shows them all).
+func describeAll(app *cli.App) {
+	describe(app)
+	var walk func([]*cli.Command)
+	walk = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			describe(c)
+			walk(c.Subcommands)
+		}
+	}
+	walk(app.Commands)
+}
+
+// printHelp is urfave/cli's help printer; memsync's (set by newApp)
+// describes what it prints first.
+var printHelp = cli.HelpPrinter
+
+func printDescribed(w io.Writer, templ string, data any) {
+	describe(data)
+	printHelp(w, templ, data)
+}
+
 // cli builds the urfave/cli command; prefix names the parent ("worktree-").
 func (d command) cli(prefix string) *cli.Command {
 	c := &cli.Command{Name: d.name, Aliases: d.aliases, Usage: d.usage, ArgsUsage: d.argsUsage,
-		Description: help(prefix + d.name), Flags: d.flags, SkipFlagParsing: d.raw, Hidden: d.hidden, OnUsageError: onUsage}
+		Flags: d.flags, SkipFlagParsing: d.raw, Hidden: d.hidden, OnUsageError: onUsage}
+	helpNames[c] = prefix + d.name
 	for _, sub := range d.subs {
 		c.Subcommands = append(c.Subcommands, sub.cli(prefix+d.name+"-"))
 	}

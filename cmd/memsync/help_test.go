@@ -17,6 +17,7 @@ func TestHelpFiles(t *testing.T) {
 	// The hooks subcommands have a one-line usage and no long help.
 	noHelp := map[string]bool{"hooks-install": true, "hooks-uninstall": true, "hooks-status": true}
 	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
+	describeAll(app)
 	commands := map[string]bool{"memsync": true}
 	if app.Description == "" {
 		t.Error("memsync has no long help: help/memsync.txt is missing")

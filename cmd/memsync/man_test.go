@@ -26,6 +26,7 @@ var manPage = filepath.Join(repoRoot, "docs", "memsync.1")
 // -update, rewrites it), and man and groff read it without a warning.
 func TestManPage(t *testing.T) {
 	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
+	describeAll(app)
 	man, err := app.ToManWithSection(1)
 	if err != nil {
 		t.Fatal(err)
