@@ -242,8 +242,9 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	commits := passOverNonCommits(h, remote, res, fetched)
-	refs, oursListed, err := independent(ctx, h, ours, commits, loadContained(h, ours))
+	known := loadContained(h, ours)
+	commits := passOverNonCommits(h, remote, res, fetched, ours, known)
+	refs, oursListed, err := independent(ctx, h, ours, commits, known)
 	if err != nil {
 		return nil, err
 	}
@@ -327,11 +328,18 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 }
 
 // passOverNonCommits is fetched without the refs that hold no commit (a
-// blob or a tag pushed there with plain git), each named in a note.
-func passOverNonCommits(h *history.History, remote string, res *Result, fetched map[string]string) map[string]string {
+// blob or a tag pushed there with plain git), each named in a note. ours
+// and the snapshots known to be in it (loadContained) are commits: their
+// objects are not read again (a sync with nothing new spent 6% of its
+// time there).
+func passOverNonCommits(h *history.History, remote string, res *Result, fetched map[string]string, ours string, known map[string]bool) map[string]string {
 	commits := map[string]string{}
 	for _, ref := range slices.Sorted(maps.Keys(fetched)) {
 		c := fetched[ref]
+		if c == ours || known[c] {
+			commits[ref] = c
+			continue
+		}
 		if k := h.ObjectKind(c); k != "commit" && k != "missing" {
 			res.Notes = append(res.Notes, fmt.Sprintf("passed over %s's %s (%s): a %s, no memsync snapshot (pushed there with plain git?); 'git push %s :%s' drops it", remote, cloneRefOf(remote, ref), c[:12], k, remote, cloneRefOf(remote, ref)))
 			continue
