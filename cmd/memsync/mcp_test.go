@@ -872,3 +872,41 @@ func TestMCPRequestsInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPOddRequestIDs: a request whose string id has characters JSON may
+// spell two ways (<, > and & are escaped by encoding/json, not by the SDK's
+// writer) is answered, and so is every request after it. The server used to
+// wait for an answer to "a\u003cb\u003e" while it had written one to
+// "a<b>", and answered nothing more.
+func TestMCPOddRequestIDs(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	r := startRawMCP(t, env, repo)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if m := r.next(); string(m.ID) != "1" || m.Error != nil {
+		t.Fatalf("initialize: %+v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	ids := []string{`"a<b>&"`, `"\u003c"`, `"é"`, `"\u00e9"`, `"\u2028"`, `"a\/b"`, `""`, `-0`, `1e2`, `"tail"`}
+	for _, id := range ids {
+		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+	}
+	for _, id := range ids {
+		var m reply
+		select {
+		case l, ok := <-r.lines:
+			if !ok {
+				t.Fatal("the server closed its output (exited)")
+			}
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("server wrote %q: %v", l, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no answer to the request with id %s", id)
+		}
+		var got, want any
+		if json.Unmarshal(m.ID, &got) != nil || json.Unmarshal([]byte(id), &want) != nil || got != want || m.Error != nil {
+			t.Fatalf("the request with id %s: answered %s, %+v", id, m.ID, m.Error)
+		}
+	}
+}
