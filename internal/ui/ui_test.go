@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -440,6 +441,14 @@ func memsyncCLI(t *testing.T, dir string, env []string, args ...string) string {
 // conflicting entries' IDs, in contents' order.
 func conflicted(t *testing.T, contents ...string) (string, []string) {
 	t.Helper()
+	return conflictedAs(t, nil, contents...)
+}
+
+// conflictedAs is conflicted with the entries' IDs set (in the first
+// clone's file, before its first sync) to ids where they are not "", as a
+// teammate's clone may set them.
+func conflictedAs(t *testing.T, ids []string, contents ...string) (string, []string) {
+	t.Helper()
 	ctx := context.Background()
 	root := testgit.Isolate(t)
 	bare := filepath.Join(root, "remote.git")
@@ -454,11 +463,28 @@ func conflicted(t *testing.T, contents ...string) (string, []string) {
 		return m
 	}
 	a, b := open("a"), open("b")
-	var ids []string
+	var made []string
 	for _, c := range contents {
-		ids = append(ids, add(t, a, memsync.Entry{Content: c}).ID)
+		made = append(made, add(t, a, memsync.Entry{Content: c}).ID)
 	}
 	add(t, a, memsync.Entry{Content: "an entry nobody edits"})
+	if ids != nil {
+		data, err := os.ReadFile(a.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		for i, id := range ids {
+			if id != "" {
+				text = strings.Replace(text, "- ID: "+made[i]+"\n", "- ID: "+id+"\n", 1)
+				made[i] = id
+			}
+		}
+		if err := os.WriteFile(a.Path(), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids = made
 	sync := func(m *memsync.Memory) {
 		t.Helper()
 		if _, err := m.Sync(ctx, "", memsync.SyncOptions{}); err != nil {
@@ -717,5 +743,46 @@ func TestStaleAndSupersededMarks(t *testing.T) {
 			t.Fatalf("%s: %d", path, code)
 		}
 		mustContain(t, path, body, `class="stale"`, "may be stale: ", "pool.go", "supersedes <a href=\"/entry/"+old.ID)
+	}
+}
+
+var conflictForm = regexp.MustCompile(`(?s)<section class="conflict" id="c-([^"]*)">.*?<form method="post" action="([^"]*)"`)
+
+// TestConflictFormsNameTheirConflict: an entry ID is any text a teammate's
+// clone wrote, so one may hold ?, # or %: each conflict's buttons still
+// settle that conflict and no other. They used to post to the ID as a URL
+// path, so "ID?x" or "ID#x" settled the conflict ID, and "%6C..." the one
+// its decoding names.
+func TestConflictFormsNameTheirConflict(t *testing.T) {
+	const legit = "legit0000001"
+	hostile := []string{legit + "?x=1", legit + "#x", "%6Cegit0000001"}
+	dir, ids := conflictedAs(t, append([]string{legit}, hostile...), "a legit fact", "hostile one", "hostile two", "hostile three")
+	p := serve(t, dir)
+	csrf := p.csrf()
+	for _, id := range ids[1:] {
+		_, body := p.get("/conflicts")
+		action := ""
+		for _, m := range conflictForm.FindAllStringSubmatch(body, -1) {
+			if html.UnescapeString(m[1]) == id {
+				action = html.UnescapeString(m[2])
+			}
+		}
+		if action == "" {
+			t.Fatalf("no form for the conflict %q:\n%s", id, body)
+		}
+		if code, body := p.post(action, url.Values{"csrf": {csrf}, "keep": {"theirs"}}); code != http.StatusOK {
+			t.Fatalf("keep theirs of %q (posted to %s): %d\n%s", id, action, code, body)
+		}
+		cs, err := memsyncOpen(t, dir).Conflicts(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var left []string
+		for _, c := range cs {
+			left = append(left, c.ID)
+		}
+		if slices.Contains(left, id) || !slices.Contains(left, legit) {
+			t.Fatalf("the button of %q (posting to %s) left the conflicts %q", id, action, left)
+		}
 	}
 }
