@@ -786,3 +786,30 @@ func TestConflictFormsNameTheirConflict(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveResolvedElsewhere: a button pressed after another process
+// settled its conflict changes nothing and says so, even when the ID it
+// names is the start of another conflict's ID (which `memsync resolve`
+// accepts as a prefix). The page used to settle that other conflict.
+func TestResolveResolvedElsewhere(t *testing.T) {
+	const first = "legit0000001"
+	dir, ids := conflictedAs(t, []string{first, first + "x"}, "a legit fact", "another fact")
+	p := serve(t, dir)
+	csrf := p.csrf()
+	memsyncCLI(t, dir, nil, "resolve", first, "--theirs")
+	before, _ := memoryFiles(t, dir)
+	for _, keep := range []string{"ours", "theirs", "edit"} {
+		form := url.Values{"csrf": {csrf}, "keep": {keep}, "text": {"## a legit fact (edited)\n- Content: a legit fact (edited)\n"}}
+		code, body := p.post("/conflicts/"+first, form)
+		if code != http.StatusNotFound || !strings.Contains(body, "no recorded conflict") {
+			t.Errorf("keep %s of the conflict settled elsewhere: %d\n%s", keep, code, body)
+		}
+	}
+	cs, err := memsyncOpen(t, dir).Conflicts(context.Background())
+	if err != nil || len(cs) != 1 || cs[0].ID != ids[1] {
+		t.Fatalf("conflicts left: %+v, %v (want %s alone)", cs, err, ids[1])
+	}
+	if after, _ := memoryFiles(t, dir); after != before {
+		t.Fatalf("the memory changed:\n%s", after)
+	}
+}
