@@ -813,3 +813,33 @@ func TestResolveResolvedElsewhere(t *testing.T) {
 		t.Fatalf("the memory changed:\n%s", after)
 	}
 }
+
+// TestTokenRedirectStaysHere: the printed address with a path of its own
+// ("//host/...", which a browser reads as another site) is redirected to a
+// path of this page, never to another site. It used to answer "Location:
+// //evil.example/x".
+func TestTokenRedirectStaysHere(t *testing.T) {
+	dir, _ := repo(t)
+	p := serve(t, dir)
+	u, err := url.Parse(p.srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"//evil.example/x", "///evil.example", "/\\evil.example", "//evil.example"} {
+		r, err := http.NewRequest(http.MethodGet, p.ts.URL+"/?token="+u.Query().Get("token"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.URL.Path, r.URL.RawPath = path, ""
+		resp, err := bare.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		loc, err := resp.Location()
+		if resp.StatusCode != http.StatusSeeOther || err != nil || loc.Host != u.Host {
+			t.Errorf("%s with the token: %d, Location %q", path, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+}
