@@ -322,7 +322,8 @@ func TestDamagedMemory(t *testing.T) {
 // TestAccess: without the run's token (in the URL or its cookie) every
 // request is refused, assets too; with it, the token becomes a cookie the
 // page's scripts cannot read, and the URL loses it. A request for another
-// Host (DNS rebinding) is refused with a valid cookie.
+// Host (DNS rebinding) is refused with a valid cookie, and so is another
+// site's page (another local server's too) loading the page.
 func TestAccess(t *testing.T) {
 	dir, m := repo(t)
 	add(t, m, memsync.Entry{Content: "a private fact"})
@@ -371,6 +372,9 @@ func TestAccess(t *testing.T) {
 		{"a rebound host name", "/", []string{"Cookie", good, "Host", "attacker.example:" + u.Port()}},
 		{"localhost, not the printed address", "/", []string{"Cookie", good, "Host", "localhost:" + u.Port()}},
 		{"a rebound host name with the token", "/?token=" + u.Query().Get("token"), []string{"Host", "attacker.example:" + u.Port()}},
+		{"another local page's script tag", "/assets/ui.js", []string{"Cookie", good, "Sec-Fetch-Site", "same-site", "Sec-Fetch-Mode", "no-cors"}},
+		{"another local page's fetch", "/?q=private&fragment=1", []string{"Cookie", good, "Sec-Fetch-Site", "same-site", "Sec-Fetch-Mode", "cors"}},
+		{"another site's image", "/", []string{"Cookie", good, "Sec-Fetch-Site", "cross-site", "Sec-Fetch-Mode", "no-cors"}},
 	} {
 		resp, body := get(c.path, c.header...)
 		if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "private fact") || len(resp.Cookies()) > 0 {
@@ -380,6 +384,11 @@ func TestAccess(t *testing.T) {
 	resp, body := get("/", "Cookie", good)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "a private fact") {
 		t.Fatalf("with the cookie: %d", resp.StatusCode)
+	}
+	// A link from another local page opens the page.
+	resp, _ = get("/", "Cookie", good, "Sec-Fetch-Site", "same-site", "Sec-Fetch-Mode", "navigate")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("a link from another local page: %d", resp.StatusCode)
 	}
 	resp, _ = get("/history?token=" + u.Query().Get("token"))
 	set := resp.Cookies()
