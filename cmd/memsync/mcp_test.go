@@ -910,3 +910,19 @@ func TestMCPOddRequestIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPHelpNamesEveryTool: `memsync mcp --help` names every project tool
+// the server offers and every one a worker may not call. It used to leave
+// out edit_memory_entry and review_memory, and said a worker could edit.
+func TestMCPHelpNamesEveryTool(t *testing.T) {
+	env := testGitEnv(t)
+	help := strings.Join(strings.Fields(memsyncIn(t, env, t.TempDir(), "mcp", "--help")), " ")
+	for _, name := range mcpserver.ToolNames() {
+		if !strings.Contains(name, "global") && !strings.Contains(help, name) {
+			t.Errorf("memsync mcp --help does not name %s", name)
+		}
+	}
+	if !strings.Contains(help, "deletes, edits, restores and supersedes are refused") {
+		t.Errorf("memsync mcp --help does not say what a worker may not do:\n%s", help)
+	}
+}
