@@ -926,3 +926,29 @@ func TestMCPHelpNamesEveryTool(t *testing.T) {
 		t.Errorf("memsync mcp --help does not say what a worker may not do:\n%s", help)
 	}
 }
+
+// TestMCPOneLineFieldsRefuseHiddenCharacters: a key and a caller_agent_id
+// are one line of printable text, as a title is: a bidi override, a Unicode
+// line separator or a zero-width mark (which a terminal or a viewer acts
+// on, and which hide what the value says) is refused, nothing is saved.
+// Only C0 and C1 controls used to be refused there.
+func TestMCPOneLineFieldsRefuseHiddenCharacters(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	cs := startMCP(t, env, repo)
+	for _, v := range []string{"ab\u202ecd", "a\u2028b", "a\u2029b", "x\u2066y", "\u200fx"} {
+		for _, arg := range []string{"key", "caller_agent_id"} {
+			msg := call(t, cs, "save_to_memory", map[string]any{"content": "a fact saved with a hidden " + arg, arg: v}, nil)
+			if !strings.Contains(msg, "control character") || !strings.Contains(msg, arg) {
+				t.Errorf("%s %q: %q, want a refusal naming it", arg, v, msg)
+			}
+		}
+	}
+	var list struct {
+		Total int `json:"total"`
+	}
+	mustCall(t, cs, "list_memory_entries", nil, &list)
+	if list.Total != 0 {
+		t.Fatalf("%d entries saved with hidden characters", list.Total)
+	}
+}
