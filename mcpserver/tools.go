@@ -231,12 +231,13 @@ var tools = []tool{
 const sourceField = "Source"
 
 // oneLine refuses a value that is not one line of printable text: it
-// would break the entry's bullet, or hide in it.
+// would break the entry's bullet, or hide in it (a bidi override, a line
+// separator: memfile.Control, as in a title).
 func oneLine(name, v string) error {
 	switch {
 	case strings.ContainsAny(v, "\n\r"):
 		return fmt.Errorf("%w: the %s must be one line", memfile.ErrInvalid, name)
-	case strings.IndexFunc(v, unicode.IsControl) >= 0:
+	case strings.IndexFunc(v, func(r rune) bool { return unicode.IsControl(r) || memfile.Control(r) }) >= 0:
 		return fmt.Errorf("%w: the %s has a control character: %q", memfile.ErrInvalid, name, v)
 	}
 	return nil

@@ -72,7 +72,7 @@ type frameWriter struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	w       io.Writer
-	pending map[string]bool // ids (as JSON) of requests passed on, unanswered
+	pending map[string]bool // ids (keyOf) of requests passed on, unanswered
 	queue   []frame         // input read, not yet passed on, in the order read
 	queued  int             // the bytes in queue
 	eof     bool            // the input ended (readErr says how)
@@ -85,9 +85,9 @@ type frameWriter struct {
 type frame struct {
 	line   []byte // the message with its "\n"; nil for an answer
 	answer []byte // the error answer to a bad line
-	id     string // a request's id (as JSON); "" for a notification
+	id     string // a request's id (keyOf); "" for a notification
 	ahead  bool   // a response or a cancellation: goes ahead of a waiting request
-	cancel string // for a cancellation, the id it cancels
+	cancel string // for a cancellation, the id it cancels (keyOf)
 }
 
 // maxQueued is how much input the reader keeps ahead of the SDK (one line
@@ -99,7 +99,7 @@ func (f *frameWriter) Write(p []byte) (int, error) {
 	defer f.mu.Unlock()
 	n, err := f.w.Write(p)
 	if id, ok := responseID(p); ok {
-		delete(f.pending, string(id))
+		delete(f.pending, idKey(id))
 	}
 	if err != nil {
 		f.done = true
@@ -299,19 +299,40 @@ func frameOf(m jsonrpc.Message, line []byte) frame {
 	case !ok: // a response to a request of the server's
 		fr.ahead = true
 	case req.ID.IsValid():
-		id, _ := json.Marshal(req.ID.Raw())
-		fr.id = string(id)
+		fr.id = keyOf(req.ID)
 	case req.Method == "notifications/cancelled":
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
-		var v any
-		if json.Unmarshal(req.Params, &p) == nil && json.Unmarshal(p.RequestID, &v) == nil {
-			id, _ := json.Marshal(v)
-			fr.ahead, fr.cancel = true, string(id)
+		if json.Unmarshal(req.Params, &p) == nil {
+			if id := idKey(p.RequestID); id != "" {
+				fr.ahead, fr.cancel = true, id
+			}
 		}
 	}
 	return fr
+}
+
+// keyOf is how the queue and the pending requests name a request id: one
+// spelling of it, whatever the client's or the SDK's was ("\u003c" or "<",
+// 1e2 or 100), so an answer or a cancellation finds its request.
+func keyOf(id jsonrpc.ID) string {
+	b, _ := json.Marshal(id.Raw())
+	return string(b)
+}
+
+// idKey is keyOf for an id given as JSON (read as the SDK reads one);
+// "" when it is no valid id.
+func idKey(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	id, err := jsonrpc.MakeID(v)
+	if err != nil || !id.IsValid() {
+		return ""
+	}
+	return keyOf(id)
 }
 
 // readLine reads one line without its end (\n or \r\n), trimmed of spaces.

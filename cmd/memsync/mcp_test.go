@@ -872,3 +872,83 @@ func TestMCPRequestsInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPOddRequestIDs: a request whose string id has characters JSON may
+// spell two ways (<, > and & are escaped by encoding/json, not by the SDK's
+// writer) is answered, and so is every request after it. The server used to
+// wait for an answer to "a\u003cb\u003e" while it had written one to
+// "a<b>", and answered nothing more.
+func TestMCPOddRequestIDs(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	r := startRawMCP(t, env, repo)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if m := r.next(); string(m.ID) != "1" || m.Error != nil {
+		t.Fatalf("initialize: %+v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	ids := []string{`"a<b>&"`, `"\u003c"`, `"é"`, `"\u00e9"`, `"\u2028"`, `"a\/b"`, `""`, `-0`, `1e2`, `"tail"`}
+	for _, id := range ids {
+		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+	}
+	for _, id := range ids {
+		var m reply
+		select {
+		case l, ok := <-r.lines:
+			if !ok {
+				t.Fatal("the server closed its output (exited)")
+			}
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("server wrote %q: %v", l, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no answer to the request with id %s", id)
+		}
+		var got, want any
+		if json.Unmarshal(m.ID, &got) != nil || json.Unmarshal([]byte(id), &want) != nil || got != want || m.Error != nil {
+			t.Fatalf("the request with id %s: answered %s, %+v", id, m.ID, m.Error)
+		}
+	}
+}
+
+// TestMCPHelpNamesEveryTool: `memsync mcp --help` names every project tool
+// the server offers and every one a worker may not call. It used to leave
+// out edit_memory_entry and review_memory, and said a worker could edit.
+func TestMCPHelpNamesEveryTool(t *testing.T) {
+	env := testGitEnv(t)
+	help := strings.Join(strings.Fields(memsyncIn(t, env, t.TempDir(), "mcp", "--help")), " ")
+	for _, name := range mcpserver.ToolNames() {
+		if !strings.Contains(name, "global") && !strings.Contains(help, name) {
+			t.Errorf("memsync mcp --help does not name %s", name)
+		}
+	}
+	if !strings.Contains(help, "deletes, edits, restores and supersedes are refused") {
+		t.Errorf("memsync mcp --help does not say what a worker may not do:\n%s", help)
+	}
+}
+
+// TestMCPOneLineFieldsRefuseHiddenCharacters: a key and a caller_agent_id
+// are one line of printable text, as a title is: a bidi override, a Unicode
+// line separator or a zero-width mark (which a terminal or a viewer acts
+// on, and which hide what the value says) is refused, nothing is saved.
+// Only C0 and C1 controls used to be refused there.
+func TestMCPOneLineFieldsRefuseHiddenCharacters(t *testing.T) {
+	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := newRepo(t, env)
+	cs := startMCP(t, env, repo)
+	for _, v := range []string{"ab\u202ecd", "a\u2028b", "a\u2029b", "x\u2066y", "\u200fx"} {
+		for _, arg := range []string{"key", "caller_agent_id"} {
+			msg := call(t, cs, "save_to_memory", map[string]any{"content": "a fact saved with a hidden " + arg, arg: v}, nil)
+			if !strings.Contains(msg, "control character") || !strings.Contains(msg, arg) {
+				t.Errorf("%s %q: %q, want a refusal naming it", arg, v, msg)
+			}
+		}
+	}
+	var list struct {
+		Total int `json:"total"`
+	}
+	mustCall(t, cs, "list_memory_entries", nil, &list)
+	if list.Total != 0 {
+		t.Fatalf("%d entries saved with hidden characters", list.Total)
+	}
+}

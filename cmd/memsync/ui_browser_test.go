@@ -232,3 +232,50 @@ func TestUIBrowser(t *testing.T) {
 	cancelTab()
 	ui.stop(t)
 }
+
+// TestUIOtherLocalPageLoadsNothing: a page of another local server (another
+// port of 127.0.0.1: the same site, so the browser sends the page's
+// SameSite=Strict cookie along) gets nothing from the page, so it can
+// neither tell the page is there nor make the browser run searches of the
+// memory for it (to time them, or by the thousand). Its script tag loaded
+// the page's script; now the request is refused.
+func TestUIOtherLocalPageLoadsNothing(t *testing.T) {
+	browser := chromium(t)
+	env := testGitEnv(t)
+	repo := newRepo(t, env)
+	memsyncIn(t, env, repo, "add", "the deploy needle is kept in vault")
+	ui := startUI(t, env, repo, "--no-open")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox)...)
+	defer cancelAlloc()
+	tab, cancelTab := chromedp.NewContext(alloc)
+	defer cancelTab()
+	if err := chromedp.Do(tab, chromedp.Navigate(ui.started.URL), chromedp.WaitVisible(chromedp.CSS("#results"))); err != nil {
+		t.Fatalf("the printed address: %v", err)
+	}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><script>window.got = ""</script>
+<script src="%[1]s/assets/ui.js" onload="got = 'loaded'" onerror="got = 'refused'"></script>
+<a id="go" href="%[1]s/">the page</a>`, ui.base)
+	}))
+	defer other.Close()
+	if !strings.HasPrefix(other.URL, "http://127.0.0.1:") {
+		t.Fatalf("the other page is at %s, not on 127.0.0.1", other.URL)
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate(other.URL)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(tab, chromedp.Poll[string](`got`))
+	if err != nil {
+		t.Fatalf("the other page's script tag: %v", err)
+	}
+	if got != "refused" {
+		t.Fatalf("another local page's script tag: %s, want refused", got)
+	}
+	// A link from the other page opens the page.
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS("#go")), chromedp.WaitVisible(chromedp.CSS("#results"))); err != nil {
+		t.Fatalf("a link from the other page: %v", err)
+	}
+}

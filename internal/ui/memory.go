@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -229,16 +230,23 @@ type editError struct{ error }
 
 func (e *editError) Unwrap() error { return e.error }
 
-// resolve settles the conflict id names as `memsync resolve` does: keep is
-// "ours", "theirs" or "edit", and text is, for "edit", the conflict's
-// EditText as the person edited it.
+// resolve settles the conflict whose ID is id (exactly) as `memsync
+// resolve` does: keep is "ours", "theirs" or "edit", and text is, for
+// "edit", the conflict's EditText as the person edited it.
 func resolve(ctx context.Context, m *memsync.Memory, id, keep, text string) (resolved, error) {
+	// The page names a conflict by its full ID. Conflict and Resolve also
+	// take a prefix: once the conflict shown is settled elsewhere, its ID
+	// must not name another one that it starts.
+	c, err := m.Conflict(ctx, id)
+	switch {
+	case err == nil && c.ID == id:
+	case err == nil, errors.Is(err, memsync.ErrAmbiguous):
+		return resolved{}, fmt.Errorf("%w: no recorded conflict for %q", memsync.ErrNotFound, id)
+	default:
+		return resolved{}, err
+	}
 	r := memsync.Resolution{Keep: memsync.Keep(keep)}
 	if r.Keep == memsync.KeepEdit {
-		c, err := m.Conflict(ctx, id)
-		if err != nil {
-			return resolved{}, err
-		}
 		e, err := c.Edited([]byte(text))
 		if err != nil && !errors.Is(err, errCancelled) {
 			err = &editError{err}

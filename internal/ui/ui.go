@@ -7,8 +7,10 @@
 // The page is safe by construction: it listens on loopback only; it answers
 // only requests whose Host is the address it printed (DNS rebinding); every
 // request needs the per-run token of the printed URL, which the first
-// request turns into an HttpOnly, SameSite=Strict cookie; a state change
-// (POST) also needs the page's CSRF token and a same-origin request; and
+// request turns into an HttpOnly, SameSite=Strict cookie; a page of
+// another site (another local server's too) may link to it but not load it
+// (fetch metadata); a state change (POST) also needs the page's CSRF token
+// and a same-origin request; and
 // html/template escapes every piece of memory content, which the page's
 // Content-Security-Policy backs up by allowing no inline script.
 //
@@ -135,6 +137,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "memsync ui answers only requests for "+s.host+" (the address it printed)", http.StatusForbidden)
 		return
 	}
+	// Another local server's page is the same site (cookies ignore the
+	// port), so the browser sends the cookie with its requests: such a page,
+	// or any other site's, may link to the page but not load it into
+	// itself (a script, an image, a fetch), which would tell it the page
+	// is there and let it time searches of the memory.
+	if site := r.Header.Get("Sec-Fetch-Site"); (site == "same-site" || site == "cross-site") && r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+		http.Error(w, "refused: another site's page may link to this page, not load it", http.StatusForbidden)
+		return
+	}
 	if t := r.URL.Query().Get("token"); t != "" {
 		if !same(t, s.token) {
 			http.Error(w, "this token is not this run's: open the address 'memsync ui' printed last", http.StatusForbidden)
@@ -142,10 +153,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		// The same page without the token, so it stays out of the history
-		// and the address bar.
+		// and the address bar; its path with one leading slash, since a
+		// browser reads "//host/..." as another site.
 		q := r.URL.Query()
 		q.Del("token")
-		u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+		u := url.URL{Path: "/" + strings.TrimLeft(r.URL.Path, "/"), RawQuery: q.Encode()}
 		http.Redirect(w, r, u.String(), http.StatusSeeOther)
 		return
 	}

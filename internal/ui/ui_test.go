@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -321,7 +322,8 @@ func TestDamagedMemory(t *testing.T) {
 // TestAccess: without the run's token (in the URL or its cookie) every
 // request is refused, assets too; with it, the token becomes a cookie the
 // page's scripts cannot read, and the URL loses it. A request for another
-// Host (DNS rebinding) is refused with a valid cookie.
+// Host (DNS rebinding) is refused with a valid cookie, and so is another
+// site's page (another local server's too) loading the page.
 func TestAccess(t *testing.T) {
 	dir, m := repo(t)
 	add(t, m, memsync.Entry{Content: "a private fact"})
@@ -370,6 +372,9 @@ func TestAccess(t *testing.T) {
 		{"a rebound host name", "/", []string{"Cookie", good, "Host", "attacker.example:" + u.Port()}},
 		{"localhost, not the printed address", "/", []string{"Cookie", good, "Host", "localhost:" + u.Port()}},
 		{"a rebound host name with the token", "/?token=" + u.Query().Get("token"), []string{"Host", "attacker.example:" + u.Port()}},
+		{"another local page's script tag", "/assets/ui.js", []string{"Cookie", good, "Sec-Fetch-Site", "same-site", "Sec-Fetch-Mode", "no-cors"}},
+		{"another local page's fetch", "/?q=private&fragment=1", []string{"Cookie", good, "Sec-Fetch-Site", "same-site", "Sec-Fetch-Mode", "cors"}},
+		{"another site's image", "/", []string{"Cookie", good, "Sec-Fetch-Site", "cross-site", "Sec-Fetch-Mode", "no-cors"}},
 	} {
 		resp, body := get(c.path, c.header...)
 		if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "private fact") || len(resp.Cookies()) > 0 {
@@ -379,6 +384,11 @@ func TestAccess(t *testing.T) {
 	resp, body := get("/", "Cookie", good)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "a private fact") {
 		t.Fatalf("with the cookie: %d", resp.StatusCode)
+	}
+	// A link from another local page opens the page.
+	resp, _ = get("/", "Cookie", good, "Sec-Fetch-Site", "same-site", "Sec-Fetch-Mode", "navigate")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("a link from another local page: %d", resp.StatusCode)
 	}
 	resp, _ = get("/history?token=" + u.Query().Get("token"))
 	set := resp.Cookies()
@@ -440,6 +450,14 @@ func memsyncCLI(t *testing.T, dir string, env []string, args ...string) string {
 // conflicting entries' IDs, in contents' order.
 func conflicted(t *testing.T, contents ...string) (string, []string) {
 	t.Helper()
+	return conflictedAs(t, nil, contents...)
+}
+
+// conflictedAs is conflicted with the entries' IDs set (in the first
+// clone's file, before its first sync) to ids where they are not "", as a
+// teammate's clone may set them.
+func conflictedAs(t *testing.T, ids []string, contents ...string) (string, []string) {
+	t.Helper()
 	ctx := context.Background()
 	root := testgit.Isolate(t)
 	bare := filepath.Join(root, "remote.git")
@@ -454,11 +472,28 @@ func conflicted(t *testing.T, contents ...string) (string, []string) {
 		return m
 	}
 	a, b := open("a"), open("b")
-	var ids []string
+	var made []string
 	for _, c := range contents {
-		ids = append(ids, add(t, a, memsync.Entry{Content: c}).ID)
+		made = append(made, add(t, a, memsync.Entry{Content: c}).ID)
 	}
 	add(t, a, memsync.Entry{Content: "an entry nobody edits"})
+	if ids != nil {
+		data, err := os.ReadFile(a.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		for i, id := range ids {
+			if id != "" {
+				text = strings.Replace(text, "- ID: "+made[i]+"\n", "- ID: "+id+"\n", 1)
+				made[i] = id
+			}
+		}
+		if err := os.WriteFile(a.Path(), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids = made
 	sync := func(m *memsync.Memory) {
 		t.Helper()
 		if _, err := m.Sync(ctx, "", memsync.SyncOptions{}); err != nil {
@@ -717,5 +752,103 @@ func TestStaleAndSupersededMarks(t *testing.T) {
 			t.Fatalf("%s: %d", path, code)
 		}
 		mustContain(t, path, body, `class="stale"`, "may be stale: ", "pool.go", "supersedes <a href=\"/entry/"+old.ID)
+	}
+}
+
+var conflictForm = regexp.MustCompile(`(?s)<section class="conflict" id="c-([^"]*)">.*?<form method="post" action="([^"]*)"`)
+
+// TestConflictFormsNameTheirConflict: an entry ID is any text a teammate's
+// clone wrote, so one may hold ?, # or %: each conflict's buttons still
+// settle that conflict and no other. They used to post to the ID as a URL
+// path, so "ID?x" or "ID#x" settled the conflict ID, and "%6C..." the one
+// its decoding names.
+func TestConflictFormsNameTheirConflict(t *testing.T) {
+	const legit = "legit0000001"
+	hostile := []string{legit + "?x=1", legit + "#x", "%6Cegit0000001"}
+	dir, ids := conflictedAs(t, append([]string{legit}, hostile...), "a legit fact", "hostile one", "hostile two", "hostile three")
+	p := serve(t, dir)
+	csrf := p.csrf()
+	for _, id := range ids[1:] {
+		_, body := p.get("/conflicts")
+		action := ""
+		for _, m := range conflictForm.FindAllStringSubmatch(body, -1) {
+			if html.UnescapeString(m[1]) == id {
+				action = html.UnescapeString(m[2])
+			}
+		}
+		if action == "" {
+			t.Fatalf("no form for the conflict %q:\n%s", id, body)
+		}
+		if code, body := p.post(action, url.Values{"csrf": {csrf}, "keep": {"theirs"}}); code != http.StatusOK {
+			t.Fatalf("keep theirs of %q (posted to %s): %d\n%s", id, action, code, body)
+		}
+		cs, err := memsyncOpen(t, dir).Conflicts(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var left []string
+		for _, c := range cs {
+			left = append(left, c.ID)
+		}
+		if slices.Contains(left, id) || !slices.Contains(left, legit) {
+			t.Fatalf("the button of %q (posting to %s) left the conflicts %q", id, action, left)
+		}
+	}
+}
+
+// TestResolveResolvedElsewhere: a button pressed after another process
+// settled its conflict changes nothing and says so, even when the ID it
+// names is the start of another conflict's ID (which `memsync resolve`
+// accepts as a prefix). The page used to settle that other conflict.
+func TestResolveResolvedElsewhere(t *testing.T) {
+	const first = "legit0000001"
+	dir, ids := conflictedAs(t, []string{first, first + "x"}, "a legit fact", "another fact")
+	p := serve(t, dir)
+	csrf := p.csrf()
+	memsyncCLI(t, dir, nil, "resolve", first, "--theirs")
+	before, _ := memoryFiles(t, dir)
+	for _, keep := range []string{"ours", "theirs", "edit"} {
+		form := url.Values{"csrf": {csrf}, "keep": {keep}, "text": {"## a legit fact (edited)\n- Content: a legit fact (edited)\n"}}
+		code, body := p.post("/conflicts/"+first, form)
+		if code != http.StatusNotFound || !strings.Contains(body, "no recorded conflict") {
+			t.Errorf("keep %s of the conflict settled elsewhere: %d\n%s", keep, code, body)
+		}
+	}
+	cs, err := memsyncOpen(t, dir).Conflicts(context.Background())
+	if err != nil || len(cs) != 1 || cs[0].ID != ids[1] {
+		t.Fatalf("conflicts left: %+v, %v (want %s alone)", cs, err, ids[1])
+	}
+	if after, _ := memoryFiles(t, dir); after != before {
+		t.Fatalf("the memory changed:\n%s", after)
+	}
+}
+
+// TestTokenRedirectStaysHere: the printed address with a path of its own
+// ("//host/...", which a browser reads as another site) is redirected to a
+// path of this page, never to another site. It used to answer "Location:
+// //evil.example/x".
+func TestTokenRedirectStaysHere(t *testing.T) {
+	dir, _ := repo(t)
+	p := serve(t, dir)
+	u, err := url.Parse(p.srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"//evil.example/x", "///evil.example", "/\\evil.example", "//evil.example"} {
+		r, err := http.NewRequest(http.MethodGet, p.ts.URL+"/?token="+u.Query().Get("token"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.URL.Path, r.URL.RawPath = path, ""
+		resp, err := bare.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		loc, err := resp.Location()
+		if resp.StatusCode != http.StatusSeeOther || err != nil || loc.Host != u.Host {
+			t.Errorf("%s with the token: %d, Location %q", path, resp.StatusCode, resp.Header.Get("Location"))
+		}
 	}
 }

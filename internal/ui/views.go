@@ -81,7 +81,8 @@ func (s *Server) fail(w http.ResponseWriter, p *page, err error) {
 // view), parsed at the first request.
 var pages = sync.OnceValues(func() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{"short": short, "diff": diffLines, "when": when, "join": strings.Join,
-		"entryURL": func(id string) string { return "/entry/" + url.PathEscape(id) }}
+		"entryURL":    func(id string) string { return "/entry/" + url.PathEscape(id) },
+		"conflictURL": func(id string) string { return "/conflicts/" + url.PathEscape(id) }}
 	out := map[string]*template.Template{}
 	for _, name := range []string{"index", "entry", "history", "conflicts", "doctor", "error"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+name+".html")
