@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -237,7 +236,7 @@ func oneLine(name, v string) error {
 	switch {
 	case strings.ContainsAny(v, "\n\r"):
 		return fmt.Errorf("%w: the %s must be one line", memfile.ErrInvalid, name)
-	case strings.IndexFunc(v, func(r rune) bool { return unicode.IsControl(r) || memfile.Control(r) }) >= 0:
+	case strings.IndexFunc(v, memfile.LineControl) >= 0:
 		return fmt.Errorf("%w: the %s has a control character: %q", memfile.ErrInvalid, name, v)
 	}
 	return nil

@@ -106,7 +106,7 @@ func CheckKey(key string) error {
 		return fmt.Errorf("%w: the key is empty", ErrInvalid)
 	case strings.ContainsAny(key, "\n\r"):
 		return fmt.Errorf("%w: the key must be one line", ErrInvalid)
-	case strings.IndexFunc(key, lineControl) >= 0:
+	case strings.IndexFunc(key, LineControl) >= 0:
 		return fmt.Errorf("%w: the key has a control character: %q", ErrInvalid, key)
 	}
 	if _, err := strconv.Atoi(strings.TrimSpace(key)); err == nil {
@@ -133,7 +133,7 @@ func (f *File) FindAll(refs []string) ([]int, error) {
 	return idx, nil
 }
 
-// lineControl tells a character a one-line value may not hold: a control
-// character, a tab too, or one a terminal or a viewer acts on (Control: a
-// bidi control, a line separator).
-func lineControl(r rune) bool { return unicode.IsControl(r) || Control(r) }
+// LineControl tells a character a one-line value (a key, an agent's ID)
+// may not hold: a control character, a tab too, or one a terminal or a
+// viewer acts on (Control: a bidi control, a line separator).
+func LineControl(r rune) bool { return unicode.IsControl(r) || Control(r) }
