@@ -104,3 +104,61 @@ func TestHostileRepositoryFilesBounded(t *testing.T) {
 		t.Errorf("the memory after:\n%s", out)
 	}
 }
+
+// TestHostileStateFiles: memsync's own state files in the git dir (the
+// content index's stamp and lists, the access log, the removal log)
+// replaced by a link to /dev/zero, a link to a pipe, or a huge sparse file:
+// every command ends, bounded in time and memory, and no entry is lost.
+func TestHostileStateFiles(t *testing.T) {
+	env := testGitEnv(t)
+	for _, name := range []string{"stamp.json", "access.log", "removed"} {
+		for _, kind := range []string{"zero", "fifo", "huge"} {
+			t.Run(name+"-"+kind, func(t *testing.T) {
+				repo := newRepo(t, env)
+				for _, c := range []string{"kept one", "kept two", "kept three", "to delete"} {
+					memsyncIn(t, env, repo, "add", c)
+				}
+				memsyncIn(t, env, repo, "search", "kept")
+				memsyncIn(t, env, repo, "snapshot")
+				memsyncIn(t, env, repo, "delete", "4")
+				p := filepath.Join(repo, ".git", "memsync", "state", name)
+				_ = os.Remove(p)
+				switch kind {
+				case "zero":
+					if err := os.Symlink("/dev/zero", p); err != nil {
+						t.Fatal(err)
+					}
+				case "fifo":
+					fifo := filepath.Join(t.TempDir(), "fifo")
+					if err := exec.Command("mkfifo", fifo).Run(); err != nil {
+						t.Skip("no mkfifo")
+					}
+					if err := os.Symlink(fifo, p); err != nil {
+						t.Fatal(err)
+					}
+				case "huge":
+					f, err := os.Create(p)
+					if err == nil {
+						err = f.Truncate(3 << 30)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					_ = f.Close()
+				}
+				for _, args := range [][]string{{"add", "added after"}, {"gc"}, {"archive", "1"}, {"restore", "1"}, {"delete", "added after"}, {"snapshot"}, {"list"}} {
+					out, code := runBounded(t, env, repo, args...)
+					if code < 0 || code > 5 || strings.Contains(out, "out of memory") || strings.Contains(out, "goroutine") {
+						t.Errorf("memsync %v: exit %d\n%s", args, code, out)
+					}
+				}
+				out := memsyncIn(t, env, repo, "list")
+				for _, c := range []string{"kept one", "kept two", "kept three"} {
+					if !strings.Contains(out, c) {
+						t.Errorf("%q lost:\n%s", c, out)
+					}
+				}
+			})
+		}
+	}
+}

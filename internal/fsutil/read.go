@@ -40,6 +40,40 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	return ReadOpen(f, path, limit)
 }
 
+// ReadOwn reads a file memsync writes itself (a state file, a cache) of at
+// most limit bytes: never through a symlink at path (O_NOFOLLOW), never a
+// pipe or a device (opened with O_NONBLOCK, then ReadOpen's checks), so a
+// state file someone replaced by a link to /dev/zero or a pipe, or by a
+// huge file, is an error naming path, never a hang or an allocation past
+// limit.
+func ReadOwn(path string, limit int64) ([]byte, error) {
+	f, err := OpenOwn(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadOpen(f, path, limit)
+}
+
+// OpenOwn opens for reading a file memsync writes itself, as ReadOwn does,
+// for a caller that reads it as a stream: a regular file, never through a
+// symlink; anything else is an error naming path.
+func OpenOwn(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // ReadOpen reads f, opened at path with O_NONBLOCK (so that opening a pipe
 // did not wait for a writer), when it is a regular file of at most limit
 // bytes; anything else is ReadFile's error.
