@@ -76,7 +76,7 @@ func Heal(r *Repo, s *memfile.Store, create bool) []string {
 			exists = true
 		}
 		if !exists {
-			if create && errors.Is(err, fs.ErrNotExist) && symlinksEnabled(r) {
+			if create && errors.Is(err, fs.ErrNotExist) && symlinksEnabled(r) && leadsOut(realTop(top), filepath.Dir(path)) == "" {
 				// The first write: the link waits for the file the write makes.
 				if err := fsutil.MkdirAll(filepath.Dir(path), s.DirPerm()); err == nil {
 					_ = replaceWithSymlink(path, relTo(path, s.Path()))
@@ -177,6 +177,15 @@ func objectName(s string) bool {
 		return false
 	}
 	return strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// realTop is the worktree top with its symlinks resolved (as given when it
+// cannot be).
+func realTop(top string) string {
+	if real, err := filepath.EvalSymlinks(top); err == nil {
+		return real
+	}
+	return top
 }
 
 // fileExists tells whether path exists (a dangling link does not).

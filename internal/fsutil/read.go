@@ -133,3 +133,62 @@ func ReadWithin(path, root string, limit int64) ([]byte, error) {
 	}
 	return ReadFile(real, limit)
 }
+
+// ResolveDir resolves the symlinks of a folder that may not exist yet: its
+// nearest existing ancestor is resolved and the rest joined to it, so a
+// folder memsync would create under a symlink (also a dangling one) is
+// judged where it would land. base, when not "", is a folder known to be
+// resolved (the memory home's parent, for memfile.Store): under it only the
+// rest of the path is looked at (evalBelow).
+func ResolveDir(base, dir string) string {
+	for range 40 {
+		rest := ""
+		d := dir
+		for {
+			if real, err := evalBelow(base, d); err == nil {
+				return filepath.Join(real, rest)
+			}
+			if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				break // a dangling link: follow it by hand
+			}
+			if filepath.Dir(d) == d {
+				return dir
+			}
+			rest = filepath.Join(filepath.Base(d), rest)
+			d = filepath.Dir(d)
+		}
+		dest, err := os.Readlink(d)
+		if err != nil {
+			return dir
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(d), dest)
+		}
+		dir = filepath.Join(dest, rest)
+	}
+	return dir
+}
+
+// evalBelow is filepath.EvalSymlinks(path) for a path that may lie below
+// base, a folder with no symlink on its way (or ""): below base, each
+// folder is checked once, and only a symlink among them sends the whole
+// path through filepath.EvalSymlinks. Without it every resolution walked
+// every folder from the root again.
+func evalBelow(base, path string) (string, error) {
+	rel, err := filepath.Rel(base, path)
+	if base == "" || err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.EvalSymlinks(path)
+	}
+	at := base
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		at = filepath.Join(at, part)
+		fi, err := os.Lstat(at)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return filepath.EvalSymlinks(path)
+		}
+	}
+	return filepath.Clean(path), nil
+}
