@@ -316,8 +316,8 @@ func linkArchive(r *Repo, s *memfile.Store, create bool) (string, error) {
 	case err != nil && stashed(r, r.Primary, path, home):
 		return "", nil // git stash pop puts it back
 	}
-	if dir, err := filepath.EvalSymlinks(r.WorkDir()); err != nil || !gitrepo.PathWithin(dir, r.Primary) {
-		return "", nil // a memory folder that leads out of the worktree is never written: doctor reports it
+	if _, err := os.Stat(r.WorkDir()); err != nil || leadsOut(realTop(r.Primary), filepath.Dir(path)) != "" {
+		return "", nil // a memory or archive folder that leads out of the worktree is never written: doctor reports it
 	}
 	msg := ""
 	if fi != nil && fileExists(home) {
