@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"gopkg.in/yaml.v3"
 
@@ -128,8 +129,10 @@ func Load(root, home string) (Config, error) {
 func (c *Config) readFile(path, within string, orch bool) error {
 	data, err := fsutil.ReadWithin(path, within, maxFileSize)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return nil
+	case errors.Is(err, syscall.ELOOP):
+		return &Error{File: path, Key: "(link)", Msg: "a loop of symlinks: not read"}
 	case errors.As(err, new(*fsutil.OutsideError)):
 		return &Error{File: path, Key: "(link)", Msg: err.Error()}
 	case errors.As(err, new(*fsutil.TooLargeError)):

@@ -1,8 +1,10 @@
 package fsutil
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,6 +123,10 @@ func (e *OutsideError) Error() string {
 // limit bytes (a link to /dev/zero is refused before it is opened).
 func ReadWithin(path, root string, limit int64) ([]byte, error) {
 	real, err := filepath.EvalSymlinks(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		// filepath.EvalSymlinks names neither the path nor, for a loop, ELOOP.
+		return nil, &fs.PathError{Op: "read", Path: path, Err: syscall.ELOOP}
+	}
 	if err != nil {
 		return nil, err
 	}
