@@ -169,11 +169,14 @@ func Open(dir string, o Options) (*Memory, error) {
 		state = filepath.Join(repo.CommonDir, "memsync", "state")
 		conflicts = history.ConflictLog(repo)
 	}
-	root := ""
+	root, top := "", ""
 	if m.repo != nil {
 		root = m.repo.WorkTree
+		if !m.repo.Bare {
+			top = m.repo.Primary
+		}
 	}
-	cfg, err := config.Load(root, cfgDir)
+	cfg, err := config.Load(root, cfgDir, top)
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
