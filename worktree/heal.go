@@ -319,6 +319,12 @@ func linkArchive(r *Repo, s *memfile.Store, create bool) (string, error) {
 	if _, err := os.Stat(r.WorkDir()); err != nil || leadsOut(realTop(r.Primary), filepath.Dir(path)) != "" {
 		return "", nil // a memory or archive folder that leads out of the worktree is never written: doctor reports it
 	}
+	if work, dir := fsutil.ResolveDir("", r.WorkDir()), fsutil.ResolveDir("", filepath.Dir(path)); dir == work || !gitrepo.PathWithin(dir, work) {
+		// An archive folder that links back to the memory folder (its
+		// archive/memories.md would be the memory's link) or elsewhere
+		// (the git dir) is not the archive's place.
+		return "", nil
+	}
 	msg := ""
 	if fi != nil && fileExists(home) {
 		msg = "linked " + path + " to the archive in " + s.Home
