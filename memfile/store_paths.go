@@ -180,8 +180,8 @@ func (s *Store) StaleTemps() ([]string, error) {
 			dirs = append(dirs, filepath.Dir(t))
 		}
 	}
-	if s.StateDir != "" {
-		dirs = append(dirs, s.StateDir)
+	if fi, err := os.Lstat(s.StateDir); s.StateDir != "" && err == nil && fi.IsDir() {
+		dirs = append(dirs, s.StateDir) // a link or a file there is doctor's "state" finding
 	}
 	for _, dir := range dirs {
 		if seen[dir] {

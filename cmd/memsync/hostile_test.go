@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +161,49 @@ func TestHostileStateFiles(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestStateFolderReplaced: memsync's state folder (<git dir>/memsync/state)
+// replaced by a link to /dev/zero or by a link out of the git dir: doctor
+// names it (it ran into "not a directory" and stopped), doctor --fix puts a
+// folder of its own back (the link's target untouched), and then every
+// command works and writes nothing where the link led.
+func TestStateFolderReplaced(t *testing.T) {
+	env := testGitEnv(t)
+	for _, kind := range []string{"zero", "outside"} {
+		t.Run(kind, func(t *testing.T) {
+			repo := newRepo(t, env)
+			memsyncIn(t, env, repo, "add", "kept one")
+			memsyncIn(t, env, repo, "add", "kept two")
+			state := filepath.Join(repo, ".git", "memsync", "state")
+			if err := os.RemoveAll(state); err != nil {
+				t.Fatal(err)
+			}
+			outside := t.TempDir()
+			target := map[string]string{"zero": "/dev/zero", "outside": outside}[kind]
+			if err := os.Symlink(target, state); err != nil {
+				t.Fatal(err)
+			}
+			out, code := runBounded(t, env, repo, "doctor")
+			if code != 1 || !regexp.MustCompile(`(?m)^state +problem .*state`).MatchString(out) {
+				t.Fatalf("doctor: exit %d\n%s", code, out)
+			}
+			out, code = runBounded(t, env, repo, "doctor", "--fix")
+			if code != 0 || !regexp.MustCompile(`(?m)^state +fixed`).MatchString(out) {
+				t.Fatalf("doctor --fix: exit %d\n%s", code, out)
+			}
+			if fi, err := os.Lstat(state); err != nil || !fi.IsDir() {
+				t.Fatalf("after doctor --fix the state is %v, %v", fi, err)
+			}
+			for _, args := range [][]string{{"add", "kept three"}, {"search", "kept"}, {"delete", "1"}, {"snapshot"}, {"doctor"}} {
+				if out, code := runBounded(t, env, repo, args...); code != 0 {
+					t.Errorf("memsync %v: exit %d\n%s", args, code, out)
+				}
+			}
+			if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+				t.Errorf("written where the link led: %v", ents)
+			}
+		})
 	}
 }
