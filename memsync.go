@@ -253,7 +253,7 @@ func (m *Memory) warnOnce(name, subject, msg string) {
 	}
 	seen := fmt.Sprintf("%s %d %d\n", subject, fi.Size(), fi.ModTime().UnixNano())
 	marker := filepath.Join(m.store.StateDir, name+".seen")
-	if old, err := os.ReadFile(marker); err == nil && string(old) == seen {
+	if old, err := fsutil.ReadOwn(marker, int64(len(seen))); err == nil && string(old) == seen {
 		return
 	}
 	m.warn(msg)

@@ -207,3 +207,36 @@ func TestStateFolderReplaced(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileMemoryRecords: the conflict log and the purge record in the
+// memory home (<git dir>/memsync) replaced by a link to /dev/zero: doctor,
+// conflicts and snapshot end, bounded, with a clear error or their result,
+// and no entry is lost.
+func TestHostileMemoryRecords(t *testing.T) {
+	env := testGitEnv(t)
+	for _, name := range []string{"conflicts.json", "purged"} {
+		t.Run(name, func(t *testing.T) {
+			repo := newRepo(t, env)
+			memsyncIn(t, env, repo, "add", "kept one")
+			memsyncIn(t, env, repo, "snapshot")
+			memsyncIn(t, env, repo, "add", "kept two")
+			p := filepath.Join(repo, ".git", "memsync", name)
+			_ = os.Remove(p)
+			if err := os.Symlink("/dev/zero", p); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"doctor"}, {"conflicts"}, {"snapshot"}, {"log"}} {
+				out, code := runBounded(t, env, repo, args...)
+				if code < 0 || code > 5 || strings.Contains(out, "out of memory") || strings.Contains(out, "goroutine") {
+					t.Errorf("memsync %v: exit %d\n%s", args, code, out)
+				} else if code != 0 && !strings.Contains(out, p) {
+					t.Errorf("memsync %v: exit %d without naming %s\n%s", args, code, p, out)
+				}
+			}
+			out := memsyncIn(t, env, repo, "list")
+			if !strings.Contains(out, "kept one") || !strings.Contains(out, "kept two") {
+				t.Errorf("lost:\n%s", out)
+			}
+		})
+	}
+}

@@ -39,6 +39,7 @@ import (
 	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/hugepage"
+	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -450,14 +451,14 @@ func (h *History) readLiveLocked() (Files, error) {
 		}
 		*dst = b
 	}
-	conflicts, err := os.ReadFile(ConflictLog(h.Repo))
+	conflicts, err := fsutil.ReadOwn(ConflictLog(h.Repo), merge.MaxLog)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return f, err
 	}
 	if len(conflicts) > 0 {
 		f.Conflicts = conflicts
 	}
-	purged, err := os.ReadFile(PurgedPath(h.Repo))
+	purged, err := fsutil.ReadOwn(PurgedPath(h.Repo), maxPurged)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return f, err
 	}
