@@ -136,7 +136,7 @@ func healMessage(path string, res LinkResult) string {
 // where the stash has entries (a reflog of refs/stash); once that entry is
 // popped or dropped, or a newer one stashed, Heal links again.
 func stashed(r *Repo, top, path, target string) bool {
-	log, err := os.ReadFile(filepath.Join(r.CommonDir, "logs", "refs", "stash"))
+	log, err := fsutil.ReadFile(filepath.Join(r.CommonDir, "logs", "refs", "stash"), gitrepo.MaxGitFile)
 	if err != nil || len(log) == 0 {
 		return false
 	}

@@ -240,3 +240,36 @@ func TestHostileMemoryRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileGitFiles: git's own files that memsync reads whole (the
+// config, HEAD, info/exclude, the stash's reflog) replaced by a link to
+// /dev/zero: every command ends, bounded, with a clear error or its result
+// (git itself reads such a config as a bad line 1), never running out of
+// memory.
+func TestHostileGitFiles(t *testing.T) {
+	env := testGitEnv(t)
+	for _, name := range []string{"info/exclude", "config", "HEAD", "logs/refs/stash"} {
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			repo := newRepo(t, env)
+			memsyncIn(t, env, repo, "add", "kept one")
+			p := filepath.Join(repo, ".git", filepath.FromSlash(name))
+			_ = os.Remove(p)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("/dev/zero", p); err != nil {
+				t.Fatal(err)
+			}
+			// A missing link (git stash --all took it) is when the stash's reflog is read.
+			if err := os.Remove(filepath.Join(repo, ".agent", "memories.md")); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"add", "added after"}, {"list"}, {"init"}, {"doctor"}, {"snapshot"}} {
+				out, code := runBounded(t, env, repo, args...)
+				if code < 0 || strings.Contains(out, "out of memory") || strings.Contains(out, "goroutine") {
+					t.Errorf("memsync %v: exit %d\n%s", args, code, out)
+				}
+			}
+		})
+	}
+}
