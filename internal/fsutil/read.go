@@ -126,9 +126,14 @@ func (e *OutsideError) Error() string {
 // limit bytes (a link to /dev/zero is refused before it is opened).
 func ReadWithin(path, root string, limit int64) ([]byte, error) {
 	real, err := filepath.EvalSymlinks(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-		// filepath.EvalSymlinks names neither the path nor, for a loop, ELOOP.
-		return nil, &fs.PathError{Op: "read", Path: path, Err: syscall.ELOOP}
+	if err != nil && !errors.As(err, new(*fs.PathError)) {
+		// filepath.EvalSymlinks's errors of its own name no path: something
+		// that is no folder on the way (ENOTDIR), or a loop of links (a
+		// bare message, here ELOOP).
+		if !errors.Is(err, syscall.ENOTDIR) {
+			err = syscall.ELOOP
+		}
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	if err != nil {
 		return nil, err
