@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/words"
@@ -25,7 +26,7 @@ const (
 
 // Check is one finding of Doctor (docs/commands.md documents the JSON).
 type Check struct {
-	Check  string `json:"check"`  // memory, archive, lock, temp, layout, worktree, hooks, history, refspec, conflicts, tracked
+	Check  string `json:"check"`  // memory, archive, lock, state, temp, layout, worktree, hooks, history, refspec, conflicts, tracked
 	Status string `json:"status"` // ok, problem, fixed (a problem Doctor repaired) or info
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`    // what repairs a problem, for people
@@ -100,6 +101,11 @@ func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, err
 		checks = append(checks, ch)
 	}
 	checks = append(checks, m.checkLock(unsafe))
+	state, err := m.checkState(ctx, o.Fix)
+	if err != nil {
+		return DoctorReport{}, err
+	}
+	checks = append(checks, state)
 	temps, err := m.checkTemps(ctx, o.Fix, len(unsafe) == 0)
 	if err != nil {
 		return DoctorReport{}, err
@@ -113,10 +119,12 @@ func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, err
 		checks = append(checks, more...)
 	}
 	rs, err := merge.LoadLog(m.conflictLog)
-	if err != nil {
+	if err != nil && state.Status != checkProblem {
 		return DoctorReport{}, err
 	}
-	if n := len(rs); n > 0 {
+	if n := len(rs); err != nil {
+		checks = append(checks, Check{Check: "conflicts", Status: checkInfo, Detail: "not checked: the state folder, where they are recorded, is not memsync's"})
+	} else if n > 0 {
 		checks = append(checks, Check{Check: "conflicts", Status: checkProblem,
 			Detail: fmt.Sprintf("%d recorded conflict%s", n, words.Plural(n, "", "s")),
 			Fix:    "see them: memsync conflicts; settle each: memsync resolve ID --ours|--theirs|--edit"})
@@ -301,6 +309,55 @@ func (m *Memory) checkLock(unsafe []error) Check {
 		return ch
 	}
 	return Check{Check: "lock", Status: checkOK, Detail: lp}
+}
+
+// checkState reports memsync's state folder (<git dir>/memsync/state: the
+// content and search indexes, the access, removal and conflict logs) when
+// it is not a folder of its own: a symlink, which memsync would write its
+// state through (out of the git dir, or into a device), or a file. With fix
+// the link is removed (where it leads is left alone) or the file moved
+// aside (kept as state.bak-STAMP), and a new folder made, under the
+// writers' lock: the caches are rebuilt.
+func (m *Memory) checkState(ctx context.Context, fix bool) (Check, error) {
+	dir := m.store.StateDir
+	ch := Check{Check: "state", Status: checkOK, Detail: dir}
+	fi, err := os.Lstat(dir)
+	switch {
+	case dir == "" || errors.Is(err, os.ErrNotExist) || err == nil && fi.IsDir():
+		return ch, nil
+	case err != nil:
+		return ch, err
+	}
+	what := "a file"
+	if fi.Mode()&os.ModeSymlink != 0 {
+		to, _ := os.Readlink(dir)
+		what = "a symlink to " + to
+	}
+	ch.Status, ch.Detail = checkProblem, fmt.Sprintf("%s is %s, not a folder of memsync's own: its state would be written there", dir, what)
+	ch.Fix = "memsync doctor --fix removes the link (or moves the file aside) and makes a new folder; the caches are rebuilt"
+	if !fix {
+		return ch, nil
+	}
+	err = m.st(ctx).WithLock(func() error {
+		fi, err := os.Lstat(dir)
+		switch {
+		case err != nil || fi.IsDir():
+			return err // made meanwhile
+		case fi.Mode()&os.ModeSymlink != 0:
+			err = os.Remove(dir)
+		default:
+			err = os.Rename(dir, dir+".bak-"+worktree.BackupStamp())
+		}
+		if err != nil {
+			return err
+		}
+		return fsutil.MkdirAll(dir, m.store.DirPerm())
+	})
+	if err != nil {
+		return ch, err
+	}
+	ch.Status, ch.Detail, ch.Fix = checkFixed, "replaced "+dir+" ("+what+") by a new folder", ""
+	return ch, nil
 }
 
 // checkTemps reports the temp files that killed rewrites left in the memory

@@ -169,11 +169,14 @@ func Open(dir string, o Options) (*Memory, error) {
 		state = filepath.Join(repo.CommonDir, "memsync", "state")
 		conflicts = history.ConflictLog(repo)
 	}
-	root := ""
+	root, top := "", ""
 	if m.repo != nil {
 		root = m.repo.WorkTree
+		if !m.repo.Bare {
+			top = m.repo.Primary
+		}
 	}
-	cfg, err := config.Load(root, cfgDir)
+	cfg, err := config.Load(root, cfgDir, top)
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
@@ -250,7 +253,7 @@ func (m *Memory) warnOnce(name, subject, msg string) {
 	}
 	seen := fmt.Sprintf("%s %d %d\n", subject, fi.Size(), fi.ModTime().UnixNano())
 	marker := filepath.Join(m.store.StateDir, name+".seen")
-	if old, err := os.ReadFile(marker); err == nil && string(old) == seen {
+	if old, err := fsutil.ReadOwn(marker, int64(len(seen))); err == nil && string(old) == seen {
 		return
 	}
 	m.warn(msg)

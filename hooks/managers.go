@@ -271,7 +271,7 @@ func excludeFile(r *gitrepo.Repo) string { return filepath.Join(r.CommonDir, "in
 // worktree top, slashes) in info/exclude, with memsync's comment.
 func setExclude(r *gitrepo.Repo, rel string, add bool) error {
 	path := excludeFile(r)
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadFile(path, gitrepo.MaxGitFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}

@@ -30,11 +30,11 @@ func (s *Store) Resolve(path string) (string, error) {
 		target = filepath.Clean(dest)
 	}
 	home := filepath.Clean(s.Home)
-	target = filepath.Join(resolveDir(filepath.Dir(home), filepath.Dir(target)), filepath.Base(target))
+	target = filepath.Join(fsutil.ResolveDir(filepath.Dir(home), filepath.Dir(target)), filepath.Base(target))
 	// The home's own parents are resolved too (where a caller passed them
 	// unresolved), the home itself not: a .agent that is a link out of the
 	// worktree leads outside. Only when needed: callers pass them resolved.
-	if !within(home, target) && !within(filepath.Join(resolveDir("", filepath.Dir(home)), filepath.Base(home)), target) {
+	if !within(home, target) && !within(filepath.Join(fsutil.ResolveDir("", filepath.Dir(home)), filepath.Base(home)), target) {
 		return "", &PathError{Path: path, Target: target, Link: s.linkOn(path),
 			Why: "resolves outside the memory home " + home + ", to " + target}
 	}
@@ -52,65 +52,6 @@ func (s *Store) Resolve(path string) (string, error) {
 func within(dir, path string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// resolveDir resolves the symlinks of a folder that may not exist yet: its
-// nearest existing ancestor is resolved and the rest joined to it, so a
-// folder memsync would create under a symlink (also a dangling one) is
-// judged where it would land. base, when not "", is a folder known to be
-// resolved (the home's parent: Store.Home's contract): under it only the
-// rest of the path is looked at (evalBelow).
-func resolveDir(base, dir string) string {
-	for range 40 {
-		rest := ""
-		d := dir
-		for {
-			if real, err := evalBelow(base, d); err == nil {
-				return filepath.Join(real, rest)
-			}
-			if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-				break // a dangling link: follow it by hand
-			}
-			if filepath.Dir(d) == d {
-				return dir
-			}
-			rest = filepath.Join(filepath.Base(d), rest)
-			d = filepath.Dir(d)
-		}
-		dest, err := os.Readlink(d)
-		if err != nil {
-			return dir
-		}
-		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(d), dest)
-		}
-		dir = filepath.Join(dest, rest)
-	}
-	return dir
-}
-
-// evalBelow is filepath.EvalSymlinks(path) for a path that may lie below
-// base, a folder with no symlink on its way (or ""): below base, each
-// folder is checked once, and only a symlink among them sends the whole
-// path through filepath.EvalSymlinks. Without it every resolution walked
-// every folder from the root again.
-func evalBelow(base, path string) (string, error) {
-	rel, err := filepath.Rel(base, path)
-	if base == "" || err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return filepath.EvalSymlinks(path)
-	}
-	at := base
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		at = filepath.Join(at, part)
-		fi, err := os.Lstat(at)
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			return filepath.EvalSymlinks(path)
-		}
-	}
-	return filepath.Clean(path), nil
 }
 
 // linkOn returns the first symlink on the way to path, from the memory home
@@ -239,8 +180,8 @@ func (s *Store) StaleTemps() ([]string, error) {
 			dirs = append(dirs, filepath.Dir(t))
 		}
 	}
-	if s.StateDir != "" {
-		dirs = append(dirs, s.StateDir)
+	if fi, err := os.Lstat(s.StateDir); s.StateDir != "" && err == nil && fi.IsDir() {
+		dirs = append(dirs, s.StateDir) // a link or a file there is doctor's "state" finding
 	}
 	for _, dir := range dirs {
 		if seen[dir] {

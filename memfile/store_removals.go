@@ -53,7 +53,7 @@ func (s *Store) Removals() (map[string]bool, error) {
 	if s.RemovalLog == "" {
 		return out, nil
 	}
-	data, err := os.ReadFile(s.RemovalLog)
+	data, err := fsutil.ReadOwn(s.RemovalLog, maxRemovalLog)
 	if errors.Is(err, os.ErrNotExist) {
 		return out, nil
 	}
@@ -64,6 +64,9 @@ func (s *Store) Removals() (map[string]bool, error) {
 	}
 	return out, err
 }
+
+// maxRemovalLog bounds the read of the removal log (IDs, one a line).
+const maxRemovalLog = 64 << 20
 
 // ClearRemovals empties the removal log: a snapshot now holds the memory.
 // The caller holds the writers' lock.

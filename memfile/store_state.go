@@ -93,7 +93,7 @@ func (s *Store) openIndexLocked() *index {
 	if s.StateDir == "" {
 		return nil
 	}
-	data, err := os.ReadFile(s.statePath(stampFile))
+	data, err := fsutil.ReadOwn(s.statePath(stampFile), stampSize)
 	if err != nil {
 		return nil
 	}
@@ -119,7 +119,7 @@ func (s *Store) indexLocked() (*index, error) {
 
 func (s *Store) rebuildIndexLocked() (*index, error) {
 	var old index
-	if data, err := os.ReadFile(s.statePath(stampFile)); err == nil {
+	if data, err := fsutil.ReadOwn(s.statePath(stampFile), stampSize); err == nil {
 		_ = json.Unmarshal(data, &old)
 	}
 	act, err := s.load(s.Path(), false)
@@ -205,6 +205,11 @@ func (x *index) save(s *Store) error {
 	return err
 }
 
+// maxIndexList bounds the read of one list of the content index (a bucket,
+// the archived IDs): far above what any memory within the size caps makes,
+// so that a file someone else put there is never read whole.
+const maxIndexList = 256 << 20
+
 // invalidate makes the next write rebuild the index.
 func (s *Store) invalidateIndex() { _ = os.Remove(s.statePath(stampFile)) }
 
@@ -224,7 +229,7 @@ var errIndexDamaged = errors.New("content index damaged")
 // every bucket line it reads is one memsync writes. The archived flags only
 // order the hits: findDupLocked looks for each in both files.
 func (x *index) lookup(s *Store, h string) ([]hit, error) {
-	data, err := os.ReadFile(filepath.Join(x.dir(s), bucket(h)))
+	data, err := fsutil.ReadOwn(filepath.Join(x.dir(s), bucket(h)), maxIndexList)
 	if errors.Is(err, os.ErrNotExist) {
 		if _, err := os.Stat(filepath.Join(x.dir(s), "archived")); err != nil {
 			return nil, errIndexDamaged // no such generation
@@ -264,7 +269,7 @@ func (x *index) lookup(s *Store, h string) ([]hit, error) {
 
 func (x *index) archivedSet(s *Store) (map[string]bool, error) {
 	set := map[string]bool{}
-	data, err := os.ReadFile(filepath.Join(x.dir(s), "archived"))
+	data, err := fsutil.ReadOwn(filepath.Join(x.dir(s), "archived"), maxIndexList)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, errIndexDamaged
 	}
@@ -370,7 +375,7 @@ func (s *Store) LastAccess() map[string]time.Time {
 	if s.StateDir == "" {
 		return out
 	}
-	f, err := os.Open(s.statePath(accessLog))
+	f, err := fsutil.OpenOwn(s.statePath(accessLog))
 	if err != nil {
 		return out
 	}

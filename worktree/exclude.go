@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/gitrepo"
 )
 
 // excludeHeader is the comment line memsync's patterns are appended under.
@@ -32,7 +35,7 @@ func EnsureExclude(r *Repo, patterns []string) ([]string, error) {
 		}
 	}
 	path := filepath.Join(r.CommonDir, "info", "exclude")
-	old, err := os.ReadFile(path)
+	old, err := fsutil.ReadFile(path, gitrepo.MaxGitFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}

@@ -76,7 +76,7 @@ func Heal(r *Repo, s *memfile.Store, create bool) []string {
 			exists = true
 		}
 		if !exists {
-			if create && errors.Is(err, fs.ErrNotExist) && symlinksEnabled(r) {
+			if create && errors.Is(err, fs.ErrNotExist) && symlinksEnabled(r) && leadsOut(realTop(top), filepath.Dir(path)) == "" {
 				// The first write: the link waits for the file the write makes.
 				if err := fsutil.MkdirAll(filepath.Dir(path), s.DirPerm()); err == nil {
 					_ = replaceWithSymlink(path, relTo(path, s.Path()))
@@ -136,7 +136,7 @@ func healMessage(path string, res LinkResult) string {
 // where the stash has entries (a reflog of refs/stash); once that entry is
 // popped or dropped, or a newer one stashed, Heal links again.
 func stashed(r *Repo, top, path, target string) bool {
-	log, err := os.ReadFile(filepath.Join(r.CommonDir, "logs", "refs", "stash"))
+	log, err := fsutil.ReadFile(filepath.Join(r.CommonDir, "logs", "refs", "stash"), gitrepo.MaxGitFile)
 	if err != nil || len(log) == 0 {
 		return false
 	}
@@ -177,6 +177,15 @@ func objectName(s string) bool {
 		return false
 	}
 	return strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// realTop is the worktree top with its symlinks resolved (as given when it
+// cannot be).
+func realTop(top string) string {
+	if real, err := filepath.EvalSymlinks(top); err == nil {
+		return real
+	}
+	return top
 }
 
 // fileExists tells whether path exists (a dangling link does not).
@@ -307,8 +316,14 @@ func linkArchive(r *Repo, s *memfile.Store, create bool) (string, error) {
 	case err != nil && stashed(r, r.Primary, path, home):
 		return "", nil // git stash pop puts it back
 	}
-	if dir, err := filepath.EvalSymlinks(r.WorkDir()); err != nil || !gitrepo.PathWithin(dir, r.Primary) {
-		return "", nil // a memory folder that leads out of the worktree is never written: doctor reports it
+	if _, err := os.Stat(r.WorkDir()); err != nil || leadsOut(realTop(r.Primary), filepath.Dir(path)) != "" {
+		return "", nil // a memory or archive folder that leads out of the worktree is never written: doctor reports it
+	}
+	if work, dir := fsutil.ResolveDir("", r.WorkDir()), fsutil.ResolveDir("", filepath.Dir(path)); dir == work || !gitrepo.PathWithin(dir, work) {
+		// An archive folder that links back to the memory folder (its
+		// archive/memories.md would be the memory's link) or elsewhere
+		// (the git dir) is not the archive's place.
+		return "", nil
 	}
 	msg := ""
 	if fi != nil && fileExists(home) {

@@ -286,7 +286,7 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 		st.State, st.Detail = StateUnsafe, homeErr.Error()
 		return st, nil
 	}
-	if agent, err := filepath.EvalSymlinks(filepath.Dir(st.Path)); err == nil && !gitrepo.PathWithin(agent, real) {
+	if agent := leadsOut(real, filepath.Dir(st.Path)); agent != "" {
 		st.State, st.Detail = StateUnsafe, fmt.Sprintf("%s leads outside the worktree, to %s", filepath.Dir(st.Path), agent)
 		return st, nil
 	}
@@ -298,6 +298,18 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 		st.Detail += "; " + trackedDetail(r)
 	}
 	return st, nil
+}
+
+// leadsOut returns where dir, a folder memsync would write in (or create)
+// in the worktree whose resolved top is top, lands when that is outside
+// top, else "". Its symlinks are resolved also where dir does not exist
+// yet (a .ralph that links out of the worktree, the agent folder under it
+// not made yet): a folder made there would land outside.
+func leadsOut(top, dir string) string {
+	if d := fsutil.ResolveDir("", dir); !gitrepo.PathWithin(d, top) {
+		return d
+	}
+	return ""
 }
 
 // inspectHome is Inspect of the primary worktree whose file is the memory

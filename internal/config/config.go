@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"gopkg.in/yaml.v3"
 
@@ -104,8 +105,11 @@ func (e *Error) Error() string {
 
 // Load reads orch.yml in root (if root is not empty) and memsync.yml in the
 // memory home (if home is not empty) over the defaults, then the environment.
-// Missing files are no error.
-func Load(root, home string) (Config, error) {
+// memsync.yml must stay within top, the worktree that holds home ("" means
+// home itself): a home folder the worktree links out of it is not read
+// through. Missing files are no error, nor a file under something that is
+// no folder (a .agent that is a file: doctor reports that).
+func Load(root, home, top string) (Config, error) {
 	c := Default()
 	if root != "" {
 		if err := c.readFile(filepath.Join(root, "orch.yml"), root, true); err != nil {
@@ -113,7 +117,10 @@ func Load(root, home string) (Config, error) {
 		}
 	}
 	if home != "" {
-		if err := c.readFile(filepath.Join(home, "memsync.yml"), home, false); err != nil {
+		if top == "" {
+			top = home
+		}
+		if err := c.readFile(filepath.Join(home, "memsync.yml"), top, false); err != nil {
 			return c, err
 		}
 	}
@@ -128,8 +135,10 @@ func Load(root, home string) (Config, error) {
 func (c *Config) readFile(path, within string, orch bool) error {
 	data, err := fsutil.ReadWithin(path, within, maxFileSize)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return nil
+	case errors.Is(err, syscall.ELOOP):
+		return &Error{File: path, Key: "(link)", Msg: "a loop of symlinks: not read"}
 	case errors.As(err, new(*fsutil.OutsideError)):
 		return &Error{File: path, Key: "(link)", Msg: err.Error()}
 	case errors.As(err, new(*fsutil.TooLargeError)):

@@ -20,7 +20,7 @@ func write(t *testing.T, dir, name, text string) {
 // environment, key by key.
 func TestLayers(t *testing.T) {
 	root, home := t.TempDir(), t.TempDir()
-	c, err := Load(root, home)
+	c, err := Load(root, home, "")
 	if err != nil || c.Mode() != Auto || c.Budget != DefaultBudget || len(c.Files) != 0 {
 		t.Fatalf("no files: %+v %v", c, err)
 	}
@@ -29,7 +29,7 @@ func TestLayers(t *testing.T) {
 	t.Setenv("MEMSYNC_INJECT", "")
 	t.Setenv("MEMSYNC_BUDGET", "")
 	t.Setenv("MEMSYNC_ENABLED", "")
-	c, err = Load(root, home)
+	c, err = Load(root, home, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,12 +42,12 @@ func TestLayers(t *testing.T) {
 		t.Fatalf("env: %+v %v", c, err)
 	}
 	write(t, home, "memsync.yml", "memories:\n  enabled: false\n  inject: auto\n")
-	if c, err = Load(root, home); err != nil || c.Mode() != None {
+	if c, err = Load(root, home, ""); err != nil || c.Mode() != None {
 		t.Fatalf("enabled: false must mean none: %+v %v", c, err)
 	}
 	// orch.yml without a memories block is orch's alone.
 	write(t, root, "orch.yml", "loops: 3\nbudget: nonsense\n")
-	if c, err = Load(root, ""); err != nil || c.Budget != DefaultBudget {
+	if c, err = Load(root, "", ""); err != nil || c.Budget != DefaultBudget {
 		t.Fatalf("orch.yml without memories: %+v %v", c, err)
 	}
 }
@@ -67,7 +67,7 @@ func TestErrors(t *testing.T) {
 	} {
 		root := t.TempDir()
 		write(t, root, "orch.yml", tc.text)
-		_, err := Load(root, "")
+		_, err := Load(root, "", "")
 		var ce *Error
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.text, err, tc.want)
@@ -94,7 +94,7 @@ func TestLinkOutsideRefused(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(root, "orch.yml")); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(root, "")
+	c, err := Load(root, "", "")
 	var ce *Error
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "leads outside") || !strings.Contains(err.Error(), "private.yml") || c.Budget == 77 {
 		t.Fatalf("Load = %+v, %v", c, err)
@@ -103,7 +103,7 @@ func TestLinkOutsideRefused(t *testing.T) {
 	if err := os.Symlink("/dev/zero", filepath.Join(home, "memsync.yml")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load("", home); err == nil {
+	if _, err := Load("", home, ""); err == nil {
 		t.Fatal("a memsync.yml linking to /dev/zero was read")
 	}
 }

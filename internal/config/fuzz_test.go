@@ -48,7 +48,7 @@ func TestYAMLBombsRefused(t *testing.T) {
 			write(t, dir, c.file, c.doc)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			_, err := Load(dir, dir)
+			_, err := Load(dir, dir, "")
 			runtime.ReadMemStats(&after)
 			if grown := after.TotalAlloc - before.TotalAlloc; grown > 64<<20 {
 				t.Fatalf("Load allocated %d MB: the document was expanded", grown>>20)

@@ -1,8 +1,10 @@
 package fsutil
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +40,43 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	}
 	defer f.Close()
 	return ReadOpen(f, path, limit)
+}
+
+// ReadOwn reads a file memsync writes itself (a state file, a cache) of at
+// most limit bytes: never through a symlink at path (O_NOFOLLOW), never a
+// pipe or a device (opened with O_NONBLOCK, then ReadOpen's checks), so a
+// state file someone replaced by a link to /dev/zero or a pipe, or by a
+// huge file, is an error naming path, never a hang or an allocation past
+// limit.
+func ReadOwn(path string, limit int64) ([]byte, error) {
+	f, err := OpenOwn(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadOpen(f, path, limit)
+}
+
+// OpenOwn opens for reading a file memsync writes itself, as ReadOwn does,
+// for a caller that reads it as a stream: a regular file, never through a
+// symlink; anything else is an error naming path.
+func OpenOwn(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a symlink, not a file of memsync's own: not read (remove the link): %w", path, syscall.ELOOP)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // ReadOpen reads f, opened at path with O_NONBLOCK (so that opening a pipe
@@ -87,6 +126,15 @@ func (e *OutsideError) Error() string {
 // limit bytes (a link to /dev/zero is refused before it is opened).
 func ReadWithin(path, root string, limit int64) ([]byte, error) {
 	real, err := filepath.EvalSymlinks(path)
+	if err != nil && !errors.As(err, new(*fs.PathError)) {
+		// filepath.EvalSymlinks's errors of its own name no path: something
+		// that is no folder on the way (ENOTDIR), or a loop of links (a
+		// bare message, here ELOOP).
+		if !errors.Is(err, syscall.ENOTDIR) {
+			err = syscall.ELOOP
+		}
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -98,4 +146,63 @@ func ReadWithin(path, root string, limit int64) ([]byte, error) {
 		return nil, &OutsideError{Path: path, Target: real, Root: root}
 	}
 	return ReadFile(real, limit)
+}
+
+// ResolveDir resolves the symlinks of a folder that may not exist yet: its
+// nearest existing ancestor is resolved and the rest joined to it, so a
+// folder memsync would create under a symlink (also a dangling one) is
+// judged where it would land. base, when not "", is a folder known to be
+// resolved (the memory home's parent, for memfile.Store): under it only the
+// rest of the path is looked at (evalBelow).
+func ResolveDir(base, dir string) string {
+	for range 40 {
+		rest := ""
+		d := dir
+		for {
+			if real, err := evalBelow(base, d); err == nil {
+				return filepath.Join(real, rest)
+			}
+			if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				break // a dangling link: follow it by hand
+			}
+			if filepath.Dir(d) == d {
+				return dir
+			}
+			rest = filepath.Join(filepath.Base(d), rest)
+			d = filepath.Dir(d)
+		}
+		dest, err := os.Readlink(d)
+		if err != nil {
+			return dir
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(d), dest)
+		}
+		dir = filepath.Join(dest, rest)
+	}
+	return dir
+}
+
+// evalBelow is filepath.EvalSymlinks(path) for a path that may lie below
+// base, a folder with no symlink on its way (or ""): below base, each
+// folder is checked once, and only a symlink among them sends the whole
+// path through filepath.EvalSymlinks. Without it every resolution walked
+// every folder from the root again.
+func evalBelow(base, path string) (string, error) {
+	rel, err := filepath.Rel(base, path)
+	if base == "" || err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.EvalSymlinks(path)
+	}
+	at := base
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		at = filepath.Join(at, part)
+		fi, err := os.Lstat(at)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return filepath.EvalSymlinks(path)
+		}
+	}
+	return filepath.Clean(path), nil
 }

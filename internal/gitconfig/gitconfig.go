@@ -104,15 +104,23 @@ func Effective(commonDir, gitDir string) *Config {
 }
 
 // ReadFile parses the file at path into c, over what c holds. A missing or
-// unreadable file counts as empty.
+// unreadable file counts as empty, and so does anything but a regular file
+// of at most maxFile bytes (a config linked to /dev/zero or a pipe is never
+// read: git itself reads one as a bad line 1).
 func (c *Config) ReadFile(path string) {
 	if path == "" {
+		return
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxFile {
 		return
 	}
 	if b, err := os.ReadFile(path); err == nil {
 		c.parse(b)
 	}
 }
+
+// maxFile bounds the size of a config file read.
+const maxFile = 64 << 20
 
 // Get returns the key's value; ok is false when it is not set. A key set
 // without "=" has the value "".

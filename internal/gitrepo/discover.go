@@ -510,11 +510,20 @@ func explicitGitDir(p string) (gitDirInfo, error) {
 	return info, nil
 }
 
+// MaxGitFile bounds the read of a file of git's that memsync reads whole
+// (info/exclude, the stash's reflog): one past it, or no regular file (a
+// link to /dev/zero), is never read.
+const MaxGitFile = 64 << 20
+
+// maxPathFile bounds the read of a file of git's that holds a path (a .git
+// file, commondir, gitdir): one never read whole is a link to /dev/zero.
+const maxPathFile = 64 << 10
+
 // readGitFile reads a .git file ("gitdir: <path>") and returns the git dir it
 // names, which must be a git directory. A relative path is relative to the
 // file's folder.
 func readGitFile(file string) (gitDirInfo, error) {
-	b, err := os.ReadFile(file)
+	b, err := fsutil.ReadFile(file, maxPathFile)
 	if err != nil {
 		return gitDirInfo{}, fmt.Errorf("worktree: %w", err)
 	}
@@ -540,7 +549,7 @@ func isGitDir(d string) (gitDirInfo, bool) {
 		return info, false
 	}
 	common := d
-	if b, err := os.ReadFile(rawJoin(d, "commondir")); err == nil {
+	if b, err := fsutil.ReadFile(rawJoin(d, "commondir"), maxPathFile); err == nil {
 		if c := strings.TrimRight(string(b), " \t\r\n"); c != "" {
 			info.commondir = c
 			common = rawJoin(d, c)
@@ -564,7 +573,7 @@ func (d *discovery) naturalWorkTree(gitDir string, linked bool) string {
 		}
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(gitDir, "gitdir"))
+	b, err := fsutil.ReadFile(filepath.Join(gitDir, "gitdir"), maxPathFile)
 	if err != nil {
 		return ""
 	}

@@ -39,6 +39,7 @@ import (
 	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/hugepage"
+	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -133,12 +134,15 @@ const (
 	trailerRollback = "Memsync-Rollback"
 )
 
+// maxHeadFile bounds the read of HEAD and of a rebase's head-name.
+const maxHeadFile = 64 << 10
+
 // CurrentProvenance reads the worktree's HEAD (files only, no git spawned)
 // for the provenance of a snapshot taken now by hook ("" for none). During a
 // rebase the branch is the one being rebased.
 func (h *History) CurrentProvenance(hook string) Provenance {
 	p := Provenance{Worktree: h.worktreeName(), Hook: hook}
-	b, err := os.ReadFile(h.Repo.GitDir + "/HEAD")
+	b, err := fsutil.ReadFile(h.Repo.GitDir+"/HEAD", maxHeadFile)
 	if err != nil {
 		return p
 	}
@@ -155,7 +159,7 @@ func (h *History) CurrentProvenance(hook string) Provenance {
 	}
 	// HEAD is detached while a rebase picks commits: name the branch being rebased.
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
-		if b, err := os.ReadFile(h.Repo.GitDir + "/" + d + "/head-name"); err == nil {
+		if b, err := fsutil.ReadFile(h.Repo.GitDir+"/"+d+"/head-name", maxHeadFile); err == nil {
 			p.Branch = strings.TrimPrefix(strings.TrimSpace(string(b)), "refs/heads/")
 			break
 		}
@@ -450,14 +454,14 @@ func (h *History) readLiveLocked() (Files, error) {
 		}
 		*dst = b
 	}
-	conflicts, err := os.ReadFile(ConflictLog(h.Repo))
+	conflicts, err := fsutil.ReadOwn(ConflictLog(h.Repo), merge.MaxLog)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return f, err
 	}
 	if len(conflicts) > 0 {
 		f.Conflicts = conflicts
 	}
-	purged, err := os.ReadFile(PurgedPath(h.Repo))
+	purged, err := fsutil.ReadOwn(PurgedPath(h.Repo), maxPurged)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return f, err
 	}

@@ -44,6 +44,9 @@ import (
 // purgedName is the tombstones' name in a snapshot's tree.
 const purgedName = "purged"
 
+// maxPurged bounds the read of the purge record.
+const maxPurged = 64 << 20
+
 // trailerPurged names, in a purge commit, each entry it purged.
 const trailerPurged = "Memsync-Purged"
 

@@ -53,9 +53,15 @@ func (r Record) Versions() (base *memfile.Entry, ours, theirs memfile.Entry) {
 	return base, one(r.Ours), one(r.Theirs)
 }
 
-// LoadLog reads the conflict log at path; a missing log is empty.
+// MaxLog bounds the read of a conflict log: far above what any number of
+// conflicts between memories within the size caps makes.
+const MaxLog = 256 << 20
+
+// LoadLog reads the conflict log at path; a missing log is empty. It is
+// memsync's own file: read never through a symlink, never a pipe or a
+// device, at most MaxLog bytes (fsutil.ReadOwn).
 func LoadLog(path string) ([]Record, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadOwn(path, MaxLog)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
