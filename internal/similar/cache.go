@@ -9,8 +9,9 @@ import (
 	"github.com/memsync/memsync/internal/fsutil"
 )
 
-// cacheMagic starts a cache file (the format's version is in it).
-const cacheMagic = "memsync-similar 1\n"
+// cacheMagic starts a cache file (the format's version is in it; a change
+// of what a Set holds, such as the function words, is a new version).
+const cacheMagic = "memsync-similar 2\n"
 
 // maxCacheFile bounds the cache file read.
 const maxCacheFile = 64 << 20

@@ -133,10 +133,11 @@ func hash(s string) uint64 {
 	return h
 }
 
-// stop are function words, as recall.Tokens gives them.
+// stop are function words, as recall.Tokens gives them (a change makes
+// other Sets: cacheMagic's version goes up with it).
 var stop = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields("a an the is are be been was were it its this that these those to of in on at by for from with as and or not no do does must should can may will would has have had than then so if when which who what there here into onto our your their we you they i e g eg") {
+	for _, w := range strings.Fields("a an the is are be been was were it its this that these those to of in on at by for from with as and or not no do does must should can may will would has have had than then so if when which who what there here into onto our your their we you they i e g eg about after before over under via also just only all any some such like but very") {
 		for _, t := range recall.Tokens(w) {
 			m[t] = true
 		}

@@ -100,6 +100,9 @@ func TestScore(t *testing.T) {
 		{"lesson 3 " + strings.Repeat("text ", 100), "lesson 4 " + strings.Repeat("text ", 100), false},
 		{"", "anything", false},
 		{"the a an", "the a an", false},
+		// Function words are no shared fact (about, after, ...).
+		{"one entry about builds", "second entry about deploys", false},
+		{"Rebuild after a schema change", "Redeploy after a config change", false},
 	} {
 		if got := Near(Of(c.a), Of(c.b)); got != c.near {
 			t.Errorf("Near(%q, %q) = %v (%.2f)", c.a, c.b, got, Score(Of(c.a), Of(c.b)))
