@@ -278,7 +278,8 @@ func (e *ImportError) Unwrap() error { return e.Err }
 // Import adds memories kept by other tools (a folder of front-matter
 // files, ralph's and orch's memories.md), archived
 // ones to the archive, skipping any whose ID or content is already stored,
-// so importing twice adds nothing. Every source is read before anything is
+// so importing twice adds nothing (a relative path is relative to the
+// current folder). Every source is read before anything is
 // written. An entry that records no provenance gets the importer's (see
 // Add). An entry holding a secret stops the import before anything is
 // written (ErrSecret) unless ctx comes from AllowSecrets. Owner and admin only.
