@@ -20,6 +20,9 @@ func importCommand() command {
 			}
 			paths := c.Args().Slice()
 			for i, p := range paths {
+				if p == "" {
+					return usageError{errors.New("import needs a DIR or FILE, not an empty path")}
+				}
 				if !filepath.IsAbs(p) {
 					paths[i] = filepath.Join(dir, p)
 				}
