@@ -76,9 +76,6 @@ func (m *Memory) Check(ctx context.Context, o CheckOptions) (CheckResult, error)
 	checked := map[string]bool{}
 	found := map[string]cite.Mark{}
 	for _, i := range picked {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
 		e := &f.Entries[i]
 		v := e.Field(memfile.CitesField)
 		cs, _ := cite.Parse(v)
@@ -86,6 +83,9 @@ func (m *Memory) Check(ctx context.Context, o CheckOptions) (CheckResult, error)
 		out.Entries++
 		var reasons []string
 		for _, c := range cs {
+			if err := ctx.Err(); err != nil { // an entry may cite a lot
+				return out, err
+			}
 			r := k.Check(c)
 			out.Citations = append(out.Citations, citationCheck(e, r))
 			if r.State == cite.Stale {
@@ -244,6 +244,9 @@ func (m *Memory) UpdateCitations(ctx context.Context, ref string) (Entry, []Cita
 		}
 		var now []cite.Citation
 		for _, c := range cs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			r := k.Check(c)
 			found = append(found, citationCheck(e, r))
 			if r.State == cite.Fresh {
