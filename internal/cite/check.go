@@ -297,14 +297,18 @@ func parseRenames(out string) map[string]string {
 }
 
 // CheckPath refuses a cited path that is not a clean path inside the top
-// (absolute, "..", the git dir): a citation read from a memory file is
-// input from whoever wrote it.
+// (absolute, "..") or that lies in a git dir (a ".git" component in any
+// place and any case, as git refuses to track: the repository's own, a
+// submodule's .git file, a nested repository): a citation read from a
+// memory file is input from whoever wrote it.
 func CheckPath(p string) error {
-	switch {
-	case p == "" || strings.HasPrefix(p, "/") || path.Clean(p) != p || p == "." || p == ".." || strings.HasPrefix(p, "../"):
+	if p == "" || strings.HasPrefix(p, "/") || path.Clean(p) != p || p == "." || p == ".." || strings.HasPrefix(p, "../") {
 		return fmt.Errorf("%q is not a path inside the repository", p)
-	case p == ".git" || strings.HasPrefix(p, ".git/"):
-		return fmt.Errorf("%q is inside the git dir", p)
+	}
+	for part := range strings.SplitSeq(p, "/") {
+		if strings.EqualFold(part, ".git") {
+			return fmt.Errorf("%q is inside a git dir", p)
+		}
 	}
 	return nil
 }
