@@ -146,9 +146,15 @@ func runEditor(s *session, pattern, text string) ([]byte, error) {
 		return nil, err
 	}
 	editor := cmp.Or(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
-	cmd := exec.Command("sh", "-c", editor+` "$1"`, "sh", tmp.Name())
+	cmd := exec.Command(editor, tmp.Name())
+	if strings.ContainsAny(editor, "|&;<>()$`\\\"' \t\n*?[#~=%") { // words or shell syntax: as git, through the shell
+		cmd = exec.Command("sh", "-c", editor+` "$1"`, "sh", tmp.Name())
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, forChild(s.stderr), forChild(s.stderr)
-	if err := cmd.Run(); err != nil {
+	editing.Store(true)
+	err = cmd.Run()
+	editing.Store(false)
+	if err != nil {
 		return nil, withHint(fmt.Errorf("editor %q: %w", editor, err), "set VISUAL or EDITOR to your editor; nothing was changed")
 	}
 	return readEdited(tmp.Name())

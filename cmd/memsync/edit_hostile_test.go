@@ -1,8 +1,14 @@
 package main
 
 import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestEditorLeavesNoFile: an editor that replaces the file it was given by
@@ -28,5 +34,33 @@ func TestEditorLeavesNoFile(t *testing.T) {
 	}
 	if out := memsyncIn(t, env, repo, "show", id); !strings.Contains(out, "edit me, carefully") {
 		t.Errorf("the entry after:\n%s", out)
+	}
+}
+
+// TestEditorKeepsCtrlC: a ^C while the editor runs (SIGINT to the
+// terminal's process group: memsync, the editor and whatever it runs, as
+// in vim's :!make) is the editor's: the edit saved after it is kept. It
+// used to cancel memsync, which then dropped the edit as interrupted (exit
+// 130), and the shell memsync ran the editor through died of it.
+func TestEditorKeepsCtrlC(t *testing.T) {
+	env := testGitEnv(t)
+	repo := newRepo(t, env)
+	id := strings.TrimSpace(memsyncIn(t, env, repo, "add", "the pool size is ten"))
+	editor := filepath.Join(t.TempDir(), "editor")
+	script := "#!/bin/sh\ntrap '' INT\nkill -INT 0\nsleep 0.3\nsed -i 's/is ten/is twenty/' \"$1\"\n"
+	if err := os.WriteFile(editor, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, memsyncBinary(t), "edit", id)
+	cmd.Dir, cmd.Env = repo, append(env, "EDITOR="+editor, "VISUAL=")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, as a terminal's job
+	out, err := cmd.CombinedOutput()
+	if code := exitStatus(err); code != 0 {
+		t.Fatalf("edit with a ^C in the editor: exit %d\n%s", code, out)
+	}
+	if got := memsyncIn(t, env, repo, "show", id); !strings.Contains(got, "the pool size is twenty") {
+		t.Errorf("the edit was not kept:\n%s", got)
 	}
 }
