@@ -27,7 +27,7 @@ func TestEditorLeavesNoFile(t *testing.T) {
 		`rm`:                             "the editor removed",
 		`sh -c 'head -c 1000000 /dev/zero | tr "\0" x > "$0"'`: "larger than",
 	} {
-		out, code := runBounded(t, append(env, "EDITOR="+editor, "VISUAL="), repo, "edit", id)
+		out, code := runBounded(t, with(env, "EDITOR="+editor, "VISUAL="), repo, "edit", id)
 		if code != 1 || !strings.Contains(out, want) || !strings.Contains(out, "nothing was changed") {
 			t.Errorf("EDITOR=%s: exit %d, want 1 and %q\n%.1000s", editor, code, want, out)
 		}
@@ -54,7 +54,7 @@ func TestEditorKeepsCtrlC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, memsyncBinary(t), "edit", id)
-	cmd.Dir, cmd.Env = repo, append(env, "EDITOR="+editor, "VISUAL=")
+	cmd.Dir, cmd.Env = repo, with(env, "EDITOR="+editor, "VISUAL=")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, as a terminal's job
 	out, err := cmd.CombinedOutput()
 	if code := exitStatus(err); code != 0 {
