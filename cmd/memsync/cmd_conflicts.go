@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -146,14 +148,22 @@ func runEditor(s *session, pattern, text string) ([]byte, error) {
 		return nil, err
 	}
 	editor := cmp.Or(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
-	cmd := exec.Command(editor, tmp.Name())
+	ctx := s.c.Context
+	cmd := exec.CommandContext(ctx, editor, tmp.Name())
 	if strings.ContainsAny(editor, "|&;<>()$`\\\"' \t\n*?[#~=%") { // words or shell syntax: as git, through the shell
-		cmd = exec.Command("sh", "-c", editor+` "$1"`, "sh", tmp.Name())
+		cmd = exec.CommandContext(ctx, "sh", "-c", editor+` "$1"`, "sh", tmp.Name())
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, forChild(s.stderr), forChild(s.stderr)
+	// SIGTERM (the context) ends the editor as it ends git: SIGTERM, then
+	// SIGKILL 2 s later.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 2 * time.Second
 	editing.Store(true)
 	err = cmd.Run()
 	editing.Store(false)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		return nil, withHint(fmt.Errorf("editor %q: %w", editor, err), "set VISUAL or EDITOR to your editor; nothing was changed")
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,5 +63,55 @@ func TestEditorKeepsCtrlC(t *testing.T) {
 	}
 	if got := memsyncIn(t, env, repo, "show", id); !strings.Contains(got, "the pool size is twenty") {
 		t.Errorf("the edit was not kept:\n%s", got)
+	}
+}
+
+// TestEditorEndsOnSigterm: SIGTERM while the editor runs (a supervisor, a
+// timeout) ends the editor and memsync exits 143 at once, the entry
+// unchanged; memsync used to wait for the editor to end, however long.
+func TestEditorEndsOnSigterm(t *testing.T) {
+	env := testGitEnv(t)
+	repo := newRepo(t, env)
+	id := strings.TrimSpace(memsyncIn(t, env, repo, "add", "the pool size is ten"))
+	dir := t.TempDir()
+	editor, pidFile := filepath.Join(dir, "editor"), filepath.Join(dir, "pid")
+	script := "#!/bin/sh\necho $$ > " + pidFile + "\nexec sleep 60\n"
+	if err := os.WriteFile(editor, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(memsyncBinary(t), "edit", id)
+	cmd.Dir, cmd.Env = repo, with(env, "EDITOR="+editor, "VISUAL=")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var pid int
+	for i := 0; i < 500 && pid == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	if pid == 0 {
+		t.Fatal("the editor did not start")
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if code := exitStatus(err); code != 143 {
+			t.Errorf("edit after SIGTERM: exit %d, want 143", code)
+		}
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("edit waited 5 s for its editor after SIGTERM (then killed: %v)", <-done)
+	}
+	if alive(pid) {
+		t.Errorf("the editor %d still runs", pid)
+	}
+	if got := memsyncIn(t, env, repo, "show", id); !strings.Contains(got, "the pool size is ten") {
+		t.Errorf("the entry after:\n%s", got)
 	}
 }
