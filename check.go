@@ -76,9 +76,6 @@ func (m *Memory) Check(ctx context.Context, o CheckOptions) (CheckResult, error)
 	checked := map[string]bool{}
 	found := map[string]cite.Mark{}
 	for _, i := range picked {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
 		e := &f.Entries[i]
 		v := e.Field(memfile.CitesField)
 		cs, _ := cite.Parse(v)
@@ -86,11 +83,18 @@ func (m *Memory) Check(ctx context.Context, o CheckOptions) (CheckResult, error)
 		out.Entries++
 		var reasons []string
 		for _, c := range cs {
+			if err := ctx.Err(); err != nil { // an entry may cite a lot
+				return out, err
+			}
 			r := k.Check(c)
 			out.Citations = append(out.Citations, citationCheck(e, r))
 			if r.State == cite.Stale {
 				reasons = append(reasons, r.Reason)
 			}
+		}
+		for _, u := range cite.Unreadable(v) {
+			out.Citations = append(out.Citations, unreadCheck(e, u))
+			reasons = append(reasons, u.Err.Error())
 		}
 		if len(reasons) > 0 {
 			found[e.ID] = cite.Mark{Cites: v, Reason: strings.Join(reasons, "; ")}
@@ -150,6 +154,12 @@ func (m *Memory) checker(ctx context.Context) *cite.Checker {
 		k.Index = ix // else every cited file is read
 	}
 	return k
+}
+
+// unreadCheck is the finding of a citation that cannot be read: stale,
+// with the citation as written for its path.
+func unreadCheck(e *memfile.Entry, u cite.Unread) CitationCheck {
+	return CitationCheck{Entry: e.ID, Title: e.Heading(), Citation: Citation{Path: u.Text}, State: string(cite.Stale), Reason: u.Err.Error()}
 }
 
 func citationCheck(e *memfile.Entry, r cite.Result) CitationCheck {
@@ -238,12 +248,17 @@ func (m *Memory) UpdateCitations(ctx context.Context, ref string) (Entry, []Cita
 			return err
 		}
 		e := &f.Entries[idx[0]]
-		cs, _ := cite.Parse(e.Field(memfile.CitesField))
-		if len(cs) == 0 {
+		v := e.Field(memfile.CitesField)
+		cs, _ := cite.Parse(v)
+		unread := cite.Unreadable(v)
+		if len(cs) == 0 && len(unread) == 0 {
 			return fmt.Errorf("%w: %s cites no code", memfile.ErrInvalid, e.ID)
 		}
 		var now []cite.Citation
 		for _, c := range cs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			r := k.Check(c)
 			found = append(found, citationCheck(e, r))
 			if r.State == cite.Fresh {
@@ -255,6 +270,9 @@ func (m *Memory) UpdateCitations(ctx context.Context, ref string) (Entry, []Cita
 			} else {
 				found[len(found)-1].Now = nil // dropped
 			}
+		}
+		for _, u := range unread { // dropped
+			found = append(found, unreadCheck(e, u))
 		}
 		if len(now) > 0 {
 			e.SetField(memfile.CitesField, cite.Format(now))

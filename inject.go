@@ -193,6 +193,9 @@ func (m *Memory) globalLayer(ctx context.Context, o InjectOptions) (*Memory, *me
 	}
 	dir, err := globalDir()
 	if err != nil {
+		if errors.As(err, new(*ConfigError)) {
+			m.warn("the global layer is left out: " + err.Error())
+		}
 		return nil, nil // no home folder: no global layer
 	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {

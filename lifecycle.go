@@ -201,8 +201,10 @@ func (m *Memory) fileSize(path string) int64 {
 // moves the project copies to the project's archive; it returns the global
 // copies (Layer "global"). The global copy is written first, so a crash
 // leaves an entry in both layers, never in neither; an entry the global
-// layer already holds only has its project copy archived. The global layer
-// is opened with this Memory's Options. Owner and admin only.
+// layer already holds only has its project copy archived. An entry holding
+// a secret stops the promotion before anything is written (ErrSecret)
+// unless ctx comes from AllowSecrets. The global layer is opened with this
+// Memory's Options. Owner and admin only.
 func (m *Memory) Promote(ctx context.Context, refs ...string) ([]Entry, error) {
 	if m.repo == nil {
 		return nil, errors.New("promote copies from a project's memory to the global layer; this is the global layer")
@@ -236,6 +238,9 @@ func (m *Memory) Promote(ctx context.Context, refs ...string) ([]Entry, error) {
 		e := f.Entries[i] // f is shared: copy what SetField changes
 		e.Extra = append([]memfile.Field(nil), e.Extra...)
 		e.SetField("Promoted-From", from)
+		if err := admitSecrets(ctx, &e); err != nil {
+			return nil, fmt.Errorf("the entry %s: %w; nothing was promoted", e.ID, err)
+		}
 		ids[e.ID] = true
 		copies = append(copies, e)
 	}
@@ -278,7 +283,8 @@ func (e *ImportError) Unwrap() error { return e.Err }
 // Import adds memories kept by other tools (a folder of front-matter
 // files, ralph's and orch's memories.md), archived
 // ones to the archive, skipping any whose ID or content is already stored,
-// so importing twice adds nothing. Every source is read before anything is
+// so importing twice adds nothing (a relative path is relative to the
+// current folder). Every source is read before anything is
 // written. An entry that records no provenance gets the importer's (see
 // Add). An entry holding a secret stops the import before anything is
 // written (ErrSecret) unless ctx comes from AllowSecrets. Owner and admin only.

@@ -479,13 +479,17 @@ func (m *Memory) exclude() ([]string, error) {
 }
 
 // globalDir is the memory home of the global layer, shared by all
-// repositories of a user: $MEMSYNC_GLOBAL_DIR, else $XDG_DATA_HOME/memsync,
-// else ~/.local/share/memsync.
+// repositories of a user: $MEMSYNC_GLOBAL_DIR (an absolute path), else
+// $XDG_DATA_HOME/memsync (a relative XDG_DATA_HOME is ignored, as the XDG
+// base directory spec says), else ~/.local/share/memsync.
 func globalDir() (string, error) {
 	if d := os.Getenv("MEMSYNC_GLOBAL_DIR"); d != "" {
+		if !filepath.IsAbs(d) {
+			return "", &ConfigError{fmt.Errorf("environment: MEMSYNC_GLOBAL_DIR=%q is not an absolute path", d)}
+		}
 		return d, nil
 	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
 		return filepath.Join(d, "memsync"), nil
 	}
 	home, err := os.UserHomeDir()

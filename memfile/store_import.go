@@ -32,6 +32,9 @@ import (
 // where it leads), and every file is a regular file of at most
 // maxForeignFile bytes (a link to /dev/zero is refused before it is read).
 func ReadForeign(path string) (active, archived []Entry, err error) {
+	if path, err = filepath.Abs(path); err != nil { // relative to the current folder
+		return nil, nil, err
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, err

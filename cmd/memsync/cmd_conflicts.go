@@ -4,9 +4,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -144,10 +148,49 @@ func runEditor(s *session, pattern, text string) ([]byte, error) {
 		return nil, err
 	}
 	editor := cmp.Or(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
-	cmd := exec.Command("sh", "-c", editor+` "$1"`, "sh", tmp.Name())
+	ctx := s.c.Context
+	cmd := exec.CommandContext(ctx, editor, tmp.Name())
+	if strings.ContainsAny(editor, "|&;<>()$`\\\"' \t\n*?[#~=%") { // words or shell syntax: as git, through the shell
+		cmd = exec.CommandContext(ctx, "sh", "-c", editor+` "$1"`, "sh", tmp.Name())
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, forChild(s.stderr), forChild(s.stderr)
-	if err := cmd.Run(); err != nil {
+	// SIGTERM (the context) ends the editor as it ends git: SIGTERM, then
+	// SIGKILL 2 s later.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 2 * time.Second
+	editing.Store(true)
+	err = cmd.Run()
+	editing.Store(false)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
 		return nil, withHint(fmt.Errorf("editor %q: %w", editor, err), "set VISUAL or EDITOR to your editor; nothing was changed")
 	}
-	return os.ReadFile(tmp.Name())
+	return readEdited(tmp.Name())
+}
+
+// readEdited reads what the editor left at path: a regular file (a link to
+// one is followed) of at most four times an entry's cap, never a pipe or a
+// device, which would block or never end.
+func readEdited(path string) ([]byte, error) {
+	const limit = memsync.MaxEntryBytes * 4
+	const hint = "the editor must save the file it was given; nothing was changed"
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, withHint(fmt.Errorf("the editor removed %s", path), hint)
+	case err != nil:
+		return nil, withHint(err, hint)
+	case !fi.Mode().IsRegular():
+		return nil, withHint(fmt.Errorf("%s is not a regular file (%v) after the editor", path, fi.Mode()), hint)
+	case fi.Size() > limit:
+		return nil, withHint(fmt.Errorf("%s is %d bytes, larger than the %d an edit may hold", path, fi.Size(), limit), hint)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, withHint(err, hint)
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit))
 }

@@ -11,6 +11,9 @@ import (
 	"github.com/memsync/memsync"
 )
 
+// maxPrompt bounds the prompt inject reads from standard input.
+const maxPrompt = 16 << 20
+
 func injectCommand() command {
 	var prompt string // PROMPT, read from stdin for '-' before the memory opens
 	return command{name: "inject", usage: "put memories into an agent's prompt", argsUsage: "[PROMPT|-]",
@@ -32,7 +35,10 @@ func injectCommand() command {
 				return usageError{fmt.Errorf("--layer is project, global or all, not %q", l)}
 			}
 			if prompt = c.Args().First(); prompt == "-" {
-				b, err := io.ReadAll(c.App.Reader)
+				b, err := io.ReadAll(io.LimitReader(c.App.Reader, maxPrompt+1))
+				if len(b) > maxPrompt {
+					return usageError{fmt.Errorf("the prompt on standard input is over %d MiB", maxPrompt>>20)}
+				}
 				prompt = string(b)
 				return err
 			} else if prompt != "" && !strings.HasSuffix(prompt, "\n") {

@@ -14,6 +14,7 @@ func promoteCommand() command {
 			}
 			return atLeastOne("promote needs at least one ID")(c)
 		},
+		flags: []cli.Flag{allowSecretFlag},
 		run: func(s *session, c *cli.Context) error {
 			copies, err := s.m.Promote(c.Context, c.Args().Slice()...)
 			return s.print(copies, err, func() { s.printEntries("promoted", copies) })

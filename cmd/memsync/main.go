@@ -11,6 +11,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -23,6 +24,11 @@ func main() {
 	os.Exit(code)
 }
 
+// editing is set while an editor runs in the terminal (runEditor): a SIGINT
+// then is the terminal's ^C, which belongs to the editor (as git ignores it
+// while its editor runs), not to memsync.
+var editing atomic.Bool
+
 // signalContext is a context cancelled by the first SIGINT or SIGTERM: the
 // command under way stops, its git processes end (package gitcmd) and its
 // locks are released as it returns. A second signal ends memsync at once.
@@ -34,6 +40,9 @@ func signalContext() (ctx context.Context, interrupted func() syscall.Signal) {
 	got := make(chan syscall.Signal, 1)
 	go func() {
 		sig := (<-ch).(syscall.Signal)
+		for sig == syscall.SIGINT && editing.Load() {
+			sig = (<-ch).(syscall.Signal)
+		}
 		got <- sig
 		signal.Reset(syscall.SIGINT, syscall.SIGTERM)
 		cancel()

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
@@ -55,7 +56,33 @@ type Checker struct {
 	Renames func(commit string) (map[string]string, error)
 
 	renames map[string]map[string]string
+	texts   map[string]*fileText // files read, by path: each is read once per check
+	kept    int                  // lines the texts hold
+	work    int64                // bytes hashed so far (reading and searching)
 }
+
+// fileText is a file Check read.
+type fileText struct {
+	size int64
+	mod  time.Time
+	text *Text
+	blob string
+}
+
+// Bounds of one Checker's work: a memory is input from whoever wrote it,
+// and one entry can cite a large file thousands of times.
+const (
+	// maxWork bounds the bytes a Checker hashes (about 2 s of work); past
+	// it a citation that needs a file read is not checked (stale, with
+	// the reason) and moved lines are not searched for.
+	maxWork = 1 << 30
+	// maxKept bounds the lines of the files a Checker keeps read.
+	maxKept = 1 << 23
+)
+
+// windowCost is what hashing a window of n lines counts as, in bytes: its
+// line hashes and the hasher's own cost, about that of 128 bytes.
+func windowCost(n int) int64 { return int64(n)*8 + 128 }
 
 // Check finds where c's lines are now.
 func (k *Checker) Check(c Citation) Result {
@@ -94,6 +121,8 @@ func (k *Checker) Check(c Citation) Result {
 		r.State, r.Reason = Stale, fmt.Sprintf("%s was deleted%s", c.Path, since)
 	case f.at == 0 && c.Lines() && c.End > f.lines:
 		r.State, r.Reason = Stale, fmt.Sprintf("%s is past the end of the file (%d lines)%s", c.Where(), f.lines, since)
+	case f.at == 0 && f.cut:
+		r.State, r.Reason = Stale, fmt.Sprintf("%s changed%s (not looked for elsewhere in the file: this check hashed %d MiB already)", c.Where(), since, k.work>>20)
 	case f.at == 0:
 		r.State, r.Reason = Stale, fmt.Sprintf("%s changed%s", c.Where(), since)
 	case f.at != c.Start && c.Lines():
@@ -117,6 +146,7 @@ type found struct {
 	at    int   // first line of the cited block there (1 for a whole file that matches), 0: not there
 	lines int   // lines in the file
 	err   error // the file could not be checked (not a regular file, too large, a link out)
+	cut   bool  // the lines were not searched for everywhere: the Checker's work ran out
 }
 
 // find looks for c's lines in the file at p (relative to the top).
@@ -142,11 +172,11 @@ func (k *Checker) find(c Citation, p string) found {
 			return found{at: v.at, lines: v.lines}
 		}
 	}
-	b, err := k.read(full)
+	ft, err := k.text(full, p, fi, blob == "")
 	if err != nil {
 		return found{err: err}
 	}
-	t := Lines(b)
+	t := ft.text
 	f := found{lines: t.Len()}
 	if !c.Lines() {
 		if s, _ := t.Sum(0, 0); s == c.Sum {
@@ -155,14 +185,51 @@ func (k *Checker) find(c Citation, p string) found {
 	} else if s, ok := t.Sum(c.Start, c.End); ok && s == c.Sum {
 		f.at = c.Start
 	} else {
-		f.at = t.Find(c.Sum, c.Start, c.End-c.Start+1)
+		n := c.End - c.Start + 1
+		windows := int(min(int64(maxFindWork/n), max(maxWork-k.work, 0)/windowCost(n)))
+		var tried int
+		f.at, tried = t.find(c.Sum, c.Start, n, windows)
+		k.work += int64(tried) * windowCost(n)
+		f.cut = f.at == 0 && tried >= windows && windows < maxFindWork/n
+	}
+	if f.cut {
+		return f // not a finding to keep: a check with work left may find the lines
 	}
 	if blob == "" {
-		blob = BlobID(b)
+		blob = ft.blob
 	}
 	key.blob = blob
 	k.Cache.put(key, cacheVal{at: f.at, lines: f.lines})
 	return f
+}
+
+// text is the file at full (p relative to the top) as read by this
+// Checker: read and hashed once while it keeps its size and time; with
+// its blob ID when blob is set.
+func (k *Checker) text(full, p string, fi os.FileInfo, blob bool) (*fileText, error) {
+	if ft := k.texts[p]; ft != nil && ft.size == fi.Size() && ft.mod.Equal(fi.ModTime()) && (ft.blob != "" || !blob) {
+		return ft, nil
+	}
+	if k.work >= maxWork {
+		return nil, fmt.Errorf("%s was not checked: this check read %d MiB of cited files already", p, k.work>>20)
+	}
+	b, err := k.read(full)
+	if err != nil {
+		return nil, err
+	}
+	k.work += int64(len(b))
+	ft := &fileText{size: fi.Size(), mod: fi.ModTime(), text: Lines(b)}
+	if blob {
+		ft.blob = BlobID(b)
+	}
+	if k.kept+ft.text.Len() <= maxKept {
+		if k.texts == nil {
+			k.texts = map[string]*fileText{}
+		}
+		k.texts[p] = ft
+		k.kept += ft.text.Len()
+	}
+	return ft, nil
 }
 
 // read reads a cited file, never through a link that leads out of the top
@@ -230,14 +297,18 @@ func parseRenames(out string) map[string]string {
 }
 
 // CheckPath refuses a cited path that is not a clean path inside the top
-// (absolute, "..", the git dir): a citation read from a memory file is
-// input from whoever wrote it.
+// (absolute, "..") or that lies in a git dir (a ".git" component in any
+// place and any case, as git refuses to track: the repository's own, a
+// submodule's .git file, a nested repository): a citation read from a
+// memory file is input from whoever wrote it.
 func CheckPath(p string) error {
-	switch {
-	case p == "" || strings.HasPrefix(p, "/") || path.Clean(p) != p || p == "." || p == ".." || strings.HasPrefix(p, "../"):
+	if p == "" || strings.HasPrefix(p, "/") || path.Clean(p) != p || p == "." || p == ".." || strings.HasPrefix(p, "../") {
 		return fmt.Errorf("%q is not a path inside the repository", p)
-	case p == ".git" || strings.HasPrefix(p, ".git/"):
-		return fmt.Errorf("%q is inside the git dir", p)
+	}
+	for part := range strings.SplitSeq(p, "/") {
+		if strings.EqualFold(part, ".git") {
+			return fmt.Errorf("%q is inside a git dir", p)
+		}
 	}
 	return nil
 }

@@ -71,22 +71,30 @@ const maxFindWork = 1 << 24
 // anywhere in the text (within maxFindWork). It returns the first line of the block, 0 when
 // the text holds no such block.
 func (t *Text) Find(sum string, near, n int) int {
-	if n < 1 || n > len(t.hashes) {
+	if n < 1 {
 		return 0
+	}
+	at, _ := t.find(sum, near, n, maxFindWork/n) // a huge block in a huge file is not searched for long
+	return at
+}
+
+// find is Find hashing at most windows windows; it returns how many it hashed.
+func (t *Text) find(sum string, near, n, windows int) (at, tried int) {
+	if n < 1 || n > len(t.hashes) {
+		return 0, 0
 	}
 	last := len(t.hashes) - n + 1 // the last line a block of n lines can start at
 	near = min(max(near, 1), last)
-	tries := maxFindWork / n // windows hashed at most: a huge block in a huge file is not searched for long
-	for d := 0; (near-d >= 1 || near+d <= last) && tries > 0; d++ {
-		tries -= 2
+	for d := 0; (near-d >= 1 || near+d <= last) && tried < windows; d++ {
+		tried += 2
 		if s := near - d; s >= 1 && t.sum(s-1, s-1+n) == sum {
-			return s
+			return s, tried
 		}
 		if s := near + d; d > 0 && s <= last && t.sum(s-1, s-1+n) == sum {
-			return s
+			return s, tried
 		}
 	}
-	return 0
+	return 0, tried
 }
 
 // fnv64 is FNV-1a, 64 bits: stable across runs and versions, as a stored

@@ -64,10 +64,7 @@ func (mk *Maker) rel(p string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("cite %s: %w (outside %s)", p, ErrOutside, mk.Top)
 	}
-	if err := CheckPath(rel); err != nil {
-		return "", fmt.Errorf("cite %s: %w: %w", p, ErrOutside, err)
-	}
-	return rel, nil
+	return rel, nil // make refuses the git dir
 }
 
 // within is abs relative to top, slash-separated, when it lies inside.
@@ -79,8 +76,13 @@ func within(top, abs string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
-// make fingerprints lines start to end (0: the file) of rel.
+// make fingerprints lines start to end (0: the file) of rel, a path
+// inside the top and outside the git dir (CheckPath: Reanchor's path comes
+// from the memory file).
 func (mk *Maker) make(rel string, start, end int, spec string) (Citation, error) {
+	if err := CheckPath(rel); err != nil {
+		return Citation{}, fmt.Errorf("cite %s: %w: %w", spec, ErrOutside, err)
+	}
 	mk.checker.Top = mk.Top
 	full := filepath.Join(mk.Top, filepath.FromSlash(rel))
 	fi, err := os.Stat(full)

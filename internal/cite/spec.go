@@ -162,6 +162,26 @@ func Parse(v string) ([]Citation, error) {
 	return out, errors.Join(errs...)
 }
 
+// Unread is a citation of a bullet's value that Parse cannot read.
+type Unread struct {
+	Text string // the citation as written
+	Err  error  // why it cannot be read (wraps ErrSpec)
+}
+
+// Unreadable are the citations of a bullet's value (Format) that Parse
+// leaves out: what a hand or another tool wrote wrong.
+func Unreadable(v string) []Unread {
+	var out []Unread
+	for part := range strings.SplitSeq(v, ";") {
+		if part = strings.Trim(part, " "); part != "" {
+			if _, err := parseOne(part); err != nil {
+				out = append(out, Unread{Text: part, Err: err})
+			}
+		}
+	}
+	return out
+}
+
 func parseOne(s string) (Citation, error) {
 	f := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' }) // a path escapes ASCII spaces only
 	var c Citation
