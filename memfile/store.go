@@ -445,7 +445,8 @@ func (s *Store) createLockFile(lp string) error {
 }
 
 // Validate checks an entry before it is written: text that would break the
-// file or that is binary is refused, and so is an entry over the size limit
+// file or that is binary (or a field name the file would not read back as
+// one) is refused, and so is an entry over the size limit
 // or one that holds a secret (CheckSecrets).
 func (s *Store) Validate(e *Entry) error {
 	for name, v := range map[string]string{"title": e.Title, "type": e.Type, "date": e.Date, "tags": strings.Join(e.Tags, ",")} {
@@ -456,6 +457,11 @@ func (s *Store) Validate(e *Entry) error {
 	for _, t := range e.Tags {
 		if strings.ContainsAny(t, ",|") {
 			return fmt.Errorf("%w: a tag cannot contain ',' or '|': %q", ErrInvalid, t)
+		}
+	}
+	for _, f := range e.Extra {
+		if f.Key != strayKey && !validKey(f.Key) {
+			return fmt.Errorf("%w: a field name is letters, digits, spaces, '-' and '_' (at most 40, none at the edges): %q", ErrInvalid, f.Key)
 		}
 	}
 	if e.Type != "" && strings.Contains(e.Type, ":") {
