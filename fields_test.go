@@ -47,3 +47,30 @@ func TestAddFieldNames(t *testing.T) {
 		}
 	}
 }
+
+// TestAddFieldValues: a field's value is one line of printable text, as the
+// MCP server asks of its own: invalid UTF-8 (which damaged the memory file:
+// every later read warned of it and the next rewrite made a backup), a bidi
+// override, a line separator or a C1 control are refused, the Key's too.
+func TestAddFieldValues(t *testing.T) {
+	m, _ := openRepo(t, Options{})
+	ctx := context.Background()
+	for _, name := range []string{"Note", memfile.KeyField} {
+		for _, v := range []string{"bad \xff\xfe bytes", "a\u202eb", "a\u2028b", "a\u0085b", "a\tb"} {
+			_, err := m.Add(ctx, Entry{Content: "a value of " + name, Fields: map[string]string{name: v}})
+			if !errors.Is(err, memfile.ErrInvalid) {
+				t.Errorf("%s %q: %v, want ErrInvalid", name, v, err)
+			}
+		}
+	}
+	if data, err := os.ReadFile(m.Path()); err == nil {
+		t.Fatalf("refused adds wrote the memory:\n%q", data)
+	}
+	e, err := m.Add(ctx, Entry{Content: "a value", Fields: map[string]string{"Note": "naïve — fine ✓"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m.Get(ctx, View{}, e.ID); err != nil || got[0].Fields["Note"] != "naïve — fine ✓" {
+		t.Fatalf("read back %v %v", got, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/internal/policy"
@@ -57,7 +58,8 @@ func (m *Memory) add(ctx context.Context, in Entry, prepare func(e *memfile.Entr
 			if err := memfile.CheckKey(v); err != nil {
 				return Entry{}, err
 			}
-		} else if err := oneLine(k, v); err != nil {
+		}
+		if err := oneLine(k, v); err != nil {
 			return Entry{}, err
 		}
 		e.SetField(k, v)
@@ -85,12 +87,12 @@ func (m *Memory) add(ctx context.Context, in Entry, prepare func(e *memfile.Entr
 	return out, nil
 }
 
-// oneLine refuses a bullet value that is not one line of printable text.
+// oneLine refuses a bullet value that is not one line of printable text:
+// invalid UTF-8 would damage the file, a control character (memfile.LineControl:
+// a bidi override, a line separator too) break the bullet or hide in it.
 func oneLine(name, v string) error {
-	for _, r := range v {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%w: %s must be one line of printable text", memfile.ErrInvalid, name)
-		}
+	if !utf8.ValidString(v) || strings.IndexFunc(v, memfile.LineControl) >= 0 {
+		return fmt.Errorf("%w: %s must be one line of printable text", memfile.ErrInvalid, name)
 	}
 	return nil
 }
