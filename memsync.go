@@ -44,7 +44,7 @@ type Options struct {
 	Global bool
 	// Session scopes the memory: entries added get a "- Session:" bullet, and
 	// reads (and the duplicate check) see the session's entries and those of
-	// no session.
+	// no session. It is one line of printable text (else a ConfigError).
 	Session string
 	// Role is owner, admin or worker (docs/commands.md: Roles); MEMSYNC_ROLE; default
 	// owner.
@@ -136,6 +136,9 @@ var ErrNoRepository = worktree.ErrNotRepo
 func Open(dir string, o Options) (*Memory, error) {
 	if err := o.fromEnv(os.Getenv); err != nil {
 		return nil, &ConfigError{err}
+	}
+	if !printableLine(o.Session) { // every added entry's Session bullet
+		return nil, &ConfigError{fmt.Errorf("the session %q is not one line of printable text", o.Session)}
 	}
 	if o.Role != "" { // before discovery: a bad role is a usage error wherever memsync runs
 		if _, err := policy.Parse(o.Role); err != nil {

@@ -91,10 +91,15 @@ func (m *Memory) add(ctx context.Context, in Entry, prepare func(e *memfile.Entr
 // invalid UTF-8 would damage the file, a control character (memfile.LineControl:
 // a bidi override, a line separator too) break the bullet or hide in it.
 func oneLine(name, v string) error {
-	if !utf8.ValidString(v) || strings.IndexFunc(v, memfile.LineControl) >= 0 {
+	if !printableLine(v) {
 		return fmt.Errorf("%w: %s must be one line of printable text", memfile.ErrInvalid, name)
 	}
 	return nil
+}
+
+// printableLine tells whether v is one line of printable text.
+func printableLine(v string) bool {
+	return utf8.ValidString(v) && strings.IndexFunc(v, memfile.LineControl) < 0
 }
 
 // inView tells whether an entry is in the session's view: without a
