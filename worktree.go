@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/memsync/memsync/worktree"
 )
@@ -146,8 +147,14 @@ func (m *Memory) repoFor(ctx context.Context) (*worktree.Repo, error) {
 // filters) for path, then links the new worktree's memory (WorktreeLink).
 // When git fails the error is a *worktree.GitError carrying git's exit
 // status. A new worktree whose branch tracks the memory file is linked
-// too: its copy folded in, the link set skip-worktree.
+// too: its copy folded in, the link set skip-worktree. A branch name that
+// starts with "-" is a ConfigError (git would take it for an option).
 func (m *Memory) WorktreeAdd(ctx context.Context, path string, o WorktreeAddOptions) (WorktreeLinkResult, error) {
+	for _, b := range []string{o.Branch, o.ResetBranch} {
+		if strings.HasPrefix(b, "-") { // git worktree add hands it to git branch as an option
+			return WorktreeLinkResult{}, &ConfigError{fmt.Errorf("a branch name cannot start with '-': %q", b)}
+		}
+	}
 	r, err := m.repoFor(ctx)
 	if err != nil {
 		return WorktreeLinkResult{}, err

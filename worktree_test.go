@@ -97,6 +97,28 @@ func TestWorktreeAdd(t *testing.T) {
 	}
 }
 
+// A branch name that starts with "-" is refused before git runs: git
+// worktree add passes -b's name on to git branch as it is, so `-b -D` with
+// the commit-ish "feature" deleted the branch feature.
+func TestWorktreeAddRefusesOptionBranch(t *testing.T) {
+	primary, parent, m := newWorktreeRepo(t)
+	ctx := context.Background()
+	testgit.Git(t, primary, "branch", "feature")
+	for _, o := range []WorktreeAddOptions{{Branch: "-D"}, {ResetBranch: "-D"}, {Branch: "--force"}, {ResetBranch: "-m"}} {
+		o.Git, o.CommitIsh = Git{Dir: primary}, "feature"
+		_, err := m.WorktreeAdd(ctx, filepath.Join(parent, "wt"), o)
+		if k, _ := Classify(err); k != KindUsage {
+			t.Errorf("%+v: %v (kind %v), want a usage error", o, err, k)
+		}
+		if _, err := testgit.GitErr(primary, "rev-parse", "--verify", "-q", "refs/heads/feature"); err != nil {
+			t.Fatalf("%+v: the branch feature is gone", o)
+		}
+		if _, err := os.Lstat(filepath.Join(parent, "wt")); err == nil {
+			t.Fatalf("%+v: a worktree was made", o)
+		}
+	}
+}
+
 // A worktree's copy folded into the memory on remove is deduplicated as Add
 // deduplicates: content the memory already holds (here under another ID) is
 // not stored twice. Without the memory's store (the worktree package built
