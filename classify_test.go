@@ -53,3 +53,25 @@ func TestClassifyGlobalLayer(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyOptionRevision: a revision that looks like an option ("-p",
+// "--output=FILE") names no snapshot, as any other revision that names
+// none: KindNotFound (exit 3), not KindError.
+func TestClassifyOptionRevision(t *testing.T) {
+	m, _ := openRepo(t, Options{})
+	ctx := context.Background()
+	add(t, m, "alpha")
+	if _, err := m.Snapshot(ctx, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, rev := range []string{"-p", "--output=x"} {
+		_, err := m.Rollback(ctx, rev)
+		if k, _ := Classify(err); k != KindNotFound {
+			t.Errorf("rollback %q: %v (kind %v), want KindNotFound", rev, err, k)
+		}
+		_, err = m.Diff(ctx, rev, LiveRev, DiffOptions{})
+		if k, _ := Classify(err); k != KindNotFound {
+			t.Errorf("diff %q: %v (kind %v), want KindNotFound", rev, err, k)
+		}
+	}
+}
