@@ -81,7 +81,9 @@ type Options struct {
 	Detach func(gitDir string) error
 	// Warn receives messages that are no errors (a size cap reached, a
 	// backup written, a damaged line, a link git removed and Open put
-	// back); nil drops them.
+	// back); nil drops them. It may run while the call that warns holds
+	// the memory's lock, so it must not call the Memory back (such a call
+	// waits for the lock until LockTimeout and fails): hand the message on.
 	Warn func(msg string)
 
 	// inHook is a git hook's own Open: what background hooks left in the
