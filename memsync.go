@@ -134,7 +134,11 @@ var ErrNoRepository = worktree.ErrNotRepo
 
 // Open returns the memory of the git repository that contains dir (any
 // worktree or subfolder; "" is the current folder), or the global layer with
-// Options.Global. It reads files only: no git process is spawned.
+// Options.Global. Where the memory's links are in place it reads files
+// only: no git process is spawned. A worktree's link that git's own
+// commands removed or replaced (or a new worktree's, made without the
+// hooks) it puts back, saying so through Options.Warn; that asks git
+// whether the worktree tracks the memory file.
 func Open(dir string, o Options) (*Memory, error) {
 	if err := o.fromEnv(os.Getenv); err != nil {
 		return nil, &ConfigError{err}
