@@ -218,6 +218,9 @@ func (m *Memory) Search(ctx context.Context, query string, o SearchOptions) ([]E
 // layer) ranked as one; with more than one, each entry's Layer names its
 // memory.
 func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...*Memory) ([]Entry, error) {
+	if len(layers) == 0 {
+		return []Entry{}, ctx.Err() // no memory: nothing found
+	}
 	if len(layers) == 1 {
 		if out, ok, err := layers[0].searchIndexed(ctx, query, o, layers); ok || err != nil {
 			return out, err
