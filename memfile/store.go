@@ -467,9 +467,19 @@ func (s *Store) Validate(e *Entry) error {
 	if e.Type != "" && strings.Contains(e.Type, ":") {
 		return fmt.Errorf("%w: a type cannot contain a colon: %q", ErrInvalid, e.Type)
 	}
+	binary := func(v string) bool { return strings.IndexByte(v, 0) >= 0 || !utf8.ValidString(v) }
 	for _, v := range []string{e.Title, e.Content} {
-		if strings.IndexByte(v, 0) >= 0 || !utf8.ValidString(v) {
+		if binary(v) {
 			return fmt.Errorf("%w: content is binary (NUL bytes or invalid UTF-8)", ErrInvalid)
+		}
+	}
+	for _, f := range e.Extra {
+		if binary(f.Value) {
+			what := "a line of the entry"
+			if f.Key != strayKey {
+				what = "the " + f.Key + " bullet"
+			}
+			return fmt.Errorf("%w: %s is binary (NUL bytes or invalid UTF-8)", ErrInvalid, what)
 		}
 	}
 	for name, v := range map[string]string{"title": e.Title, "type": e.Type, "tags": strings.Join(e.Tags, ",")} {
