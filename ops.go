@@ -15,7 +15,8 @@ import (
 	"github.com/memsync/memsync/memfile"
 )
 
-// ErrEmpty is what Add returns (wrapped) for an entry with no content.
+// ErrEmpty is what Add, Edit and Resolve return (wrapped) for an entry with
+// no content.
 var ErrEmpty = errors.New("the content is empty")
 
 // View is what a read looks at: the active memory or its archive.

@@ -61,3 +61,23 @@ func TestResolveRefusesBinaryFields(t *testing.T) {
 		t.Fatalf("the memory file is damaged: %v", ps)
 	}
 }
+
+// TestResolveRefusesEmptyEdit: an edited entry with no content is refused
+// (ErrEmpty, as Add and Edit refuse it) and the conflict stays; it replaced
+// the entry by one with no content, title or date.
+func TestResolveRefusesEmptyEdit(t *testing.T) {
+	ctx := context.Background()
+	m, _ := openRepo(t, Options{})
+	for i, edited := range []Entry{{}, {Title: "kept title", Content: " \n\t "}} {
+		a := withConflict(t, m, "the build uses ninja "+string(rune('a'+i)))
+		if _, err := m.Resolve(ctx, a.ID, Resolution{Keep: KeepEdit, Edited: &edited}); !errors.Is(err, ErrEmpty) || !errors.Is(err, memfile.ErrInvalid) {
+			t.Errorf("%d: resolve with an empty entry: %v, want ErrEmpty", i, err)
+		}
+		if got, err := m.Get(ctx, View{}, a.ID); err != nil || got[0].Content != a.Content {
+			t.Errorf("%d: the entry is now %+v (%v)", i, got, err)
+		}
+		if _, err := m.Conflict(ctx, a.ID); err != nil {
+			t.Errorf("%d: the conflict is gone: %v", i, err)
+		}
+	}
+}
