@@ -447,8 +447,11 @@ func (s *Store) createLockFile(lp string) error {
 // Validate checks an entry before it is written: text that would break the
 // file or that is binary (or a field name the file would not read back as
 // one) is refused, and so is an entry over the size limit
-// or one that holds a secret (CheckSecrets).
+// or one that holds a secret (CheckSecrets). It first sets the content's
+// line ends as a read of the file gives them back ("\r\n" as "\n"), so the
+// entry a write returns is the one stored.
 func (s *Store) Validate(e *Entry) error {
+	e.Content, _ = lineEnds(e.Content)
 	for name, v := range map[string]string{"title": e.Title, "type": e.Type, "date": e.Date, "tags": strings.Join(e.Tags, ",")} {
 		if strings.ContainsAny(v, "\n\r") {
 			return fmt.Errorf("%w: the %s must be one line", ErrInvalid, name)
