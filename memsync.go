@@ -50,9 +50,10 @@ type Options struct {
 	// owner.
 	Role string
 	// LockTimeout bounds a wait for the memory lock; MEMSYNC_LOCK_TIMEOUT;
-	// default 10s.
+	// default 10s. A negative one is a ConfigError.
 	LockTimeout time.Duration
-	// MaxBytes is the size cap of the active file; MEMSYNC_MAX_BYTES; default 10 MB.
+	// MaxBytes is the size cap of the active file; MEMSYNC_MAX_BYTES; default
+	// 10 MB. A negative one is a ConfigError.
 	MaxBytes int64
 	// MaxEntries and TTLDays are gc's limits; MCP_MEMORY_MAX_ENTRIES and
 	// MCP_MEMORY_TTL_DAYS (the MCP server's names); default 1000 entries, 90 days.
@@ -142,6 +143,12 @@ var ErrNoRepository = worktree.ErrNotRepo
 func Open(dir string, o Options) (*Memory, error) {
 	if err := o.fromEnv(os.Getenv); err != nil {
 		return nil, &ConfigError{err}
+	}
+	switch {
+	case o.LockTimeout < 0: // as the environment's are refused
+		return nil, &ConfigError{fmt.Errorf("the lock timeout %s is negative", o.LockTimeout)}
+	case o.MaxBytes < 0:
+		return nil, &ConfigError{fmt.Errorf("the size cap %d is negative", o.MaxBytes)}
 	}
 	if !printableLine(o.Session) { // every added entry's Session bullet
 		return nil, &ConfigError{fmt.Errorf("the session %q is not one line of printable text", o.Session)}

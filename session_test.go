@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // TestOpenRefusesBadSession: the session becomes every added entry's
@@ -33,5 +34,26 @@ func TestOpenRefusesBadSession(t *testing.T) {
 	e, err := m.Add(context.Background(), Entry{Content: "in a session"})
 	if err != nil || e.Fields["Session"] != "loop-7 (ünï)" {
 		t.Fatalf("add: %v %v", e.Fields, err)
+	}
+}
+
+// TestOpenRefusesNegativeLimits: a negative lock timeout or size cap is a
+// usage error, as MEMSYNC_LOCK_TIMEOUT=-1s and MEMSYNC_MAX_BYTES=-1 are;
+// from Options (and so from --lock-timeout, --max-bytes) it silently meant
+// the default (10 s, 10 MB).
+func TestOpenRefusesNegativeLimits(t *testing.T) {
+	_, dir := openRepo(t, Options{})
+	for _, o := range []Options{{LockTimeout: -time.Second}, {MaxBytes: -1}} {
+		_, err := Open(dir, o)
+		if k, _ := Classify(err); !errors.As(err, new(*ConfigError)) || k != KindUsage {
+			t.Errorf("%+v: %v (kind %v), want a ConfigError", o, err, k)
+		}
+	}
+	for k, v := range map[string]string{"MEMSYNC_LOCK_TIMEOUT": "-1s", "MEMSYNC_MAX_BYTES": "-1"} {
+		t.Setenv(k, v)
+		if _, err := Open(dir, Options{}); !errors.As(err, new(*ConfigError)) {
+			t.Errorf("%s=%s: %v, want a ConfigError", k, v, err)
+		}
+		t.Setenv(k, "")
 	}
 }
