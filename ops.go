@@ -157,8 +157,9 @@ func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, erro
 }
 
 // Delete removes the entries refs name for good (not archived: Archive
-// keeps them), in one atomic rewrite; a reference that names nothing
-// deletes nothing. Where the memory keeps history (hooks installed, or a
+// keeps them), in one atomic rewrite; a reference that names nothing (or
+// names several) fails the call, and nothing is deleted, not even what the
+// others name. Where the memory keeps history (hooks installed, or a
 // snapshot ref), the memory is snapshotted first, so Rollback brings the
 // entries back. Owner and admin only.
 func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
