@@ -2,6 +2,7 @@ package memsync
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -54,5 +55,33 @@ func TestGlobalDirRelative(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(b, "rel")); err == nil {
 		t.Errorf("the add wrote a global memory under the new working directory")
+	}
+}
+
+// TestWriteAfterRepositoryGone: a Memory whose repository was moved or
+// deleted since Open (a long-running MCP server, a program holding it)
+// refuses writes with ErrNoRepository; Add acknowledged the entry and made
+// a ghost .git (no HEAD, only memsync's files) and .agent at the old path,
+// where nothing would ever read it.
+func TestWriteAfterRepositoryGone(t *testing.T) {
+	ctx := context.Background()
+	for _, moved := range []bool{false, true} {
+		m, dir := openRepo(t, Options{})
+		add(t, m, "before")
+		if moved {
+			if err := os.Rename(dir, dir+"-moved"); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		_, err := m.Add(ctx, Entry{Content: "after the repository went"})
+		if k, _ := Classify(err); !errors.Is(err, ErrNoRepository) || k != KindNoRepo {
+			t.Errorf("moved %v: add: %v (kind %v), want ErrNoRepository", moved, err, k)
+		}
+		if _, err := os.Lstat(dir); err == nil {
+			t.Errorf("moved %v: the add made %s again", moved, dir)
+			_ = filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { t.Log(p); return nil })
+		}
 	}
 }

@@ -434,6 +434,9 @@ func (m *Memory) undoable(ctx context.Context, what string) *memfile.Store {
 // already). Every write of a Memory runs it; it is exported for the adapters
 // that still write through Store.
 func (m *Memory) beforeWrite() error {
+	if err := m.present(); err != nil {
+		return err
+	}
 	if _, err := m.exclude(); err != nil {
 		return err
 	}
@@ -442,6 +445,19 @@ func (m *Memory) beforeWrite() error {
 	}
 	if m.repo != nil {
 		m.heal(true)
+	}
+	return nil
+}
+
+// present refuses a write to a repository's memory when the repository
+// was moved or deleted since Open: git always has a HEAD (it replaces it by
+// a rename), and a write would make a ghost .git where nothing reads it.
+func (m *Memory) present() error {
+	if m.repo == nil {
+		return nil
+	}
+	if _, err := os.Lstat(filepath.Join(m.repo.CommonDir, "HEAD")); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %s is gone (moved or deleted since the memory was opened); open it again where it is now", ErrNoRepository, m.repo.CommonDir)
 	}
 	return nil
 }
