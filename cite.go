@@ -83,6 +83,9 @@ type AddOptions struct {
 // files the content names; each records HEAD and a fingerprint, in a
 // Cites bullet. A bad citation (ErrCitation, ErrOutside) stores nothing.
 func (m *Memory) AddWith(ctx context.Context, in Entry, o AddOptions) (Entry, error) {
+	if err := m.present(); err != nil { // before the reads that keep caches in the state dir
+		return Entry{}, err
+	}
 	var old *memfile.Entry
 	if o.Supersedes != "" {
 		var err error

@@ -24,7 +24,7 @@ type Kind int
 // The kinds of failure (docs/commands.md's table of exit codes gives their numbers).
 const (
 	KindError    Kind = iota // anything not below: I/O, git, a child process
-	KindUsage                // bad arguments or a bad configuration
+	KindUsage                // bad arguments or a bad configuration; what the global layer does not have (history, worktrees)
 	KindNotFound             // no entry, conflict or snapshot matches, or a prefix is ambiguous
 	KindLocked               // the lock was not free in time
 	KindRefused              // refused to protect data or by a role: unsafe path, too large, secret, mass removal
@@ -42,7 +42,8 @@ func Classify(err error) (Kind, string) {
 
 func kindOf(err error) Kind {
 	switch {
-	case errors.As(err, new(*config.Error)), errors.As(err, new(*ConfigError)), errors.Is(err, remote.ErrBadRemote), errors.Is(err, ErrCitation):
+	case errors.As(err, new(*config.Error)), errors.As(err, new(*ConfigError)), errors.Is(err, remote.ErrBadRemote), errors.Is(err, ErrCitation),
+		errors.Is(err, policy.ErrUnknownRole), errors.Is(err, ErrNoHistory), errors.Is(err, ErrGlobalLayer), errors.Is(err, ErrNoWorkTree):
 		return KindUsage
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
 		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot), errors.Is(err, history.ErrNothingToPurge):

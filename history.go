@@ -598,6 +598,9 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 		if r.Edited == nil {
 			return nil, fmt.Errorf("%w: resolve keeping an edited entry needs the entry", memfile.ErrInvalid)
 		}
+		if strings.TrimSpace(r.Edited.Content) == "" {
+			return nil, fmt.Errorf("%w: %w", memfile.ErrInvalid, ErrEmpty)
+		}
 	default:
 		return nil, fmt.Errorf("%w: resolve keeps ours, theirs or an edited entry, not %q", memfile.ErrInvalid, r.Keep)
 	}

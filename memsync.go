@@ -44,15 +44,16 @@ type Options struct {
 	Global bool
 	// Session scopes the memory: entries added get a "- Session:" bullet, and
 	// reads (and the duplicate check) see the session's entries and those of
-	// no session.
+	// no session. It is one line of printable text (else a ConfigError).
 	Session string
 	// Role is owner, admin or worker (docs/commands.md: Roles); MEMSYNC_ROLE; default
 	// owner.
 	Role string
 	// LockTimeout bounds a wait for the memory lock; MEMSYNC_LOCK_TIMEOUT;
-	// default 10s.
+	// default 10s. A negative one is a ConfigError.
 	LockTimeout time.Duration
-	// MaxBytes is the size cap of the active file; MEMSYNC_MAX_BYTES; default 10 MB.
+	// MaxBytes is the size cap of the active file; MEMSYNC_MAX_BYTES; default
+	// 10 MB. A negative one is a ConfigError.
 	MaxBytes int64
 	// MaxEntries and TTLDays are gc's limits; MCP_MEMORY_MAX_ENTRIES and
 	// MCP_MEMORY_TTL_DAYS (the MCP server's names); default 1000 entries, 90 days.
@@ -81,7 +82,9 @@ type Options struct {
 	Detach func(gitDir string) error
 	// Warn receives messages that are no errors (a size cap reached, a
 	// backup written, a damaged line, a link git removed and Open put
-	// back); nil drops them.
+	// back); nil drops them. It may run while the call that warns holds
+	// the memory's lock, so it must not call the Memory back (such a call
+	// waits for the lock until LockTimeout and fails): hand the message on.
 	Warn func(msg string)
 
 	// inHook is a git hook's own Open: what background hooks left in the
@@ -132,10 +135,23 @@ var ErrNoRepository = worktree.ErrNotRepo
 
 // Open returns the memory of the git repository that contains dir (any
 // worktree or subfolder; "" is the current folder), or the global layer with
-// Options.Global. It reads files only: no git process is spawned.
+// Options.Global. Where the memory's links are in place it reads files
+// only: no git process is spawned. A worktree's link that git's own
+// commands removed or replaced (or a new worktree's, made without the
+// hooks) it puts back, saying so through Options.Warn; that asks git
+// whether the worktree tracks the memory file.
 func Open(dir string, o Options) (*Memory, error) {
 	if err := o.fromEnv(os.Getenv); err != nil {
 		return nil, &ConfigError{err}
+	}
+	switch {
+	case o.LockTimeout < 0: // as the environment's are refused
+		return nil, &ConfigError{fmt.Errorf("the lock timeout %s is negative", o.LockTimeout)}
+	case o.MaxBytes < 0:
+		return nil, &ConfigError{fmt.Errorf("the size cap %d is negative", o.MaxBytes)}
+	}
+	if !printableLine(o.Session) { // every added entry's Session bullet
+		return nil, &ConfigError{fmt.Errorf("the session %q is not one line of printable text", o.Session)}
 	}
 	if o.Role != "" { // before discovery: a bad role is a usage error wherever memsync runs
 		if _, err := policy.Parse(o.Role); err != nil {
@@ -418,6 +434,9 @@ func (m *Memory) undoable(ctx context.Context, what string) *memfile.Store {
 // already). Every write of a Memory runs it; it is exported for the adapters
 // that still write through Store.
 func (m *Memory) beforeWrite() error {
+	if err := m.present(); err != nil {
+		return err
+	}
 	if _, err := m.exclude(); err != nil {
 		return err
 	}
@@ -426,6 +445,19 @@ func (m *Memory) beforeWrite() error {
 	}
 	if m.repo != nil {
 		m.heal(true)
+	}
+	return nil
+}
+
+// present refuses a write to a repository's memory when the repository
+// was moved or deleted since Open: git always has a HEAD (it replaces it by
+// a rename), and a write would make a ghost .git where nothing reads it.
+func (m *Memory) present() error {
+	if m.repo == nil {
+		return nil
+	}
+	if _, err := os.Lstat(filepath.Join(m.repo.CommonDir, "HEAD")); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %s is gone (moved or deleted since the memory was opened); open it again where it is now", ErrNoRepository, m.repo.CommonDir)
 	}
 	return nil
 }
@@ -500,10 +532,14 @@ func globalDir() (string, error) {
 }
 
 // openGlobalDir creates the global memory home if needed (private: 0700) and
-// returns it with symlinks resolved.
+// returns it absolute (a relative one is of the working directory now), with
+// symlinks resolved.
 func openGlobalDir() (string, error) {
 	dir, err := globalDir()
 	if err != nil {
+		return "", err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -154,7 +154,7 @@ func TestAddReturnsWhatIsStored(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := m.Add(ctx, Entry{Content: "Retry the upload", Title: " Upload\f", Type: " fix ", Tags: []string{" net ", "", "\fio", "\u00a0"}})
+		e, err := m.Add(ctx, Entry{Content: "Retry the upload\r\nwith backoff\r\r\n", Title: " Upload\f", Type: " fix ", Tags: []string{" net ", "", "\fio", "\u00a0"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,10 +164,20 @@ func TestAddReturnsWhatIsStored(t *testing.T) {
 		}
 		g := got[0]
 		if g.Title != e.Title || g.Type != e.Type || !slices.Equal(g.Tags, e.Tags) || g.Content != e.Content {
-			t.Fatalf("ralph %v: Add returned %q %q %q, a read gives %q %q %q", ralph, e.Title, e.Type, e.Tags, g.Title, g.Type, g.Tags)
+			t.Fatalf("ralph %v: Add returned %q %q %q %q, a read gives %q %q %q %q", ralph, e.Title, e.Type, e.Tags, e.Content, g.Title, g.Type, g.Tags, g.Content)
 		}
 		if !slices.Equal(e.Tags, []string{"net", "io"}) {
 			t.Fatalf("ralph %v: tags %q, want [net io]", ralph, e.Tags)
+		}
+		// Edit too returns the entry as a read gives it back: "\r\n" read as "\n".
+		text := "Retry twice\r\nthen give up"
+		ed, err := m.Edit(ctx, e.ID, EditOptions{Content: &text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err = m.Get(ctx, View{}, ed.Entry.ID)
+		if err != nil || len(got) != 1 || got[0].Content != ed.Entry.Content || got[0].Title != ed.Entry.Title {
+			t.Fatalf("ralph %v: Edit returned %q %q, a read gives %v %v", ralph, ed.Entry.Content, ed.Entry.Title, got, err)
 		}
 	}
 }

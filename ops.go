@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/internal/policy"
@@ -14,7 +15,8 @@ import (
 	"github.com/memsync/memsync/memfile"
 )
 
-// ErrEmpty is what Add returns (wrapped) for an entry with no content.
+// ErrEmpty is what Add, Edit and Resolve return (wrapped) for an entry with
+// no content.
 var ErrEmpty = errors.New("the content is empty")
 
 // View is what a read looks at: the active memory or its archive.
@@ -57,7 +59,8 @@ func (m *Memory) add(ctx context.Context, in Entry, prepare func(e *memfile.Entr
 			if err := memfile.CheckKey(v); err != nil {
 				return Entry{}, err
 			}
-		} else if err := oneLine(k, v); err != nil {
+		}
+		if err := oneLine(k, v); err != nil {
 			return Entry{}, err
 		}
 		e.SetField(k, v)
@@ -85,14 +88,19 @@ func (m *Memory) add(ctx context.Context, in Entry, prepare func(e *memfile.Entr
 	return out, nil
 }
 
-// oneLine refuses a bullet value that is not one line of printable text.
+// oneLine refuses a bullet value that is not one line of printable text:
+// invalid UTF-8 would damage the file, a control character (memfile.LineControl:
+// a bidi override, a line separator too) break the bullet or hide in it.
 func oneLine(name, v string) error {
-	for _, r := range v {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%w: %s must be one line of printable text", memfile.ErrInvalid, name)
-		}
+	if !printableLine(v) {
+		return fmt.Errorf("%w: %s must be one line of printable text", memfile.ErrInvalid, name)
 	}
 	return nil
+}
+
+// printableLine tells whether v is one line of printable text.
+func printableLine(v string) bool {
+	return utf8.ValidString(v) && strings.IndexFunc(v, memfile.LineControl) < 0
 }
 
 // inView tells whether an entry is in the session's view: without a
@@ -149,8 +157,9 @@ func (m *Memory) Get(ctx context.Context, v View, refs ...string) ([]Entry, erro
 }
 
 // Delete removes the entries refs name for good (not archived: Archive
-// keeps them), in one atomic rewrite; a reference that names nothing
-// deletes nothing. Where the memory keeps history (hooks installed, or a
+// keeps them), in one atomic rewrite; a reference that names nothing (or
+// names several) fails the call, and nothing is deleted, not even what the
+// others name. Where the memory keeps history (hooks installed, or a
 // snapshot ref), the memory is snapshotted first, so Rollback brings the
 // entries back. Owner and admin only.
 func (m *Memory) Delete(ctx context.Context, refs ...string) ([]Entry, error) {
@@ -211,6 +220,9 @@ func (m *Memory) Search(ctx context.Context, query string, o SearchOptions) ([]E
 // layer) ranked as one; with more than one, each entry's Layer names its
 // memory.
 func SearchLayers(ctx context.Context, query string, o SearchOptions, layers ...*Memory) ([]Entry, error) {
+	if len(layers) == 0 {
+		return []Entry{}, ctx.Err() // no memory: nothing found
+	}
 	if len(layers) == 1 {
 		if out, ok, err := layers[0].searchIndexed(ctx, query, o, layers); ok || err != nil {
 			return out, err

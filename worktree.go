@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/memsync/memsync/worktree"
 )
@@ -146,10 +147,20 @@ func (m *Memory) repoFor(ctx context.Context) (*worktree.Repo, error) {
 // filters) for path, then links the new worktree's memory (WorktreeLink).
 // When git fails the error is a *worktree.GitError carrying git's exit
 // status. A new worktree whose branch tracks the memory file is linked
-// too: its copy folded in, the link set skip-worktree.
+// too: its copy folded in, the link set skip-worktree. A branch name that
+// starts with "-" is a ConfigError (git would take it for an option), and
+// so is an o.Dir (git runs there) outside the memory's repository.
 func (m *Memory) WorktreeAdd(ctx context.Context, path string, o WorktreeAddOptions) (WorktreeLinkResult, error) {
+	for _, b := range []string{o.Branch, o.ResetBranch} {
+		if strings.HasPrefix(b, "-") { // git worktree add hands it to git branch as an option
+			return WorktreeLinkResult{}, &ConfigError{fmt.Errorf("a branch name cannot start with '-': %q", b)}
+		}
+	}
 	r, err := m.repoFor(ctx)
 	if err != nil {
+		return WorktreeLinkResult{}, err
+	}
+	if err := runsHere(r, o.Dir); err != nil {
 		return WorktreeLinkResult{}, err
 	}
 	if err := m.beforeWrite(); err != nil {
@@ -173,6 +184,20 @@ type WorktreeExistsError struct {
 
 func (e *WorktreeExistsError) Error() string { return e.Err.Error() }
 func (e *WorktreeExistsError) Unwrap() error { return e.Err }
+
+// runsHere refuses a Git.Dir ("" the working directory) that is not in
+// the memory's repository r: git worktree would add to, or remove from,
+// another repository than the one whose memory it links or folds.
+func runsHere(r *worktree.Repo, dir string) error {
+	d, err := worktree.Discover(dir)
+	if err != nil {
+		return &ConfigError{fmt.Errorf("git runs in %q, which is in no git repository (the memory's is %s): %w", dir, r.CommonDir, err)}
+	}
+	if d.CommonDir != r.CommonDir {
+		return &ConfigError{fmt.Errorf("git runs in %q, which is in another repository (%s) than the memory's (%s)", dir, d.CommonDir, r.CommonDir)}
+	}
+	return nil
+}
 
 // isWorktree tells whether abs is a worktree of the repository.
 func (m *Memory) isWorktree(ctx context.Context, abs string) bool {
@@ -280,10 +305,14 @@ func (m *Memory) repair(ctx context.Context, f worktree.Finding) (worktree.LinkR
 // memory into the memory (with its dedup; the copy is kept in the memory
 // home as memories.md.bak-<time>-<name>), then runs `git worktree remove`
 // (--force with o.Force) in o.Dir. What was folded is returned even when
-// git then fails (a *worktree.GitError).
+// git then fails (a *worktree.GitError). An o.Dir outside the memory's
+// repository is a ConfigError, as in WorktreeAdd.
 func (m *Memory) WorktreeRemove(ctx context.Context, path string, o WorktreeRemoveOptions) (WorktreeRemoval, error) {
 	r, err := m.repoFor(ctx)
 	if err != nil {
+		return WorktreeRemoval{}, err
+	}
+	if err := runsHere(r, o.Dir); err != nil {
 		return WorktreeRemoval{}, err
 	}
 	if err := m.beforeWrite(); err != nil {

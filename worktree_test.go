@@ -97,6 +97,58 @@ func TestWorktreeAdd(t *testing.T) {
 	}
 }
 
+// A branch name that starts with "-" is refused before git runs: git
+// worktree add passes -b's name on to git branch as it is, so `-b -D` with
+// the commit-ish "feature" deleted the branch feature.
+func TestWorktreeAddRefusesOptionBranch(t *testing.T) {
+	primary, parent, m := newWorktreeRepo(t)
+	ctx := context.Background()
+	testgit.Git(t, primary, "branch", "feature")
+	for _, o := range []WorktreeAddOptions{{Branch: "-D"}, {ResetBranch: "-D"}, {Branch: "--force"}, {ResetBranch: "-m"}} {
+		o.Git, o.CommitIsh = Git{Dir: primary}, "feature"
+		_, err := m.WorktreeAdd(ctx, filepath.Join(parent, "wt"), o)
+		if k, _ := Classify(err); k != KindUsage {
+			t.Errorf("%+v: %v (kind %v), want a usage error", o, err, k)
+		}
+		if _, err := testgit.GitErr(primary, "rev-parse", "--verify", "-q", "refs/heads/feature"); err != nil {
+			t.Fatalf("%+v: the branch feature is gone", o)
+		}
+		if _, err := os.Lstat(filepath.Join(parent, "wt")); err == nil {
+			t.Fatalf("%+v: a worktree was made", o)
+		}
+	}
+}
+
+// WorktreeAdd and WorktreeRemove run git in Git.Dir (the working directory
+// when it is ""); a Dir in another repository than the memory's is
+// refused before git runs. A Memory of one repository removed, with
+// --force, a worktree of the repository the program's working directory
+// was in, and added worktrees and branches to it.
+func TestWorktreeOpsStayInTheRepository(t *testing.T) {
+	_, parent, m := newWorktreeRepo(t)
+	ctx := context.Background()
+	other := testgit.Repo(t, filepath.Join(parent, "other"))
+	wt := filepath.Join(parent, "other-loop")
+	testgit.Git(t, other, "worktree", "add", "-q", "-b", "loop", wt)
+	if err := os.WriteFile(filepath.Join(wt, "work.txt"), []byte("uncommitted work\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := m.WorktreeRemove(ctx, wt, WorktreeRemoveOptions{Git: Git{Dir: other}, Force: true})
+	if k, _ := Classify(err); k != KindUsage {
+		t.Errorf("remove another repository's worktree: %v (kind %v), want a usage error", err, k)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "work.txt")); err != nil {
+		t.Fatalf("the other repository's worktree is gone: %v", err)
+	}
+	_, err = m.WorktreeAdd(ctx, filepath.Join(parent, "new"), WorktreeAddOptions{Git: Git{Dir: other}, Branch: "new"})
+	if k, _ := Classify(err); k != KindUsage {
+		t.Errorf("add in another repository: %v (kind %v), want a usage error", err, k)
+	}
+	if out := testgit.Git(t, other, "branch", "--list", "new"); out != "" {
+		t.Fatalf("a branch was made in the other repository: %s", out)
+	}
+}
+
 // A worktree's copy folded into the memory on remove is deduplicated as Add
 // deduplicates: content the memory already holds (here under another ID) is
 // not stored twice. Without the memory's store (the worktree package built

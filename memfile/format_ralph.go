@@ -217,6 +217,8 @@ var ralphFields = []struct{ tag, field string }{
 	{"worktree", "Worktree"},
 	{"commit", "Commit"},
 	{"agent", "Agent"},
+	{"source", "Source"},   // the agent an MCP client or package memory's recorder named
+	{"created", "Created"}, // package memory's creation time
 	{"edited", "Edited"},
 	{"secret-allowed", SecretAllowedField},
 	// Keeping memory true (package internal/cite; supersede).

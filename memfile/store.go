@@ -445,9 +445,13 @@ func (s *Store) createLockFile(lp string) error {
 }
 
 // Validate checks an entry before it is written: text that would break the
-// file or that is binary is refused, and so is an entry over the size limit
-// or one that holds a secret (CheckSecrets).
+// file or that is binary (or a field name the file would not read back as
+// one) is refused, and so is an entry over the size limit
+// or one that holds a secret (CheckSecrets). It first sets the content's
+// line ends as a read of the file gives them back ("\r\n" as "\n"), so the
+// entry a write returns is the one stored.
 func (s *Store) Validate(e *Entry) error {
+	e.Content, _ = lineEnds(e.Content)
 	for name, v := range map[string]string{"title": e.Title, "type": e.Type, "date": e.Date, "tags": strings.Join(e.Tags, ",")} {
 		if strings.ContainsAny(v, "\n\r") {
 			return fmt.Errorf("%w: the %s must be one line", ErrInvalid, name)
@@ -458,12 +462,27 @@ func (s *Store) Validate(e *Entry) error {
 			return fmt.Errorf("%w: a tag cannot contain ',' or '|': %q", ErrInvalid, t)
 		}
 	}
+	for _, f := range e.Extra {
+		if f.Key != strayKey && !validKey(f.Key) {
+			return fmt.Errorf("%w: a field name is letters, digits, spaces, '-' and '_' (at most 40, none at the edges): %q", ErrInvalid, f.Key)
+		}
+	}
 	if e.Type != "" && strings.Contains(e.Type, ":") {
 		return fmt.Errorf("%w: a type cannot contain a colon: %q", ErrInvalid, e.Type)
 	}
+	binary := func(v string) bool { return strings.IndexByte(v, 0) >= 0 || !utf8.ValidString(v) }
 	for _, v := range []string{e.Title, e.Content} {
-		if strings.IndexByte(v, 0) >= 0 || !utf8.ValidString(v) {
+		if binary(v) {
 			return fmt.Errorf("%w: content is binary (NUL bytes or invalid UTF-8)", ErrInvalid)
+		}
+	}
+	for _, f := range e.Extra {
+		if binary(f.Value) {
+			what := "a line of the entry"
+			if f.Key != strayKey {
+				what = "the " + f.Key + " bullet"
+			}
+			return fmt.Errorf("%w: %s is binary (NUL bytes or invalid UTF-8)", ErrInvalid, what)
 		}
 	}
 	for name, v := range map[string]string{"title": e.Title, "type": e.Type, "tags": strings.Join(e.Tags, ",")} {

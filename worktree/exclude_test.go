@@ -151,3 +151,33 @@ func TestEnsureExcludeErrors(t *testing.T) {
 		t.Error("empty Repo accepted")
 	}
 }
+
+// TestEnsureExcludeConcurrent: writers that meet a memory's first write at
+// once (parallel loops, their hooks) add the patterns once between them;
+// each read the file, found them missing and appended its own block.
+func TestEnsureExcludeConcurrent(t *testing.T) {
+	for round := range 10 {
+		f := newDiscFixture(t)
+		path := filepath.Join(f.primary, ".git", "info", "exclude")
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		patterns := []string{".agent/memories.md", ".agent/archive/"}
+		done := make(chan error)
+		for range 8 {
+			r := discMust(t, f.primary)
+			go func() {
+				_, err := EnsureExclude(r, patterns)
+				done <- err
+			}()
+		}
+		for range 8 {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, want := exclReadFile(t, path), "# memsync\n.agent/memories.md\n.agent/archive/\n"; got != want {
+			t.Fatalf("round %d: exclude = %q, want %q", round, got, want)
+		}
+	}
+}

@@ -217,7 +217,7 @@ func (h *History) Head() (*Snapshot, error) {
 // the memory files (an empty one only with memsync's trailers).
 func (h *History) Resolve(ctx context.Context, rev string) (string, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") {
-		return "", fmt.Errorf("bad revision %q", rev)
+		return "", fmt.Errorf("%w: bad revision %q", ErrNotSnapshot, rev)
 	}
 	if strings.HasPrefix(rev, "~") || strings.HasPrefix(rev, "^") {
 		rev = Ref + rev
