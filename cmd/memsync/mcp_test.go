@@ -296,6 +296,17 @@ func startRawMCP(t *testing.T, env []string, dir string) *rawMCP {
 	return r
 }
 
+// initialize is the client's side of MCP's handshake: initialize, its
+// answer, then the initialized notification.
+func (r *rawMCP) initialize() {
+	r.t.Helper()
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if m := r.next(); string(m.ID) != "1" || m.Error != nil || len(m.Result) == 0 {
+		r.t.Fatalf("initialize: %+v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
 func (r *rawMCP) send(line string) {
 	r.t.Helper()
 	if _, err := io.WriteString(r.in, line+"\n"); err != nil {
@@ -341,11 +352,7 @@ func TestMCPBadFrames(t *testing.T) {
 	repo := newRepo(t, env)
 	r := startRawMCP(t, env, repo)
 
-	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
-	if m := r.next(); string(m.ID) != "1" || m.Error != nil || len(m.Result) == 0 {
-		t.Fatalf("initialize: %+v", m)
-	}
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.initialize()
 
 	r.send(`{not json`)
 	if m := r.next(); m.Error == nil || m.Error.Code != -32700 || string(m.ID) != "null" {
@@ -625,11 +632,7 @@ func TestMCPBatchRefused(t *testing.T) {
 	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
 	repo := newRepo(t, env)
 	r := startRawMCP(t, env, repo)
-	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
-	if m := r.next(); string(m.ID) != "1" || m.Error != nil {
-		t.Fatalf("initialize: %+v", m)
-	}
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.initialize()
 	r.send(`[{"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"save_to_memory","arguments":{"content":"sent in a batch"}}}]`)
 	if m := r.next(); m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, "batch") {
 		t.Fatalf("batch: want an invalid request naming the batch, got %+v", m)
@@ -838,11 +841,7 @@ func TestMCPRequestsInOrder(t *testing.T) {
 	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
 	repo := newRepo(t, env)
 	r := startRawMCP(t, env, repo)
-	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
-	if m := r.next(); string(m.ID) != "1" || m.Error != nil {
-		t.Fatalf("initialize: %+v", m)
-	}
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.initialize()
 	const rounds = 40
 	var batch strings.Builder
 	for i := range rounds {
@@ -882,11 +881,7 @@ func TestMCPOddRequestIDs(t *testing.T) {
 	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
 	repo := newRepo(t, env)
 	r := startRawMCP(t, env, repo)
-	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
-	if m := r.next(); string(m.ID) != "1" || m.Error != nil {
-		t.Fatalf("initialize: %+v", m)
-	}
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.initialize()
 	ids := []string{`"a<b>&"`, `"\u003c"`, `"é"`, `"\u00e9"`, `"\u2028"`, `"a\/b"`, `""`, `-0`, `1e2`, `"tail"`}
 	for _, id := range ids {
 		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
