@@ -22,39 +22,21 @@ func TestSearchLayersNone(t *testing.T) {
 	}
 }
 
-// TestGlobalDirRelative: a relative MEMSYNC_GLOBAL_DIR names a folder of
-// the working directory Open ran in, and the Memory stays that memory: it
-// followed the process's working directory, so a program that changed it
-// wrote to another global memory than the one it opened.
+// TestGlobalDirRelative: the global layer never depends on the working
+// directory: a relative MEMSYNC_GLOBAL_DIR is refused (a ConfigError, a
+// usage error) and nothing is made under the working directory; it used to
+// name a folder of whatever directory the process was in, so a program
+// that changed it wrote to another global memory than the one it opened.
 func TestGlobalDirRelative(t *testing.T) {
 	root := testgit.Isolate(t)
-	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
-	for _, d := range []string{a, b} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Chdir(a)
+	t.Chdir(root)
 	t.Setenv("MEMSYNC_GLOBAL_DIR", filepath.Join("rel", "global"))
-	m, err := Open("", Options{Global: true})
-	if err != nil {
-		t.Fatal(err)
+	_, err := Open("", Options{Global: true})
+	if k, _ := Classify(err); !errors.As(err, new(*ConfigError)) || k != KindUsage {
+		t.Errorf("Open with a relative MEMSYNC_GLOBAL_DIR: %v (kind %v), want a ConfigError", err, k)
 	}
-	want := filepath.Join(a, "rel", "global", "memories.md")
-	if m.Path() != want {
-		t.Errorf("Path() = %s, want %s", m.Path(), want)
-	}
-	if err := os.Chdir(b); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Add(context.Background(), Entry{Content: "in the global layer opened in a"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(want); err != nil {
-		t.Errorf("the entry is not in the memory Open found: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(b, "rel")); err == nil {
-		t.Errorf("the add wrote a global memory under the new working directory")
+	if _, err := os.Stat(filepath.Join(root, "rel")); err == nil {
+		t.Errorf("Open made a global memory under the working directory")
 	}
 }
 

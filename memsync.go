@@ -532,14 +532,10 @@ func globalDir() (string, error) {
 }
 
 // openGlobalDir creates the global memory home if needed (private: 0700) and
-// returns it absolute (a relative one is of the working directory now), with
-// symlinks resolved.
+// returns it with symlinks resolved (globalDir's is absolute).
 func openGlobalDir() (string, error) {
 	dir, err := globalDir()
 	if err != nil {
-		return "", err
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
