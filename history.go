@@ -562,6 +562,10 @@ type Resolution struct {
 	// Edited is, for KeepEdit, the entry to keep (its ID is set to the
 	// conflict's).
 	Edited *Entry
+	// Exact: the reference is the conflict's whole ID, never a prefix of
+	// another's (a page or a program that showed one conflict settles that
+	// one, even when another process settled it meanwhile: ErrNotFound).
+	Exact bool
 }
 
 // ResolveResult is what Resolve did.
@@ -614,6 +618,9 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 		return nil, err
 	}
 	i, err := merge.Find(rs, ref)
+	if err == nil && r.Exact && rs[i].ID != ref {
+		err = fmt.Errorf("%w: no recorded conflict %q", memfile.ErrNotFound, ref)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -81,3 +81,38 @@ func TestResolveRefusesEmptyEdit(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveExact: Resolution.Exact settles only the conflict whose whole
+// ID the reference is; without it the reference may be a prefix (as
+// `memsync resolve` takes one). A page that showed a conflict settled by
+// another process meanwhile used to settle the conflict whose ID starts
+// with the one it showed.
+func TestResolveExact(t *testing.T) {
+	ctx := context.Background()
+	m, _ := openRepo(t, Options{})
+	a := add(t, m, "the pool size is ten")
+	f, err := m.load(ctx, View{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, err := f.Find(a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := f.Entries[i]
+	theirs.Content = "the pool size is twenty"
+	if err := merge.Log(m.conflictLog, "test", []merge.Conflict{{ID: a.ID, Ours: f.Entries[i], Theirs: theirs}}); err != nil {
+		t.Fatal(err)
+	}
+	prefix := a.ID[:len(a.ID)-1] // settled elsewhere: no conflict has this whole ID
+	if _, err := m.Resolve(ctx, prefix, Resolution{Keep: KeepTheirs, Exact: true}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Resolve(%q, Exact): %v, want ErrNotFound", prefix, err)
+	}
+	if cs, err := m.Conflicts(ctx); err != nil || len(cs) != 1 {
+		t.Fatalf("conflicts after the exact miss: %+v, %v", cs, err)
+	}
+	res, err := m.Resolve(ctx, prefix, Resolution{Keep: KeepTheirs})
+	if err != nil || res.ID != a.ID {
+		t.Fatalf("Resolve(%q) by prefix: %+v, %v", prefix, res, err)
+	}
+}

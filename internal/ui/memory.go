@@ -234,9 +234,10 @@ func (e *editError) Unwrap() error { return e.error }
 // resolve` does: keep is "ours", "theirs" or "edit", and text is, for
 // "edit", the conflict's EditText as the person edited it.
 func resolve(ctx context.Context, m *memsync.Memory, id, keep, text string) (resolved, error) {
-	// The page names a conflict by its full ID. Conflict and Resolve also
-	// take a prefix: once the conflict shown is settled elsewhere, its ID
-	// must not name another one that it starts.
+	// The page names a conflict by its full ID. Conflict also takes a
+	// prefix: once the conflict shown is settled elsewhere, its ID must not
+	// name another one that it starts; Resolve is told the same
+	// (Resolution.Exact), for a conflict settled after this check.
 	c, err := m.Conflict(ctx, id)
 	switch {
 	case err == nil && c.ID == id:
@@ -245,7 +246,7 @@ func resolve(ctx context.Context, m *memsync.Memory, id, keep, text string) (res
 	default:
 		return resolved{}, err
 	}
-	r := memsync.Resolution{Keep: memsync.Keep(keep)}
+	r := memsync.Resolution{Keep: memsync.Keep(keep), Exact: true}
 	if r.Keep == memsync.KeepEdit {
 		e, err := c.Edited([]byte(text))
 		if err != nil && !errors.Is(err, errCancelled) {
