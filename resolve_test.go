@@ -90,20 +90,7 @@ func TestResolveRefusesEmptyEdit(t *testing.T) {
 func TestResolveExact(t *testing.T) {
 	ctx := context.Background()
 	m, _ := openRepo(t, Options{})
-	a := add(t, m, "the pool size is ten")
-	f, err := m.load(ctx, View{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	i, err := f.Find(a.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs := f.Entries[i]
-	theirs.Content = "the pool size is twenty"
-	if err := merge.Log(m.conflictLog, "test", []merge.Conflict{{ID: a.ID, Ours: f.Entries[i], Theirs: theirs}}); err != nil {
-		t.Fatal(err)
-	}
+	a := withConflict(t, m, "the pool size is ten")
 	prefix := a.ID[:len(a.ID)-1] // settled elsewhere: no conflict has this whole ID
 	if _, err := m.Resolve(ctx, prefix, Resolution{Keep: KeepTheirs, Exact: true}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Resolve(%q, Exact): %v, want ErrNotFound", prefix, err)
