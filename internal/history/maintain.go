@@ -102,24 +102,9 @@ func (h *History) Maintain(ctx context.Context, wait time.Duration) (int, error)
 	if len(roll) < 2 {
 		return 0, nil
 	}
-	var names strings.Builder
-	for _, p := range roll {
-		names.WriteString(filepath.Base(p.base) + ".pack\n")
-	}
-	gitDir := "--git-dir=" + h.Repo.CommonDir
-	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, gitDir, "pack-objects", "--stdin-packs", "-q", "--delta-base-offset", filepath.Join(packDir, "pack"))
-	cmd.Stdin = strings.NewReader(names.String())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return 0, gitcmd.Wrap(cmd.Args[1:], err, stderr.String())
-	}
-	made := filepath.Join(packDir, "pack-"+strings.TrimSpace(string(out)))
-	for _, ext := range []string{".pack", ".idx"} {
-		if _, err := os.Stat(made + ext); err != nil {
-			return 0, fmt.Errorf("pack memsync's history: %w", err)
-		}
+	made, err := h.packTogether(ctx, packDir, roll)
+	if made == "" || err != nil {
+		return 0, err
 	}
 	for _, p := range roll {
 		if p.base == made {
@@ -133,12 +118,56 @@ func (h *History) Maintain(ctx context.Context, wait time.Duration) (int, error)
 	if err != nil || head.IsZero() {
 		return len(roll), err
 	}
-	cmd = gitcmd.CommandContext(ctx, h.Repo.CommonDir, gitDir, "commit-graph", "write", "--no-progress", "--split", "--append", "--stdin-commits")
+	gitDir := "--git-dir=" + h.Repo.CommonDir
+	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, gitDir, "commit-graph", "write", "--no-progress", "--split", "--append", "--stdin-commits")
 	cmd.Stdin = strings.NewReader(head.String() + "\n")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return len(roll), gitcmd.Wrap(cmd.Args[1:], err, string(out))
 	}
 	return len(roll), nil
+}
+
+// packTogether writes the objects of roll as one new pack in packDir (git
+// pack-objects --stdin-packs) and returns its path without extension; ""
+// when git gc or repack, running beside it, took one of the packs away
+// meanwhile (pack-objects then fails: "packfile ... cannot be accessed"):
+// that repack packs their objects.
+func (h *History) packTogether(ctx context.Context, packDir string, roll []pack) (string, error) {
+	var names strings.Builder
+	for _, p := range roll {
+		names.WriteString(filepath.Base(p.base) + ".pack\n")
+	}
+	cmd := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "pack-objects", "--stdin-packs", "-q", "--delta-base-offset", filepath.Join(packDir, "pack"))
+	cmd.Stdin = strings.NewReader(names.String())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if gone(roll) {
+			return "", nil
+		}
+		return "", gitcmd.Wrap(cmd.Args[1:], err, stderr.String())
+	}
+	made := filepath.Join(packDir, "pack-"+strings.TrimSpace(string(out)))
+	for _, ext := range []string{".pack", ".idx"} {
+		if _, err := os.Stat(made + ext); err != nil {
+			return "", fmt.Errorf("pack memsync's history: %w", err)
+		}
+	}
+	return made, nil
+}
+
+// gone tells whether a file of one of packs is no longer there: a git gc
+// or repack running beside Maintain rolled it into its own pack.
+func gone(packs []pack) bool {
+	for _, p := range packs {
+		for _, ext := range []string{".pack", ".idx"} {
+			if _, err := os.Stat(p.base + ext); errors.Is(err, os.ErrNotExist) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Due tells whether Maintain has work: the object store holds more than

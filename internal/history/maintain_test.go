@@ -75,6 +75,40 @@ func TestMaintainPacks(t *testing.T) {
 	expectWhole(t, dir, texts)
 }
 
+// TestMaintainPackGone: a pack git gc removed between Maintain's listing
+// and its git pack-objects (pack-objects then fails: "packfile ... cannot
+// be accessed") is no error: gc packs what it took. It failed Maintain, as
+// TestMaintainRacesGC showed now and then.
+func TestMaintainPackGone(t *testing.T) {
+	h, dir := testRepo(t)
+	h.Detach = func(string) error { return nil } // the snapshots leave their packs
+	var b strings.Builder
+	b.WriteString(memfile.Header + "\n")
+	for i := range PackLimit + 3 {
+		fmt.Fprintf(&b, "\n## Pattern: lesson %d\n- ID: id%04d\n- Content: %s\n", i, i, strings.Repeat("words ", 50))
+		write(t, h.Store.Path(), b.String())
+		take(t, h, "")
+	}
+	packs, err := listPacks(filepath.Join(dir, ".git", "objects", "pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roll, _ := rollup(packs, 2)
+	if len(roll) < 2 || !h.Due() {
+		t.Fatalf("%d packs, %d to roll up: nothing for Maintain to do", len(packs), len(roll))
+	}
+	// As git gc's repack removes a pack it packed again, after Maintain
+	// listed them.
+	for _, ext := range []string{".idx", ".pack"} {
+		if err := os.Remove(roll[0].base + ext); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if made, err := h.packTogether(context.Background(), filepath.Join(dir, ".git", "objects", "pack"), roll); made != "" || err != nil {
+		t.Fatalf("packing with a pack gone: %q, %v", made, err)
+	}
+}
+
 // TestMaintainRacesGC: snapshots and their repacks from two goroutines,
 // while git gc --prune=now runs again and again in another process, lose
 // no snapshot: git fsck is clean and every snapshot holds its file.
