@@ -98,7 +98,7 @@ func (h *History) Maintain(ctx context.Context, wait time.Duration) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	roll, _ := rollup(packs, 2)
+	roll, _ := rollup(packs)
 	if len(roll) < 2 {
 		return 0, nil
 	}
@@ -178,7 +178,7 @@ func (h *History) Due() bool {
 	if err != nil || len(packs) <= PackLimit {
 		return false
 	}
-	roll, size := rollup(packs, 2)
+	roll, size := rollup(packs)
 	return len(roll) >= 2 && size <= maxRollup
 }
 
@@ -268,13 +268,17 @@ func idxObjects(path string) (uint32, error) {
 	return binary.BigEndian.Uint32(head[len(head)-4:]), nil
 }
 
-// rollup is the packs `git repack --geometric=factor` rolls up, as git
+// factor is the geometric progression the packs keep (git repack
+// --geometric=2).
+const factor = 2
+
+// rollup is the packs `git repack --geometric=2` rolls up, as git
 // 2.39 splits them (split_pack_geometry), and their bytes: ordered by
 // object count, the packs from the largest down that each hold at least
 // factor times the next smaller one stay, but for the smallest of them,
 // and of those the ones holding less than factor times all the objects
 // rolled up below them join the roll-up.
-func rollup(packs []pack, factor uint64) ([]pack, int64) {
+func rollup(packs []pack) ([]pack, int64) {
 	sort.Slice(packs, func(i, j int) bool { return packs[i].objects < packs[j].objects })
 	i := len(packs) - 1
 	for ; i > 0; i-- {

@@ -93,7 +93,7 @@ func TestMaintainPackGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	roll, _ := rollup(packs, 2)
+	roll, _ := rollup(packs)
 	if len(roll) < 2 || !h.Due() {
 		t.Fatalf("%d packs, %d to roll up: nothing for Maintain to do", len(packs), len(roll))
 	}
@@ -214,7 +214,7 @@ func TestRollup(t *testing.T) {
 		{packsOf(7), 0},
 		{nil, 0},
 	} {
-		if _, got := rollup(c.packs, 2); got != c.want {
+		if _, got := rollup(c.packs); got != c.want {
 			t.Errorf("%v: %d, want %d", c.packs, got, c.want)
 		}
 	}
