@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/memsync/memsync/internal/fsutil"
 )
 
 // Config is a set of parsed configuration values. The zero value is not
@@ -111,10 +113,7 @@ func (c *Config) ReadFile(path string) {
 	if path == "" {
 		return
 	}
-	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxFile {
-		return
-	}
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := fsutil.ReadFile(path, maxFile); err == nil {
 		c.parse(b)
 	}
 }
