@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -617,11 +618,12 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 	if err != nil {
 		return nil, err
 	}
-	i, err := merge.Find(rs, ref)
-	if err == nil && r.Exact && rs[i].ID != ref {
-		err = fmt.Errorf("%w: no recorded conflict %q", memfile.ErrNotFound, ref)
-	}
-	if err != nil {
+	var i int
+	if r.Exact { // the whole ID: neither a prefix's match nor its ambiguity
+		if i = slices.IndexFunc(rs, func(x merge.Record) bool { return x.ID == ref }); i < 0 {
+			return nil, fmt.Errorf("%w: no recorded conflict %q", memfile.ErrNotFound, ref)
+		}
+	} else if i, err = merge.Find(rs, ref); err != nil {
 		return nil, err
 	}
 	rec := rs[i]
