@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -14,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/fsutil"
 )
 
 func conflictsCommand() command {
@@ -172,15 +172,25 @@ func runEditor(s *session, pattern, text string) ([]byte, error) {
 
 // readEdited reads what the editor left at path: a regular file (a link to
 // one is followed) of at most four times an entry's cap, never a pipe or a
-// device, which would block or never end (fsutil.ReadFile).
+// device, which would block or never end.
 func readEdited(path string) ([]byte, error) {
+	const limit = memsync.MaxEntryBytes * 4
 	const hint = "the editor must save the file it was given; nothing was changed"
-	b, err := fsutil.ReadFile(path, memsync.MaxEntryBytes*4)
-	if errors.Is(err, fs.ErrNotExist) {
-		err = fmt.Errorf("the editor removed %s", path)
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, withHint(fmt.Errorf("the editor removed %s", path), hint)
+	case err != nil:
+		return nil, withHint(err, hint)
+	case !fi.Mode().IsRegular():
+		return nil, withHint(fmt.Errorf("%s is not a regular file (%v) after the editor", path, fi.Mode()), hint)
+	case fi.Size() > limit:
+		return nil, withHint(fmt.Errorf("%s is %d bytes, larger than the %d an edit may hold", path, fi.Size(), limit), hint)
 	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, withHint(err, hint)
 	}
-	return b, nil
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit))
 }
