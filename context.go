@@ -177,8 +177,11 @@ func agentContext(ctx context.Context, agent string, input io.Reader, dir string
 	if len(res.Entries) == 0 {
 		return nil, nil
 	}
-	if !claimed.CompareAndSwap(false, true) {
-		return nil, ctx.Err() // too late: AgentContext returned
+	// Past the deadline the result is dropped even when AgentContext has
+	// not returned yet: what read the memory may have stopped waiting for
+	// its lock.
+	if ctx.Err() != nil || !claimed.CompareAndSwap(false, true) {
+		return nil, fmt.Errorf("gave up after %s: %w", timeout, context.DeadlineExceeded)
 	}
 	if rec != nil {
 		ids := make([]string, len(res.Entries))
