@@ -15,10 +15,6 @@ import (
 	"github.com/memsync/memsync/internal/config"
 )
 
-// Agents whose context hooks AgentContext answers ('memsync context
-// --agent NAME').
-var ContextAgents = agenthook.Agents
-
 // Defaults of an AgentContext.
 const (
 	// DefaultContextTimeout bounds a whole AgentContext: past it the hook
@@ -40,7 +36,8 @@ type ContextOptions struct {
 	Timeout time.Duration
 }
 
-// AgentContext answers a context hook of agent (one of ContextAgents),
+// AgentContext answers a context hook of agent ("claude": Claude Code,
+// "gemini": Gemini CLI),
 // given the hook's standard input (the JSON the agent writes, read within
 // the deadline): the JSON to print, nil for nothing to add.
 //

@@ -21,12 +21,10 @@ import (
 	"slices"
 )
 
-// Agents are the agents whose hooks Parse reads.
-var Agents = []string{"claude", "gemini"}
-
 // Kind is what a hook event asks for.
 type Kind int
 
+// The kinds of hook event.
 const (
 	Start  Kind = iota + 1 // a session starts (or resumes, or its context was cleared)
 	Prompt                 // the user sent a prompt
@@ -60,11 +58,11 @@ const MaxInput = 16 << 20
 // ErrUnknownAgent is Parse's error for an agent it does not know.
 var ErrUnknownAgent = errors.New("unknown agent")
 
-// Parse reads the hook input of agent (one of Agents).
+// Parse reads the hook input of agent (claude or gemini).
 func Parse(agent string, data []byte) (Input, error) {
 	names, ok := events[agent]
 	if !ok {
-		return Input{}, fmt.Errorf("%w %q: memsync answers the hooks of %v", ErrUnknownAgent, agent, Agents)
+		return Input{}, fmt.Errorf("%w %q: memsync answers the hooks of claude and gemini", ErrUnknownAgent, agent)
 	}
 	var raw struct {
 		Session string `json:"session_id"`
