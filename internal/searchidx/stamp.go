@@ -50,8 +50,12 @@ func stampOf(s stamp, f io.ReaderAt, fi os.FileInfo) (stamp, bool) {
 	if !ok {
 		return s, false
 	}
+	ctime, ok := fsutil.ChangeTime(fi)
+	if !ok {
+		return s, false
+	}
 	s.dev, s.ino, s.size = devOf(st), st.Ino, uint64(fi.Size())
-	s.mtime, s.ctime = st.Mtim.Nano(), st.Ctim.Nano()
+	s.mtime, s.ctime = fi.ModTime().UnixNano(), ctime
 	c, err := tailCRC(f, fi.Size())
 	s.tailCRC = uint64(c)
 	return s, err == nil
@@ -144,8 +148,9 @@ func Appended(dir string, f *os.File, before, after os.FileInfo) {
 // CRC aside).
 func (s stamp) names(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && s.dev == devOf(st) && s.ino == st.Ino && s.size == uint64(fi.Size()) &&
-		s.mtime == st.Mtim.Nano() && s.ctime == st.Ctim.Nano()
+	ctime, ok2 := fsutil.ChangeTime(fi)
+	return ok && ok2 && s.dev == devOf(st) && s.ino == st.Ino && s.size == uint64(fi.Size()) &&
+		s.mtime == fi.ModTime().UnixNano() && s.ctime == ctime
 }
 
 // perm is the mode of an existing stamp (writeStamp keeps it).
