@@ -275,3 +275,58 @@ func TestSecretInTypeRefused(t *testing.T) {
 		t.Fatal("the respelled type was snapshotted or pushed")
 	}
 }
+
+// TestWorkerMayNotAllowSecret: a worker may not waive the secret gate: over
+// a real worker-role MCP server and on the command line (--role worker,
+// MEMSYNC_ROLE=worker), a secret is refused without offering the override,
+// the override itself is refused, nothing reaches the memory, and sync
+// pushes nothing of it.
+func TestWorkerMayNotAllowSecret(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	env = append(env, "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := filepath.Join(root, "a")
+	gitRun(t, env, root, "clone", "-q", remote, repo)
+	memsyncIn(t, env, repo, "add", "the build needs go 1.24")
+	mem := filepath.Join(repo, ".agent", "memories.md")
+	before := readFile(t, mem)
+	key := awsKey(32)
+	content := "deploy user\naws_access_key_id = " + key
+	offers := func(msg string) bool {
+		return strings.Contains(msg, "allow_secret") || strings.Contains(msg, "allow-secret") || strings.Contains(msg, "Secret-Allowed")
+	}
+
+	cs := startMCP(t, env, repo, "--role", "worker")
+	msg := call(t, cs, "save_to_memory", map[string]any{"content": content}, nil)
+	if !strings.Contains(msg, "aws-access-token") || offers(msg) || strings.Contains(msg, key) {
+		t.Errorf("a worker's save_to_memory refusal: %q", msg)
+	}
+	msg = call(t, cs, "save_to_memory", map[string]any{"content": content, "allow_secret": true}, nil)
+	if !strings.Contains(msg, "worker") || strings.Contains(msg, key) {
+		t.Errorf("a worker's save_to_memory with allow_secret: %q", msg)
+	}
+	if got := readFile(t, mem); got != before {
+		t.Fatalf("a worker's refused save changed the memory:\n%s", got)
+	}
+
+	for _, args := range [][]string{{"--role", "worker", "add", content}, {"add", content, "--role", "worker"}} {
+		stderr := refused(t, env, repo, args...)
+		if !strings.Contains(stderr, "aws-access-token") || offers(stderr) {
+			t.Errorf("memsync %v: the refusal offers the override or names no rule:\n%s", args[:len(args)-1], stderr)
+		}
+	}
+	stderr := refused(t, env, repo, "--role", "worker", "add", "--allow-secret", content)
+	if !strings.Contains(stderr, "worker") || strings.Contains(stderr, key) {
+		t.Errorf("add --allow-secret as a worker:\n%s", stderr)
+	}
+	stderr = refused(t, append(env, "MEMSYNC_ROLE=worker"), repo, "add", "--allow-secret", content)
+	if !strings.Contains(stderr, "worker") {
+		t.Errorf("add --allow-secret with MEMSYNC_ROLE=worker:\n%s", stderr)
+	}
+	if got := readFile(t, mem); got != before {
+		t.Fatalf("a worker's refused add changed the memory:\n%s", got)
+	}
+	memsyncIn(t, env, repo, "sync")
+	if holds(t, env, remote, key, "--all") {
+		t.Fatal("the key was pushed")
+	}
+}
