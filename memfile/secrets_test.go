@@ -71,8 +71,9 @@ func TestSecretInType(t *testing.T) {
 	// A finding in the title is placed in the title.
 	f = Parse([]byte("# Memories\n\n## Deploy: user " + key + "\n- ID: handkey00003\n- Content: the staging one\n"))
 	check("a title after a type", &f.Entries[0], "title")
-	if c := CheckSecrets(&f.Entries[0]).(*SecretError).Findings[0]; c.Column != 6 {
-		t.Errorf("the finding is at column %d of the title, want 6", c.Column)
+	var se *SecretError
+	if errors.As(CheckSecrets(&f.Entries[0]), &se) && se.Findings[0].Column != 6 {
+		t.Errorf("the finding is at column %d of the title, want 6", se.Findings[0].Column)
 	}
 
 	// An ordinary type is no secret, in any spelling.
