@@ -68,6 +68,8 @@ func hintOf(err error) string {
 	var se *syncError
 	var fe *config.Error
 	switch {
+	case errors.As(err, new(*workerSecretError)):
+		return workerSecretHint(err)
 	case errors.As(err, new(*ConfigError)) && errors.As(err, &fe) && fe.Key == "(link)":
 		return "a configuration file is read only inside the repository: remove the symlink " + fe.File + " (or the folder link above it), or put the file there"
 	case errors.As(err, new(*ConfigError)) && errors.As(err, &fe) && fe.File != "environment":

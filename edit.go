@@ -103,7 +103,7 @@ func applyEdit(e *memfile.Entry, o EditOptions) {
 		e.Title = memfile.TitleFrom(e.Content)
 	}
 	if o.Type != nil {
-		e.Type = memfile.NormalizeType(*o.Type)
+		e.SetType(*o.Type)
 	}
 	if o.Tags != nil {
 		e.Tags = nil

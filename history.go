@@ -82,7 +82,7 @@ type SnapshotResult struct {
 func (m *Memory) Snapshot(ctx context.Context, o SnapshotOptions) (*SnapshotResult, error) {
 	res, err := m.snapshot(ctx, o.Message, "", o.AcceptRemoval, nil)
 	if err != nil {
-		return nil, err
+		return nil, m.forRole(err)
 	}
 	if n := len(res.problems); n > 0 {
 		m.warn(fmt.Sprintf("%s has %d problem(s) (first: %s); snapshotted as it is", m.Path(), n, res.problems[0]))
@@ -386,7 +386,7 @@ func (m *Memory) Sync(ctx context.Context, name string, o SyncOptions) (*SyncRes
 	}
 	res, err := m.sync(ctx, h, name, o)
 	if err != nil {
-		err = &syncError{remote: name, err: err}
+		err = m.forRole(&syncError{remote: name, err: err})
 	}
 	return res, err
 }
@@ -636,7 +636,9 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 		keep.ID = rec.ID
 	}
 	if r.Keep != KeepOurs {
-		allowAsked(ctx, &keep)
+		if err := m.allowAsked(ctx, &keep); err != nil {
+			return nil, err
+		}
 		if err := m.store.Validate(&keep); err != nil {
 			return nil, err
 		}

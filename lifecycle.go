@@ -52,7 +52,7 @@ func (m *Memory) move(ctx context.Context, op policy.Op, dir memfile.Direction, 
 		}
 		if dir == memfile.ToActive {
 			for _, i := range idx {
-				if err := admitSecrets(ctx, &f.Entries[i]); err != nil {
+				if err := m.admitSecrets(ctx, &f.Entries[i]); err != nil {
 					return nil, fmt.Errorf("the archived entry %s: %w; nothing was restored", f.Entries[i].ID, err)
 				}
 			}
@@ -238,7 +238,7 @@ func (m *Memory) Promote(ctx context.Context, refs ...string) ([]Entry, error) {
 		e := f.Entries[i] // f is shared: copy what SetField changes
 		e.Extra = append([]memfile.Field(nil), e.Extra...)
 		e.SetField("Promoted-From", from)
-		if err := admitSecrets(ctx, &e); err != nil {
+		if err := m.admitSecrets(ctx, &e); err != nil {
 			return nil, fmt.Errorf("the entry %s: %w; nothing was promoted", e.ID, err)
 		}
 		ids[e.ID] = true
@@ -306,7 +306,7 @@ func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, err
 	who := m.writer()
 	for _, es := range [][]memfile.Entry{active, archived} {
 		for i := range es {
-			if err := admitSecrets(ctx, &es[i]); err != nil {
+			if err := m.admitSecrets(ctx, &es[i]); err != nil {
 				return ImportResult{}, fmt.Errorf("the entry %s: %w; nothing was imported", es[i].ID, err)
 			}
 			who.Stamp(&es[i])

@@ -32,7 +32,8 @@ type View struct {
 // dialect, the type, title, key, session and fields are kept as tags that
 // ralph keeps and memsync reads back; a tag of the entry's own that would
 // read back as one of them is refused. An entry holding a secret is refused
-// (ErrSecret) unless ctx comes from AllowSecrets.
+// (ErrSecret) unless ctx comes from AllowSecrets (or Fields hold a
+// Secret-Allowed bullet for its rules), which a worker may not use.
 //
 // Add cites the tracked files the content names (AddWith, which also takes
 // citations and an entry to supersede).
@@ -55,8 +56,13 @@ func (m *Memory) add(ctx context.Context, in Entry, prepare func(e *memfile.Entr
 		if v == "" {
 			continue
 		}
-		if k == memfile.KeyField {
+		switch k {
+		case memfile.KeyField:
 			if err := memfile.CheckKey(v); err != nil {
+				return Entry{}, err
+			}
+		case memfile.SecretAllowedField: // the override, written by the caller
+			if err := m.allow(policy.OpSecret); err != nil {
 				return Entry{}, err
 			}
 		}
@@ -75,13 +81,15 @@ func (m *Memory) add(ctx context.Context, in Entry, prepare func(e *memfile.Entr
 	if err := m.store.CheckDialect(&e); err != nil {
 		return Entry{}, err
 	}
-	allowAsked(ctx, &e)
+	if err := m.allowAsked(ctx, &e); err != nil {
+		return Entry{}, err
+	}
 	if err := m.beforeWrite(); err != nil {
 		return Entry{}, err
 	}
 	e, dup, err := m.st(ctx).Add(e)
 	if err != nil {
-		return Entry{}, err
+		return Entry{}, m.forRole(err)
 	}
 	out := entryOf(&e, 0)
 	out.Duplicate = dupName[dup]

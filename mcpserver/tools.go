@@ -21,7 +21,7 @@ type SaveInput struct {
 	CallerAgentID string   `json:"caller_agent_id,omitempty" jsonschema:"the agent that saves (kept as the entry's Source)"`
 	Cite          []string `json:"cite,omitempty" jsonschema:"code the memory is about, as PATH, PATH:LINE or PATH:FIRST-LAST relative to the repository's top; files the content names are cited too"`
 	Supersedes    string   `json:"supersedes,omitempty" jsonschema:"the ID of an entry this one replaces (a corrected fact): it is archived, linked to the new one"`
-	AllowSecret   bool     `json:"allow_secret,omitempty" jsonschema:"save content the secret rules flag anyway (only for a false positive the user confirmed; the entry records the rule as Secret-Allowed)"`
+	AllowSecret   bool     `json:"allow_secret,omitempty" jsonschema:"save content the secret rules flag anyway (only for a false positive the user confirmed; the entry records the rule as Secret-Allowed); refused to the worker role"`
 }
 
 // SaveOutput is what save_to_memory returns.

@@ -41,6 +41,7 @@ type Entry struct {
 	Line int
 
 	typeRaw string   // the type as spelled in the heading ("Pattern"), to render it back exactly
+	typeIn  string   // the type as a user or a ralph tag gave it (SetType), before NormalizeType: scanned for secrets, never written
 	order   []string // bullet keys in file order ("" marks a stray line), to render it back exactly
 	derived bool     // ID was not in the file but derived from the entry's text
 	ralphAt int      // ralph: 1 + the index in File.sections of the heading it was read under, -1 before any heading, 0 if not read from a ralph file
@@ -55,11 +56,23 @@ func (e *Entry) Heading() string {
 	if e.Type == "" {
 		return e.Title
 	}
-	label := e.typeRaw
-	if !normalizesTo(label, e.Type) {
-		label = typeLabel(e.Type)
+	return e.label() + ": " + e.Title
+}
+
+// label is the type as the heading spells it: as read, while it still
+// names the type, else typeLabel's.
+func (e *Entry) label() string {
+	if normalizesTo(e.typeRaw, e.Type) {
+		return e.typeRaw
 	}
-	return label + ": " + e.Title
+	return typeLabel(e.Type)
+}
+
+// SetType sets the type from a user's spelling (NormalizeType), keeping
+// that spelling for the secret scan: lower-casing can hide a key
+// ("AKIA…") that upper-casing gives back.
+func (e *Entry) SetType(t string) {
+	e.Type, e.typeIn = NormalizeType(t), t
 }
 
 // normalizesTo tells whether NormalizeType(t) == want, without building it.

@@ -187,7 +187,7 @@ func parseRalphMeta(e *Entry, meta string) bool {
 		v = unescapeTag(v)
 		switch name {
 		case "type":
-			e.Type = NormalizeType(v)
+			e.SetType(v)
 		case "title":
 			e.Title = v
 		case "date":

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/memsync/memsync/internal/secrets"
 )
@@ -120,11 +121,15 @@ func (e *Entry) allowedSecretRules() []string {
 }
 
 // allSecrets scans the entry's text as one (one keyword pass), each part on
-// lines of its own, and maps each finding back to its part.
+// lines of its own, and maps each finding back to its part. The heading is
+// scanned as written, type and title on one line ("Api Key: …" holds the
+// key word and the value together); the type also as given (SetType) and
+// as stored (lower case), where those differ.
 func (e *Entry) allSecrets() []SecretFinding {
 	type part struct {
 		name  string
 		start int
+		shift int // characters before the part on its first line
 	}
 	var b strings.Builder
 	var parts []part
@@ -135,11 +140,22 @@ func (e *Entry) allSecrets() []SecretFinding {
 		if b.Len() > 0 {
 			b.WriteString("\n")
 		}
-		parts = append(parts, part{name, b.Len()})
+		parts = append(parts, part{name: name, start: b.Len()})
 		b.WriteString(v)
 	}
 	add("content", e.Content)
-	add("title", e.Title)
+	if e.Type == "" {
+		add("title", e.Title)
+	} else {
+		label := e.label()
+		add("type", label+": "+e.Title)
+		parts = append(parts, part{name: "title", start: b.Len() - len(e.Title), shift: utf8.RuneCountInString(label) + 2})
+		for i, t := range []string{e.typeIn, e.Type} {
+			if t != label && (i == 0 || t != e.typeIn) {
+				add("type", t)
+			}
+		}
+	}
 	add("tags", strings.Join(e.Tags, ", "))
 	for _, f := range e.Extra {
 		if f.Key != SecretAllowedField {
@@ -159,9 +175,13 @@ func (e *Entry) allSecrets() []SecretFinding {
 				p = q
 			}
 		}
+		line, col := f.Line-strings.Count(text[:p.start], "\n"), f.Column
+		if line == 1 {
+			col -= p.shift
+		}
 		out = append(out, SecretFinding{
 			Rule: f.RuleID, Description: f.Description, Field: p.name,
-			Line: f.Line - strings.Count(text[:p.start], "\n"), Column: f.Column, Excerpt: f.Excerpt,
+			Line: line, Column: col, Excerpt: f.Excerpt,
 		})
 	}
 	return out

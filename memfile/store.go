@@ -504,7 +504,8 @@ func (s *Store) NewEntry(typ, title, content string, tags []string) Entry {
 			clean = append(clean, t)
 		}
 	}
-	e := Entry{ID: NewID(), Type: NormalizeType(typ), Title: strings.TrimSpace(title), Tags: clean, Content: content, Date: s.now().Format("2006-01-02")}
+	e := Entry{ID: NewID(), Title: strings.TrimSpace(title), Tags: clean, Content: content, Date: s.now().Format("2006-01-02")}
+	e.SetType(typ)
 	if e.Title == "" {
 		e.Title = TitleFrom(content)
 	}

@@ -15,7 +15,7 @@ func uiCommand() command {
 	return command{name: "ui", usage: "serve a local page: the memory, its history, conflicts to settle with a click",
 		flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "listen on `HOST:PORT`, a loopback address only; port 0 picks a free port"},
-			&cli.BoolFlag{Name: "no-open", Usage: "print the address only; do not open a browser"},
+			&cli.BoolFlag{Name: "no-open", Usage: "print the address only; do not open a browser (which is opened through a file only you may read, so the token is in no command line)"},
 		},
 		args: noArgs("ui"), opens: repoOnly, serves: true, run: runUI}
 }
@@ -52,7 +52,8 @@ func runUI(s *session, c *cli.Context) error {
 	}
 	if c.Bool("no-open") {
 		s.eprintf("Ctrl-C stops the page\n")
-	} else if how := openBrowser(started.URL); how != "" {
+	} else if how, remove := openBrowser(started.URL); how != "" {
+		defer remove()
 		s.eprintf("opened with %s; Ctrl-C stops the page\n", how)
 	} else {
 		s.eprintf("no browser opener (xdg-open, open) found: open that address in a browser; Ctrl-C stops the page\n")
@@ -61,21 +62,28 @@ func runUI(s *session, c *cli.Context) error {
 }
 
 // openBrowser opens url with the system's opener (xdg-open, or open on
-// macOS) and names it; "" when there is none. It never waits for the
-// browser, and a browser that does not start is no error of memsync's.
-func openBrowser(url string) string {
-	name := "xdg-open"
+// macOS) and names it; "" when there is none. The opener gets a file that
+// leads to url (ui.LaunchFile), so the token is in no command line; remove
+// takes the file away. It never waits for the browser, and a browser that
+// does not start is no error of memsync's.
+func openBrowser(url string) (name string, remove func()) {
+	name = "xdg-open"
 	if runtime.GOOS == "darwin" {
 		name = "open"
 	}
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return ""
+		return "", nil
 	}
-	cmd := exec.Command(path, url)
+	file, remove, err := ui.LaunchFile(url)
+	if err != nil {
+		return "", nil
+	}
+	cmd := exec.Command(path, file)
 	if cmd.Start() != nil {
-		return ""
+		remove()
+		return "", nil
 	}
 	go func() { _ = cmd.Wait() }()
-	return name
+	return name, remove
 }

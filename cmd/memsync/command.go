@@ -173,7 +173,7 @@ func newSession(c *cli.Context) *session {
 // allowSecretFlag is the override of the secret check, on every command that
 // writes new or changed entries (add, import, restore, resolve).
 var allowSecretFlag = &cli.BoolFlag{Name: "allow-secret",
-	Usage: "store content the secret rules flag anyway (a false positive); the entry records the rule as '- Secret-Allowed: RULE'"}
+	Usage: "store content the secret rules flag anyway (a false positive; owner and admin only); the entry records the rule as '- Secret-Allowed: RULE'"}
 
 // nargs checks that a command got lo to hi arguments (hi < 0: no most);
 // msg is the usage error, with %d for the count where it says so.

@@ -215,3 +215,118 @@ func TestMCPSaveSecret(t *testing.T) {
 		t.Errorf("allow_secret: fields %v", out.Entry.Fields)
 	}
 }
+
+// TestSecretInTypeRefused: a key in the type part of a heading is found as
+// written, before it is lower-cased: add -t KEY and the MCP save refuse it
+// (exit 5, the memory unchanged, the key never printed); a hand-written
+// heading "## KEY: deploy notes", and a stored type respelled by hand into
+// the key, are not snapshotted, and sync pushes nothing of them.
+func TestSecretInTypeRefused(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	env = append(env, "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := filepath.Join(root, "a")
+	gitRun(t, env, root, "clone", "-q", remote, repo)
+	memsyncIn(t, env, repo, "add", "the build needs go 1.24")
+	mem := filepath.Join(repo, ".agent", "memories.md")
+	before := readFile(t, mem)
+	key := awsKey(31)
+
+	stderr := refused(t, env, repo, "add", "deploy notes", "-t", key)
+	checkRefusal(t, stderr, "aws-access-token", "at type line 1", key)
+	if got := readFile(t, mem); got != before {
+		t.Fatalf("a refused add changed the memory:\n%s", got)
+	}
+	cs := startMCP(t, env, repo)
+	msg := call(t, cs, "save_to_memory", map[string]any{"content": "deploy notes", "type": key}, nil)
+	if !strings.Contains(msg, "aws-access-token") || strings.Contains(msg, key) {
+		t.Errorf("save_to_memory with the key as type: %q", msg)
+	}
+	if got := readFile(t, mem); got != before {
+		t.Fatalf("a refused save changed the memory:\n%s", got)
+	}
+	memsyncIn(t, env, repo, "snapshot")
+	memsyncIn(t, env, repo, "sync")
+
+	appendByHand(t, repo, "\n## "+key+": deploy notes\n- ID: handkey00001\n- Content: the deploy user\n")
+	stderr = refused(t, env, repo, "snapshot")
+	for _, want := range []string{"handkey00001", "aws-access-token", "type line 1"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("snapshot's refusal does not say %q:\n%s", want, stderr)
+		}
+	}
+	refused(t, env, repo, "sync")
+	if holds(t, env, remote, key, "--all") || holds(t, env, filepath.Join(repo, ".git"), key, "--all") {
+		t.Fatal("the key was snapshotted or pushed")
+	}
+
+	// The same entry stored with its type lower-cased, then respelled by hand.
+	lower := strings.ToLower(key)
+	text := strings.Replace(readFile(t, mem), "## "+key+":", "## "+lower+":", 1)
+	if err := os.WriteFile(mem, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	memsyncIn(t, env, repo, "snapshot")
+	if err := os.WriteFile(mem, []byte(strings.Replace(text, "## "+lower+":", "## "+key+":", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, env, repo, "snapshot")
+	refused(t, env, repo, "sync")
+	if holds(t, env, remote, key, "--all") || holds(t, env, filepath.Join(repo, ".git"), key, "--all") {
+		t.Fatal("the respelled type was snapshotted or pushed")
+	}
+}
+
+// TestWorkerMayNotAllowSecret: a worker may not waive the secret gate: over
+// a real worker-role MCP server and on the command line (--role worker,
+// MEMSYNC_ROLE=worker), a secret is refused without offering the override,
+// the override itself is refused, nothing reaches the memory, and sync
+// pushes nothing of it.
+func TestWorkerMayNotAllowSecret(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	env = append(env, "MEMSYNC_GLOBAL_DIR="+t.TempDir())
+	repo := filepath.Join(root, "a")
+	gitRun(t, env, root, "clone", "-q", remote, repo)
+	memsyncIn(t, env, repo, "add", "the build needs go 1.24")
+	mem := filepath.Join(repo, ".agent", "memories.md")
+	before := readFile(t, mem)
+	key := awsKey(32)
+	content := "deploy user\naws_access_key_id = " + key
+	offers := func(msg string) bool {
+		return strings.Contains(msg, "allow_secret") || strings.Contains(msg, "allow-secret") || strings.Contains(msg, "Secret-Allowed")
+	}
+
+	cs := startMCP(t, env, repo, "--role", "worker")
+	msg := call(t, cs, "save_to_memory", map[string]any{"content": content}, nil)
+	if !strings.Contains(msg, "aws-access-token") || offers(msg) || strings.Contains(msg, key) {
+		t.Errorf("a worker's save_to_memory refusal: %q", msg)
+	}
+	msg = call(t, cs, "save_to_memory", map[string]any{"content": content, "allow_secret": true}, nil)
+	if !strings.Contains(msg, "worker") || strings.Contains(msg, key) {
+		t.Errorf("a worker's save_to_memory with allow_secret: %q", msg)
+	}
+	if got := readFile(t, mem); got != before {
+		t.Fatalf("a worker's refused save changed the memory:\n%s", got)
+	}
+
+	for _, args := range [][]string{{"--role", "worker", "add", content}, {"add", content, "--role", "worker"}} {
+		stderr := refused(t, env, repo, args...)
+		if !strings.Contains(stderr, "aws-access-token") || offers(stderr) {
+			t.Errorf("memsync %v: the refusal offers the override or names no rule:\n%s", args[:len(args)-1], stderr)
+		}
+	}
+	stderr := refused(t, env, repo, "--role", "worker", "add", "--allow-secret", content)
+	if !strings.Contains(stderr, "worker") || strings.Contains(stderr, key) {
+		t.Errorf("add --allow-secret as a worker:\n%s", stderr)
+	}
+	stderr = refused(t, append(env, "MEMSYNC_ROLE=worker"), repo, "add", "--allow-secret", content)
+	if !strings.Contains(stderr, "worker") {
+		t.Errorf("add --allow-secret with MEMSYNC_ROLE=worker:\n%s", stderr)
+	}
+	if got := readFile(t, mem); got != before {
+		t.Fatalf("a worker's refused add changed the memory:\n%s", got)
+	}
+	memsyncIn(t, env, repo, "sync")
+	if holds(t, env, remote, key, "--all") {
+		t.Fatal("the key was pushed")
+	}
+}

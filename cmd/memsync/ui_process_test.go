@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -151,19 +152,29 @@ func TestUICommand(t *testing.T) {
 	}
 	ui.stop(t)
 
-	// A browser opener on PATH gets the URL; with none, the address is
-	// printed only and the page runs all the same.
+	// A browser opener on PATH opens the page, without the token in its
+	// argv (which ps shows every user): it gets a file only this user may
+	// read, which leads to the URL, and which is gone once the page stops.
+	// With no opener, the address is printed only and the page runs all
+	// the same.
 	bin := t.TempDir()
 	opened := filepath.Join(t.TempDir(), "opened")
-	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+opened+"\n"), 0o755); err != nil {
+	script := "#!/bin/sh\n{ printf '%s\\n' \"$*\"; printf '%s %s\\n' \"$(stat -c '%a' \"$1\")\" \"$(stat -c '%a' \"$(dirname \"$1\")\")\"; cat \"$1\"; } > " + opened + ".tmp\nmv " + opened + ".tmp " + opened + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(gitPath, filepath.Join(bin, "git")); err != nil {
-		t.Fatal(err)
+	for _, tool := range []string{"git", "stat", "cat", "mv", "dirname"} {
+		p, err := exec.LookPath(tool)
+		if tool != "git" && err != nil {
+			t.Skipf("no %s on PATH for the fake opener", tool)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	withPath := func(path string) []string {
 		out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
@@ -171,20 +182,34 @@ func TestUICommand(t *testing.T) {
 	}
 	if runtime.GOOS != "darwin" { // xdg-open's turn (macOS has open)
 		ui = startUI(t, withPath(bin), repo)
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			if b, err := os.ReadFile(opened); err == nil && string(b) == ui.started.URL {
+		_, token, _ := strings.Cut(ui.started.URL, "?token=")
+		var got []string
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			if b, err := os.ReadFile(opened); err == nil {
+				got = strings.SplitN(string(b), "\n", 3)
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("xdg-open did not get %s\n%s", ui.started.URL, ui.stderr)
+				t.Fatalf("xdg-open was not run\n%s", ui.stderr)
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+		if len(got) < 3 || strings.Contains(got[0], token) || !filepath.IsAbs(got[0]) {
+			t.Fatalf("xdg-open's argv and what it read: %q (the token is %s)", got, token)
+		}
+		if got[1] != "600 700" {
+			t.Errorf("the file xdg-open got, and its folder, have modes %s, want 600 700", got[1])
+		}
+		if !strings.Contains(got[2], html.EscapeString(ui.started.URL)) {
+			t.Errorf("the file xdg-open got does not lead to %s:\n%s", ui.started.URL, got[2])
 		}
 		if !strings.Contains(ui.stderr.String(), "opened with xdg-open") {
 			t.Errorf("stderr: %s", ui.stderr)
 		}
 		ui.stop(t)
+		if _, err := os.Stat(filepath.Dir(got[0])); !os.IsNotExist(err) {
+			t.Errorf("the file with the token is left after the page stopped: %v", err)
+		}
 	}
 	noOpener := t.TempDir()
 	if err := os.Symlink(gitPath, filepath.Join(noOpener, "git")); err != nil {

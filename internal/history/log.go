@@ -185,10 +185,11 @@ func (h *History) parsed(hash string) (*memfile.File, error) {
 	return memfile.Parse(f.Memory), nil
 }
 
-// sameEntry tells whether two versions of an entry say the same: type,
-// title, date, content, tags and the other bullets (a change of bullet
-// order or spelling of the type alone is none).
+// sameEntry tells whether two versions of an entry say the same: heading
+// as written, date, content, tags and the other bullets (a change of bullet
+// order alone is none). A type respelled is a change: the snapshot scans it
+// for secrets as written.
 func sameEntry(a, b *memfile.Entry) bool {
-	return a.Type == b.Type && a.Title == b.Title && a.Date == b.Date && a.Content == b.Content &&
+	return a.Type == b.Type && a.Title == b.Title && a.Heading() == b.Heading() && a.Date == b.Date && a.Content == b.Content &&
 		slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Extra, b.Extra)
 }

@@ -14,7 +14,8 @@ type Role string
 
 // The roles. Owner and admin may do everything; a worker may save, search,
 // list, show, summarize and search the archive, but not change what others
-// decided (delete, restore, archive, gc, promote, import, edit).
+// decided (delete, restore, archive, gc, promote, import, edit), nor let in
+// what the secret rules find.
 const (
 	Owner  Role = "owner"
 	Admin  Role = "admin"
@@ -55,6 +56,7 @@ const (
 	OpSyncForce               // sync past a refusal (sync --force)
 	OpEdit                    // change an entry's content, title, tags or type
 	OpPurge                   // rewrite the history without entries
+	OpSecret                  // let in what the secret rules find (--allow-secret)
 )
 
 // ops names each operation as messages show it; privileged marks those
@@ -80,6 +82,7 @@ var ops = [...]struct {
 	OpSyncForce: {"sync --force", true},
 	OpEdit:      {"edit", true},
 	OpPurge:     {"purge", true},
+	OpSecret:    {"let a secret in", true},
 }
 
 // Ops returns every operation, in the order of their constants.

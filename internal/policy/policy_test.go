@@ -9,7 +9,7 @@ import (
 func TestCheck(t *testing.T) {
 	privileged := map[Op]bool{
 		OpDelete: true, OpRestore: true, OpArchive: true, OpGC: true, OpPromote: true, OpImport: true,
-		OpRollback: true, OpResolve: true, OpSyncForce: true, OpEdit: true, OpPurge: true,
+		OpRollback: true, OpResolve: true, OpSyncForce: true, OpEdit: true, OpPurge: true, OpSecret: true,
 	}
 	names := map[string]Op{}
 	for _, op := range Ops() {

@@ -25,6 +25,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"net/url"
@@ -158,6 +159,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		q.Del("token")
 		u := url.URL{Path: "/" + strings.TrimLeft(r.URL.Path, "/"), RawQuery: q.Encode()}
+		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+			// Opened from LaunchFile's page: a redirect would go on with that
+			// page as its initiator, and the browser would not send the
+			// SameSite=Strict cookie; a hop made by this page itself does.
+			h.Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = fmt.Fprintf(w, "<!doctype html><meta http-equiv=\"refresh\" content=\"0;url=%s\"><title>memsync ui</title>\n", html.EscapeString(u.String()))
+			return
+		}
 		http.Redirect(w, r, u.String(), http.StatusSeeOther)
 		return
 	}
