@@ -192,6 +192,8 @@ func parseRalphMeta(e *Entry, meta string) bool {
 			e.Title = v
 		case "date":
 			e.Date = v
+		case "alias": // an entry may have had several IDs
+			e.Extra = append(e.Extra, Field{Key: AliasField, Value: v})
 		default:
 			e.SetField(fieldOfTag(name), v)
 		}
@@ -476,12 +478,28 @@ func validRalphID(id string) bool {
 	return true
 }
 
-// newRalphID returns an ID in ralph-orchestrator's style, "mem-<unix>-<hex4>".
+// newRalphID returns a new ID for a ralph file (see ownRalphID).
 // Append draws again while the file holds it.
 func newRalphID(now time.Time) string {
 	var b [2]byte
 	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("mem-%d-%x", now.Unix(), b)
+	return ownRalphID(now.Unix(), hex.EncodeToString(b[:]))
+}
+
+// ownRalphID is the form of the IDs memsync gives entries of a ralph file,
+// "mem-0<unix>-<hex4>": ralph reads any "mem-\d+-[0-9a-f]{4}", but makes
+// its own IDs from the clock (the seconds in plain decimal, the
+// microseconds mod 0x10000) without looking at the file, and never writes
+// the seconds with a leading zero. So ralph never gives out an ID memsync
+// has given out, however close in time the two write.
+func ownRalphID(unix int64, hex4 string) string {
+	return "mem-0" + strconv.FormatInt(max(unix, 0), 10) + "-" + hex4
+}
+
+// isOwnRalphID tells an ID of ownRalphID's form, which ralph never makes.
+func isOwnRalphID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "mem-0")
+	return ok && validRalphID(id) && rest[0] != '-'
 }
 
 // uniqueRalphID is a new ralph ID that no entry heading of data (a ralph
@@ -556,7 +574,7 @@ func ralphIDFrom(e *Entry, taken map[string]bool) string {
 	}
 	for n := 0; ; n++ {
 		sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d", e.ID, n)))
-		id := fmt.Sprintf("mem-%d-%s", unix, hex.EncodeToString(sum[:2]))
+		id := ownRalphID(unix, hex.EncodeToString(sum[:2]))
 		if !taken[id] {
 			taken[id] = true
 			return id

@@ -407,7 +407,8 @@ func plural(n int) string {
 }
 
 // Pin records the layout and where the memory lives in the repository's
-// git config (memsync.layout, memsync.home) when they are not set, so that
+// git config (memsync.layout, memsync.home) when they are not set, and the
+// primary worktree of a separate git dir (memsync.primary), so that
 // a file of the other layout appearing later (a ralph run in the primary, a
 // merged branch) never switches the memory silently. It reads the config
 // files first: once pinned it costs no git process. The git config runs
@@ -423,11 +424,14 @@ func Pin(r *Repo, s *memfile.Store) error {
 	if r.Bare {
 		keys = keys[:1] // a bare repository has no worktree of its own to keep the memory in
 	}
+	if gitrepo.RecordPrimary(r) { // a separate git dir: linked worktrees learn the primary from it
+		keys, want[gitrepo.PrimaryKey] = append(keys, gitrepo.PrimaryKey), r.Primary
+	}
 	unset := func() []string {
 		cfg := gitconfig.Repo(r.CommonDir, r.CommonDir)
 		var missing []string
 		for _, k := range keys {
-			if _, ok := cfg.Get(k); !ok {
+			if v, ok := cfg.Get(k); !ok || k == gitrepo.PrimaryKey && v != want[k] {
 				missing = append(missing, k)
 			}
 		}

@@ -135,7 +135,14 @@ func Add(ctx context.Context, r *Repo, s *memfile.Store, dir, path string, args 
 	if err := runGit(ctx, dir, stdout, stderr, append([]string{"worktree", "add"}, args...)...); err != nil {
 		return LinkResult{}, err
 	}
-	return Link(r, s, AbsIn(dir, path))
+	res, err := Link(r, s, AbsIn(dir, path))
+	if err == nil && res.Was == StateLinked {
+		// memsync's post-checkout hook linked the worktree git has just
+		// made, within this add: the link is this add's.
+		res.Was, res.Changed = StateMissing, true
+		res.Message = strings.Replace(res.Message, "already linked: ", "linked ", 1)
+	}
+	return res, err
 }
 
 // Remove folds any entries only in the worktree's copy of the memory into

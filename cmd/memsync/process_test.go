@@ -71,8 +71,10 @@ func testGitEnv(tb testing.TB) []string {
 		}
 		env = append(env, "MEMSYNC_HOOKS_WAIT=1")
 	}
+	// The user's own git identity (GIT_AUTHOR_NAME and the like) must not
+	// win over the test's: exec takes the last of a name.
 	for _, kv := range gitcmd.Env() {
-		if !hasAnyPrefix(kv, "HOME=", "MEMSYNC_", "XDG_DATA_HOME=") {
+		if !hasAnyPrefix(kv, "HOME=", "MEMSYNC_", "XDG_DATA_HOME=", "GIT_AUTHOR_", "GIT_COMMITTER_") {
 			env = append(env, kv)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -244,12 +245,15 @@ func TestRalphConcurrentPrimary(t *testing.T) {
 
 // reportIDs fails when two entries share an ID that memsync drew (ralph's
 // own draws, 4 random hex digits a second, are its own; such a clash is
-// logged).
+// logged), or when memsync gave out an ID of a form ralph draws too.
 func reportIDs(t *testing.T, s seen, n int) {
 	t.Helper()
 	owner := map[string][]string{}
 	for c, ids := range s.memsync {
 		for _, id := range ids {
+			if strings.HasPrefix(c, "memsync") && !ownRalphID.MatchString(id) {
+				t.Errorf("memsync gave %q the ID %s, of a form ralph may draw too", c, id)
+			}
 			owner[id] = append(owner[id], c)
 		}
 	}
@@ -441,4 +445,59 @@ func TestRalphMergeDriver(t *testing.T) {
 	}
 	expectSeen(t, env, repo, []string{"base learning", "side learning", "main learning"})
 	expectClean(t, env, repo)
+}
+
+// ownRalphID is the form of the IDs memsync gives out in a ralph file,
+// which ralph's generator never makes (it writes the seconds without a
+// leading zero).
+var ownRalphID = regexp.MustCompile(`^mem-0[0-9]+-[0-9a-f]{4}$`)
+
+// TestRalphIDCollisionKeepsBoth: an entry ralph made and one memsync made
+// share an ID (memsync gave out IDs of ralph's form before), forced by
+// hand. memsync's IDs in the file are of its own form; the next rewrite
+// leaves the shared ID to ralph's entry, which ralph knows by it alone, and
+// gives memsync's a new one: each tool then finds each entry by its ID, and
+// ralph's delete of its own ID removes its own entry only.
+func TestRalphIDCollisionKeepsBoth(t *testing.T) {
+	env := testGitEnv(t)
+	repo := newRepo(t, env)
+	ralphIn(t, env, repo, "init")
+	// memsync's entry first in the file (Patterns before Context): a
+	// rewrite that renamed the later of two entries sharing an ID took it
+	// from ralph's.
+	mid := strings.TrimSpace(memsyncIn(t, env, repo, "add", "memsync's fact", "-t", "pattern"))
+	rid := strings.TrimSpace(ralphIn(t, env, repo, "add", "ralph's fact", "-t", "context", "--format", "quiet"))
+	if !ownRalphID.MatchString(mid) || ownRalphID.MatchString(rid) {
+		t.Fatalf("memsync gave out %s, ralph %s: want memsync's alone of memsync's own form", mid, rid)
+	}
+	file := filepath.Join(repo, ".ralph", "agent", "memories.md")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forced := strings.Replace(string(data), "### "+mid+"\n", "### "+rid+"\n", 1)
+	if forced == string(data) {
+		t.Fatalf("no heading %s in\n%s", mid, data)
+	}
+	if err := os.WriteFile(file, []byte(forced), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	memsyncAny(t, env, repo, "doctor", "--fix")
+
+	s := expectSeen(t, env, repo, []string{"ralph's fact", "memsync's fact"})
+	newID := s.memsync["memsync's fact"]
+	if !slices.Equal(s.memsync["ralph's fact"], []string{rid}) || !slices.Equal(s.ralph["ralph's fact"], []string{rid}) ||
+		len(newID) != 1 || !ownRalphID.MatchString(newID[0]) || !slices.Equal(s.ralph["memsync's fact"], newID) {
+		t.Fatalf("after the rewrite: memsync lists %v, ralph %v; want ralph's fact as %s and memsync's under a new ID of memsync's form", s.memsync, s.ralph, rid)
+	}
+	for id, want := range map[string]string{rid: "ralph's fact", newID[0]: "memsync's fact"} {
+		if out := ralphIn(t, env, repo, "show", id, "--format", "json"); !strings.Contains(out, want) {
+			t.Errorf("ralph show %s: %s, want %q", id, out, want)
+		}
+		if out := memsyncIn(t, env, repo, "show", id, "--json"); !strings.Contains(out, want) {
+			t.Errorf("memsync show %s: %s, want %q", id, out, want)
+		}
+	}
+	ralphIn(t, env, repo, "delete", rid)
+	expectSeen(t, env, repo, []string{"memsync's fact"})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -28,11 +29,24 @@ func TestVersionLdflags(t *testing.T) {
 	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
 	dir := t.TempDir()
 
+	// The commit is there only when go build stamped one: a build inside a
+	// git checkout (dirty or not), not in a tree without .git or with
+	// -buildvcs=false. The binary's own build info says which.
+	commit, modified := builtCommit(t, bin)
+	wantLine := "memsync " + want
+	if commit != "" {
+		wantLine += " (commit " + commit
+		if modified {
+			wantLine += ", modified"
+		}
+		wantLine += ")"
+	}
+	wantLine += " " + runtime.Version() + "\n"
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, wantLine := string(out), "memsync "+want+" "+runtime.Version()+"\n"; got != wantLine {
+	if got := string(out); got != wantLine {
 		t.Errorf("memsync --version = %q, want %q", got, wantLine)
 	}
 	out, err = exec.Command(bin, "version", "--json").Output()
@@ -43,8 +57,8 @@ func TestVersionLdflags(t *testing.T) {
 	if err := json.Unmarshal(out, &b); err != nil {
 		t.Fatalf("version --json: %v\n%s", err, out)
 	}
-	if b.Version != want || b.GoVersion != runtime.Version() {
-		t.Errorf("version --json = %+v, want version %s and go %s", b, want, runtime.Version())
+	if b.Version != want || b.GoVersion != runtime.Version() || b.Commit != commit || b.Modified != modified {
+		t.Errorf("version --json = %+v, want version %s, commit %q (modified %v) and go %s", b, want, commit, modified, runtime.Version())
 	}
 
 	cmd := exec.Command(bin, "mcp")
@@ -58,4 +72,23 @@ func TestVersionLdflags(t *testing.T) {
 	if got := cs.InitializeResult().ServerInfo.Version; got != want {
 		t.Errorf("MCP server reports version %q, want %q", got, want)
 	}
+}
+
+// builtCommit is the revision go build recorded in bin, and whether the
+// tree was modified; "" when it recorded none.
+func builtCommit(t *testing.T, bin string) (commit string, modified bool) {
+	t.Helper()
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	return commit, modified
 }

@@ -41,7 +41,10 @@ type Repo struct {
 	// modes git gives its own.
 	Shared fsutil.Shared
 
-	pinned bool // memsync.layout and memsync.home are both set (Pinned)
+	pinned bool // memsync.layout and memsync.home are both set (Pinned), and memsync.primary where needed
+	// record: the primary is known but not from git's own files (a
+	// separate git dir): Pin records it as memsync.primary.
+	record bool
 }
 
 // Layout is where a worktree keeps the memory file.
@@ -162,6 +165,12 @@ func (r *Repo) chooseHome(cfg *gitconfig.Config) error {
 	return nil
 }
 
+// PrimaryKey is the git config key where memsync records the primary
+// worktree of a repository whose git dir is elsewhere (git init or clone
+// --separate-git-dir): git records it nowhere a linked worktree can read,
+// and git worktree list names the git dir instead.
+const PrimaryKey = "memsync.primary"
+
 // ErrNotRepo is returned (wrapped, so use errors.Is) when no git repository
 // can be found for a directory.
 var ErrNotRepo = errors.New("not inside a git repository")
@@ -201,12 +210,16 @@ func (r *Repo) IsSecondary() bool { return r.WorkTree != "" && r.WorkTree != r.P
 // .git), in which case WorkTree is "".
 //
 // The primary worktree, and with it the memory home, is worked out from the
-// common dir alone, so that every worktree of a repository agrees on it:
+// common dir, so that every worktree of a repository agrees on it:
 // core.bare=true (in <CommonDir>/config, or in <CommonDir>/config.worktree
 // under extensions.worktreeConfig) means bare; else core.worktree names it;
-// else a common dir named .git sits in it. Any other layout (a bare-style
-// directory, git init --separate-git-dir, a .git symlink) counts as bare,
-// since a linked worktree has no way to learn where its primary is.
+// else a common dir named .git sits in it. A git dir elsewhere (git init or
+// clone --separate-git-dir, a .git symlink) has its primary where the .git
+// file (or link) that leads to it is, found from the primary itself; a
+// linked worktree reads it from memsync.primary (PrimaryKey), which memsync
+// records on its first write from the primary (worktree.Pin) and believes
+// only while that folder's .git still leads to the common dir. Until then,
+// and for a bare-style directory, the repository counts as bare.
 //
 // With GIT_DIR set and GIT_WORK_TREE unset, git takes the working directory
 // as the top of the worktree; Discover instead uses the worktree the git dir
@@ -234,7 +247,7 @@ func Discover(dir string) (*Repo, error) {
 		return nil, err
 	}
 	d.known = append(d.known, r.CommonDir)
-	if w.coreWorktree, w.bare, err = d.settings(r); err != nil {
+	if w.coreWorktree, w.bare, err = d.settings(r, w); err != nil {
 		return nil, err
 	}
 	if r.WorkTree, err = d.currentWorkTree(r, start, w); err != nil {
@@ -300,7 +313,7 @@ func (d *discovery) commonDir(r *Repo, found gitDirInfo) (hasCommon bool, err er
 // the layout and the memory home: from the common dir alone, so every
 // worktree of the repository agrees on them. It returns core.worktree
 // (resolved) and core.bare.
-func (d *discovery) settings(r *Repo) (coreWorktree string, bare bool, err error) {
+func (d *discovery) settings(r *Repo, w where) (coreWorktree string, bare bool, err error) {
 	cfg := gitconfig.Repo(r.CommonDir, r.CommonDir)
 	if wt, ok := cfg.Get("core.worktree"); ok && wt != "" {
 		coreWorktree = d.resolve(rawJoin(r.CommonDir, wt))
@@ -319,7 +332,8 @@ func (d *discovery) settings(r *Repo) (coreWorktree string, bare bool, err error
 	case filepath.Base(r.CommonDir) == ".git":
 		r.Primary = filepath.Dir(r.CommonDir)
 	default:
-		r.Bare = true
+		r.Primary = d.separatePrimary(r, w, cfg)
+		r.Bare = r.Primary == ""
 	}
 	if err := r.chooseLayout(cfg); err != nil {
 		return "", false, err
@@ -329,8 +343,31 @@ func (d *discovery) settings(r *Repo) (coreWorktree string, bare bool, err error
 	}
 	_, hasLayout := cfg.Get(LayoutKey)
 	_, hasHome := cfg.Get(HomeKey)
-	r.pinned = hasLayout && (hasHome || r.Bare)
+	recorded, _ := cfg.Get(PrimaryKey)
+	r.pinned = hasLayout && (hasHome || r.Bare) && (!r.record || recorded == r.Primary)
 	return coreWorktree, bare, nil
+}
+
+// separatePrimary finds the primary worktree of a git dir that is not
+// <primary>/.git (the default case of settings): the folder whose .git led
+// to it, when Discover came from there (not through GIT_DIR, not from a
+// linked worktree); else memsync.primary, if that folder's .git still
+// leads to the common dir; else "" (unknown).
+func (d *discovery) separatePrimary(r *Repo, w where, cfg *gitconfig.Config) string {
+	if !w.explicit && !w.inGitDir && w.found.commondir == "" && w.topHint != "" && os.Getenv("GIT_COMMON_DIR") == "" {
+		r.record = true
+		return d.resolve(w.topHint)
+	}
+	p, ok := cfg.Get(PrimaryKey)
+	if !ok || p == "" || !filepath.IsAbs(p) {
+		return ""
+	}
+	found, top, inGitDir, err := walkUp(p, filepath.Dir(p))
+	if err != nil || found.path == "" || inGitDir || found.commondir != "" || d.resolve(top) != d.resolve(p) || d.resolve(found.path) != r.CommonDir {
+		return ""
+	}
+	r.record = true
+	return d.resolve(p)
 }
 
 // currentWorkTree finds the top of the current worktree ("" for none).
@@ -675,6 +712,10 @@ func WorktreeTop(r *Repo, wt string) (string, error) {
 // Pinned tells whether the repository's git config sets both memsync.layout
 // and memsync.home (worktree.Pin sets them the first time memsync writes).
 func Pinned(r *Repo) bool { return r.pinned }
+
+// RecordPrimary tells whether the primary worktree is known but from
+// nothing git keeps (a separate git dir): Pin records it as PrimaryKey.
+func RecordPrimary(r *Repo) bool { return r.record }
 
 // SetPinned records whether both keys are set now (after worktree.Pin).
 func SetPinned(r *Repo, pinned bool) { r.pinned = pinned }

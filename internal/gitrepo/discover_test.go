@@ -462,8 +462,10 @@ func TestDiscoverSubmodule(t *testing.T) {
 }
 
 // git init --separate-git-dir: git records nowhere where the primary worktree
-// is, so a linked worktree cannot tell; every worktree must agree on the
-// memory home anyway, so the repository counts as bare.
+// is. Found from the primary, it is the folder whose .git file leads to the
+// git dir; a linked worktree learns it from memsync.primary (worktree.Pin
+// records it), believed only while that folder's .git leads to the git dir;
+// until then the repository counts as bare there.
 func TestDiscoverSeparateGitDir(t *testing.T) {
 	root := testgit.Isolate(t)
 	gitDir := filepath.Join(root, "store.git")
@@ -472,12 +474,37 @@ func TestDiscoverSeparateGitDir(t *testing.T) {
 	testgit.Git(t, wt, "commit", "-q", "--allow-empty", "-m", "init")
 	testgit.Git(t, wt, "worktree", "add", "-q", "../wt2")
 	home := filepath.Join(gitDir, "memsync")
+	wt2 := filepath.Join(root, "wt2")
+	wt2Dir := filepath.Join(gitDir, "worktrees", "wt2")
 
 	r := discMust(t, wt)
-	discCheck(t, r, Repo{GitDir: gitDir, CommonDir: gitDir, WorkTree: wt, Bare: true, Home: home})
-	wt2 := filepath.Join(root, "wt2")
+	discCheck(t, r, Repo{GitDir: gitDir, CommonDir: gitDir, WorkTree: wt, Primary: wt, Home: home, record: true})
+	discCheck(t, discMust(t, wt2), Repo{GitDir: wt2Dir, CommonDir: gitDir, WorkTree: wt2, Bare: true, Home: home})
+
+	testgit.Git(t, wt, "config", PrimaryKey, wt)
 	r = discMust(t, wt2)
-	discCheck(t, r, Repo{GitDir: filepath.Join(gitDir, "worktrees", "wt2"), CommonDir: gitDir, WorkTree: wt2, Bare: true, Home: home})
+	discCheck(t, r, Repo{GitDir: wt2Dir, CommonDir: gitDir, WorkTree: wt2, Primary: wt, Home: home, record: true})
+	if !r.IsSecondary() {
+		t.Error("IsSecondary = false in the linked worktree")
+	}
+
+	// A record naming a folder whose .git leads elsewhere (another
+	// repository, the linked worktree) or nowhere is not believed.
+	other := discRepo(t, filepath.Join(root, "other"))
+	for _, p := range []string{other, wt2, filepath.Join(root, "gone"), "relative/path"} {
+		testgit.Git(t, wt, "config", PrimaryKey, p)
+		discCheck(t, discMust(t, wt2), Repo{GitDir: wt2Dir, CommonDir: gitDir, WorkTree: wt2, Bare: true, Home: home})
+	}
+}
+
+// git clone --separate-git-dir makes the same layout as git init's.
+func TestDiscoverCloneSeparateGitDir(t *testing.T) {
+	root := testgit.Isolate(t)
+	src := discRepo(t, filepath.Join(root, "src"))
+	gitDir := filepath.Join(root, "clone.git")
+	wt := filepath.Join(root, "clone")
+	testgit.Git(t, root, "clone", "-q", "--separate-git-dir", gitDir, src, wt)
+	discCheck(t, discMust(t, wt), Repo{GitDir: gitDir, CommonDir: gitDir, WorkTree: wt, Primary: wt, Home: filepath.Join(gitDir, "memsync"), record: true})
 }
 
 func TestResolve(t *testing.T) {
