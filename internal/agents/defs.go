@@ -87,7 +87,7 @@ var claude = &Agent{
 			return []string{"Claude Code runs memsync's server and hooks in every project from its next session; 'claude mcp list' shows it"}
 		}
 		return []string{"Claude Code runs memsync's server and hooks in this repository from its next session; 'claude mcp list' shows it",
-			"the hooks are in .claude/settings.local.json, which Claude Code keeps out of git; '/hooks' in Claude Code lists them"}
+			"the hooks are in .claude/settings.local.json, your own file: keep it out of commits (.gitignore); '/hooks' in Claude Code lists them"}
 	},
 	found: func(e Env) string {
 		dir, config := e.claudeDir()
@@ -112,11 +112,13 @@ var gemini = &Agent{
 	server: func(e Env, sc Scope) (string, format, []string) {
 		return geminiSettings(e, sc), formatJSONC, []string{"mcpServers", "memsync"}
 	},
-	value:     func(command string, _ Scope) any { return plain(command, "mcp") },
-	hooks:     func(e Env, sc Scope) (string, format) { return geminiSettings(e, sc), formatJSONC },
-	events:    []string{"SessionStart", "BeforeAgent"},
-	hookEntry: func(command string) any { return obj{{"hooks", []any{obj{{"name", "memsync"}, {"type", "command"}, {"command", command}}}}} },
-	rules:     "GEMINI.md",
+	value:  func(command string, _ Scope) any { return plain(command, "mcp") },
+	hooks:  func(e Env, sc Scope) (string, format) { return geminiSettings(e, sc), formatJSONC },
+	events: []string{"SessionStart", "BeforeAgent"},
+	hookEntry: func(command string) any {
+		return obj{{"hooks", []any{obj{{"name", "memsync"}, {"type", "command"}, {"command", command}}}}}
+	},
+	rules: "GEMINI.md",
 	todo: func(e Env, sc Scope) []string {
 		t := []string{"Gemini CLI runs no MCP server or hook in a folder it does not trust, not even user-level ones: trust the repository when Gemini CLI asks (or with /permissions); 'gemini mcp list' shows memsync"}
 		if sc == Project {
