@@ -200,6 +200,12 @@ func Agents(dir string) ([]AgentStatus, error) {
 				st.Wired = append(st.Wired, string(sc))
 			}
 		}
+		if st.Found == "" && len(st.Wired) > 0 {
+			st.Found = st.File + " sets up memsync"
+			if p := a.ServerFile(e, agents.Scope(st.Wired[0])); p != "" {
+				st.Found = p + " sets up memsync"
+			}
+		}
 		out = append(out, st)
 	}
 	return out, nil
