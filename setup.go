@@ -201,10 +201,7 @@ func Agents(dir string) ([]AgentStatus, error) {
 			}
 		}
 		if st.Found == "" && len(st.Wired) > 0 {
-			st.Found = st.File + " sets up memsync"
-			if p := a.ServerFile(e, agents.Scope(st.Wired[0])); p != "" {
-				st.Found = p + " sets up memsync"
-			}
+			st.Found = a.ServerFile(e, agents.Scope(st.Wired[0])) + " sets up memsync"
 		}
 		out = append(out, st)
 	}
