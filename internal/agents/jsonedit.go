@@ -382,6 +382,9 @@ func insertItem(s []byte, root, n *jnode, key *string, v any) []byte {
 	}
 	if len(n.items) == 0 {
 		inner := indentAt(s, n.start) + unit
+		if strings.TrimSpace(string(s[n.start+1:n.end-1])) != "" { // a comment inside stays after the item
+			return splice(s, n.start+1, n.start+1, "\n"+inner+head(inner))
+		}
 		text := "\n" + inner + head(inner) + "\n" + indentAt(s, n.start)
 		return splice(s, n.start+1, n.end-1, text)
 	}

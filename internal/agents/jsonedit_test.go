@@ -1,0 +1,69 @@
+package agents
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestJSONSetDeleteRoundTrip: setting memsync's member into a container
+// that is there, then deleting it, gives back the text byte for byte, in
+// every layout the editor meets (one line, indented, tabs, trailing
+// commas and comments in JSONC); the text in between is valid and holds
+// the member.
+func TestJSONSetDeleteRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		jsonc bool
+	}{
+		{`{"mcpServers": {}}`, false},
+		{"{\"mcpServers\": {}}\n", false},
+		{`{"mcpServers":{"a":{"command":"a"}}}`, false},
+		{"{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"a\"}\n  }\n}\n", false},
+		{"{\n\t\"mcpServers\": {\n\t\t\"a\": 1,\n\t\t\"b\": 2\n\t},\n\t\"x\": true\n}", false},
+		{"{\n  \"mcpServers\": {\n    \"a\": 1 // one\n  }\n}\n", true},
+		{"{\n  \"mcpServers\": {\n    \"a\": 1, // one\n  }, /* x */\n}\n", true},
+		{"{\n  \"mcpServers\": { /* none yet */ }\n}\n", true},
+		{"{\"mcpServers\": {\"a\": [1, {\"b\": \"}\"}]}}", false},
+		{"{\"mcpServers\": {\"a\": \"\\\"quoted\\\\\"}}", false},
+	} {
+		v := obj{{"command", "/bin/memsync"}, {"args", []string{"mcp"}}}
+		set, err := setJSON([]byte(tc.text), tc.jsonc, []string{"mcpServers", "memsync"}, v)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.text, err)
+		}
+		root, err := parseJSON(set, tc.jsonc)
+		if err != nil {
+			t.Fatalf("%q: set gave unreadable text %q: %v", tc.text, set, err)
+		}
+		if !tc.jsonc && !json.Valid(set) {
+			t.Fatalf("%q: set gave invalid JSON %q", tc.text, set)
+		}
+		if m := root.lookup("mcpServers").lookup("memsync"); m == nil || !sameJSON(set, m, v) {
+			t.Fatalf("%q: set gave %q", tc.text, set)
+		}
+		again, _ := setJSON(set, tc.jsonc, []string{"mcpServers", "memsync"}, v)
+		if string(again) != string(set) {
+			t.Fatalf("%q: second set changed %q to %q", tc.text, set, again)
+		}
+		back, err := deleteJSON(set, tc.jsonc, []string{"mcpServers", "memsync"}, 0)
+		if err != nil || string(back) != tc.text {
+			t.Fatalf("%q: set %q, delete gave %q (%v)", tc.text, set, back, err)
+		}
+	}
+}
+
+// TestJSONRefuses: what is not JSON (or, for a JSON file, a comment) is
+// an error, never a guess.
+func TestJSONRefuses(t *testing.T) {
+	for _, text := range []string{``, `[]`, `{`, `{"a": }`, `{"a": 1,}`, `{"a" 1}`, `{"a": 1} x`, "{\"a\": \"x\ny\"}", `{"a": tru}`, "{/* c */}", "\ufeff{}"} {
+		if _, err := parseJSON([]byte(text), false); err == nil {
+			t.Errorf("%q: parsed", text)
+		}
+	}
+	if _, err := parseJSON([]byte(`{"a": 1,} // c`), true); err != nil {
+		t.Errorf("JSONC: %v", err)
+	}
+	if _, err := parseJSON([]byte("{\"a\": 1 /* open"), true); err == nil {
+		t.Error("an open comment parsed")
+	}
+}
