@@ -43,6 +43,9 @@ type SetupResult struct {
 	Changes []SetupChange `json:"changes"`
 	DryRun  bool          `json:"dry_run"`
 	Todo    []string      `json:"todo"` // what the user still has to do
+	// Excluded are the patterns added (or with DryRun to add) to
+	// .git/info/exclude, so this user's files stay out of git.
+	Excluded []string `json:"excluded"`
 }
 
 // ErrSetup is a bad agent or scope name (a usage error).
@@ -132,10 +135,28 @@ func SetupAgent(agent string, o SetupOptions) (SetupResult, error) {
 	if res.Todo == nil {
 		res.Todo = []string{}
 	}
+	if p.Exclude == nil {
+		p.Exclude = []string{}
+	}
+	res.Excluded = p.Exclude
 	if o.DryRun {
 		return res, nil
 	}
-	return res, setupError(p.Apply())
+	if err := p.Apply(); err != nil {
+		return res, setupError(err)
+	}
+	if len(p.Exclude) > 0 {
+		r, err := worktree.Discover(o.Dir)
+		if err != nil {
+			return res, err
+		}
+		added, err := worktree.EnsureExclude(r, p.Exclude)
+		if err != nil {
+			return res, err
+		}
+		res.Excluded = append([]string{}, added...)
+	}
+	return res, nil
 }
 
 // unified is a diff of a file from before to after with ---/+++ headers

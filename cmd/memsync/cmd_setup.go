@@ -53,6 +53,13 @@ func runSetup(s *session, c *cli.Context) error {
 			}
 			s.printf("%sd %s\n", ch.Action, ch.Path)
 		}
+		for _, x := range res.Excluded {
+			if res.DryRun {
+				s.printf("would exclude %s from git (.git/info/exclude)\n", x)
+				continue
+			}
+			s.printf("excluded %s from git (.git/info/exclude)\n", x)
+		}
 		if res.DryRun && len(res.Changes) > 0 {
 			s.printf("dry run: nothing was written\n")
 		}

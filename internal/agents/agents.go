@@ -88,6 +88,8 @@ type Agent struct {
 	rules string
 	own   bool
 	front string // an own rules file's front matter
+	// exclude are the .git/info/exclude patterns of scope's files (nil none).
+	exclude func(sc Scope) []string
 	// todo is what the user still has to do once the files are written.
 	todo func(e Env, sc Scope) []string
 	// found tells why the agent seems to be used here ("" not found).
@@ -143,6 +145,10 @@ type Plan struct {
 	Scope   Scope
 	Changes []Change // only the files that change
 	Todo    []string
+	// Exclude are the patterns of .git/info/exclude that keep this
+	// user's files in the repository out of git (Claude Code's
+	// settings.local.json, as Claude Code itself does).
+	Exclude []string
 }
 
 // Options choose what Setup plans.
@@ -253,6 +259,9 @@ func Setup(a *Agent, e Env, o Options) (Plan, error) {
 	}
 	if !o.Remove {
 		p.Todo = a.todo(e, o.Scope)
+		if a.exclude != nil {
+			p.Exclude = a.exclude(o.Scope)
+		}
 	}
 	return p, nil
 }

@@ -78,6 +78,12 @@ var claude = &Agent{
 	events:    []string{"SessionStart", "UserPromptSubmit"},
 	hookEntry: func(command string) any { return obj{{"hooks", []any{obj{{"type", "command"}, {"command", command}}}}} },
 	rules:     "CLAUDE.md",
+	exclude: func(sc Scope) []string {
+		if sc == Local {
+			return []string{"/.claude/settings.local.json"}
+		}
+		return nil
+	},
 	todo: func(e Env, sc Scope) []string {
 		switch sc {
 		case Project:
@@ -87,7 +93,7 @@ var claude = &Agent{
 			return []string{"Claude Code runs memsync's server and hooks in every project from its next session; 'claude mcp list' shows it"}
 		}
 		return []string{"Claude Code runs memsync's server and hooks in this repository from its next session; 'claude mcp list' shows it",
-			"the hooks are in .claude/settings.local.json, your own file: keep it out of commits (.gitignore); '/hooks' in Claude Code lists them"}
+			"the hooks are in .claude/settings.local.json, your own file (.git/info/exclude keeps it out of git); '/hooks' in Claude Code lists them"}
 	},
 	found: func(e Env) string {
 		dir, config := e.claudeDir()
