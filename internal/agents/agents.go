@@ -45,7 +45,7 @@ type Env struct {
 	Fixed   bool
 }
 
-// ErrNoRepo: the scope's files are in a repository and there is none.
+// ErrNoRepo is the error of a scope whose files are in a repository, outside one.
 var ErrNoRepo = errors.New("not inside a git repository")
 
 // FileError is a config file setup cannot read or change; nothing was written.
@@ -128,7 +128,7 @@ func (a *Agent) Scope(s string) (Scope, error) {
 	return "", &UsageError{fmt.Sprintf("%s has no %q scope (it has %s)", a.Title, s, strings.Join(names, ", "))}
 }
 
-// HasHooks: the agent runs memsync's context hooks.
+// HasHooks tells whether the agent runs memsync's context hooks.
 func (a *Agent) HasHooks() bool { return a.hooks != nil }
 
 // Change is one file's edit.

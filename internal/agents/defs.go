@@ -35,7 +35,7 @@ func plain(command string, args ...string) any {
 }
 
 // onPath says why the agent is found: its command on PATH, or one of files.
-func onPath(e Env, command string, files ...string) string {
+func onPath(command string, files ...string) string {
 	for _, f := range files {
 		if _, err := os.Stat(f); err == nil {
 			return f + " exists"
@@ -97,7 +97,7 @@ var claude = &Agent{
 	},
 	found: func(e Env) string {
 		dir, config := e.claudeDir()
-		return onPath(e, "claude", config, dir)
+		return onPath("claude", config, dir)
 	},
 }
 
@@ -110,7 +110,7 @@ var codex = &Agent{
 	todo: func(Env, Scope) []string {
 		return []string{"Codex starts memsync's server in the folder it runs in, from its next session; 'codex mcp list' shows it"}
 	},
-	found: func(e Env) string { return onPath(e, "codex", filepath.Join(e.CodexHome, "config.toml"), e.CodexHome) },
+	found: func(e Env) string { return onPath("codex", filepath.Join(e.CodexHome, "config.toml"), e.CodexHome) },
 }
 
 var gemini = &Agent{
@@ -133,7 +133,7 @@ var gemini = &Agent{
 		return t
 	},
 	found: func(e Env) string {
-		return onPath(e, "gemini", filepath.Join(e.Home, ".gemini", "settings.json"), filepath.Join(e.Home, ".gemini"))
+		return onPath("gemini", filepath.Join(e.Home, ".gemini", "settings.json"), filepath.Join(e.Home, ".gemini"))
 	},
 }
 
@@ -168,7 +168,7 @@ var cursor = &Agent{
 		}
 		return t
 	},
-	found: func(e Env) string { return onPath(e, "cursor", filepath.Join(e.Home, ".cursor")) },
+	found: func(e Env) string { return onPath("cursor", filepath.Join(e.Home, ".cursor")) },
 }
 
 // vscodeUser is VS Code's folder of user settings.
@@ -201,7 +201,7 @@ var vscode = &Agent{
 		}
 		return t
 	},
-	found: func(e Env) string { return onPath(e, "code", vscodeUser(e)) },
+	found: func(e Env) string { return onPath("code", vscodeUser(e)) },
 }
 
 var windsurf = &Agent{
@@ -216,5 +216,5 @@ var windsurf = &Agent{
 		return []string{"refresh the MCP servers in Windsurf's Cascade panel (or restart it)",
 			"Windsurf's config is one for all projects: where memsync's tools answer that they are not inside a git repository, add \"-C\", \"/path/to/repo\" to its args"}
 	},
-	found: func(e Env) string { return onPath(e, "windsurf", filepath.Join(e.Home, ".codeium", "windsurf")) },
+	found: func(e Env) string { return onPath("windsurf", filepath.Join(e.Home, ".codeium", "windsurf")) },
 }
