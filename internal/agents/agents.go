@@ -228,7 +228,7 @@ func Setup(a *Agent, e Env, o Options) (Plan, error) {
 		for _, ev := range a.events {
 			if err := edit(hpath, func(s []byte) ([]byte, error) {
 				return jsonEdit(s, hfm, func(s []byte, jsonc bool) ([]byte, error) {
-					return setHook(s, jsonc, ev, a.Name, a.hookEntry(hook), o.Remove)
+					return setHook(s, jsonc, ev, a.Name, hook, a.hookEntry(hook), o.Remove)
 				})
 			}); err != nil {
 				return p, err

@@ -192,3 +192,24 @@ func TestDefaultScopesLeaveTrackedFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveHooksOfAnyName: --remove takes out the hooks setup wrote
+// whatever the binary is called (it was found by the name memsync only,
+// so a binary named otherwise left its hooks behind).
+func TestRemoveHooksOfAnyName(t *testing.T) {
+	for _, a := range []*Agent{claude, gemini} {
+		dir := t.TempDir()
+		e := Env{Home: filepath.Join(dir, "home"), Top: filepath.Join(dir, "repo"), GOOS: "linux", Command: "/opt/bin/memsync-v2"}
+		e.ConfigHome, e.CodexHome = filepath.Join(e.Home, ".config"), filepath.Join(e.Home, ".codex")
+		for _, remove := range []bool{false, true} {
+			p, err := Setup(a, e, Options{Scope: User, Remove: remove})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Apply(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkFiles(t, dir, map[string]string{})
+	}
+}

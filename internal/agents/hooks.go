@@ -8,8 +8,8 @@ import (
 // setHook adds memsync's entry to the hooks of event (hooks.EVENT, an array
 // of matcher groups as Claude Code and Gemini CLI both have them), or
 // with remove takes memsync's entries out: a group whose hooks are all
-// memsync's context hook for agent, whatever path it runs memsync by.
-func setHook(s []byte, jsonc bool, event, agent string, entry any, remove bool) ([]byte, error) {
+// command or memsync's context hook for agent by another path.
+func setHook(s []byte, jsonc bool, event, agent, command string, entry any, remove bool) ([]byte, error) {
 	path := []string{"hooks", event}
 	for {
 		root, err := parseJSON(s, jsonc)
@@ -32,7 +32,7 @@ func setHook(s []byte, jsonc bool, event, agent string, entry any, remove bool) 
 		}
 		var ours []int
 		for i, it := range arr.items {
-			if isMemsyncGroup(s, it.val, agent) {
+			if isMemsyncGroup(s, it.val, agent, command) {
 				ours = append(ours, i)
 			}
 		}
@@ -52,8 +52,9 @@ func setHook(s []byte, jsonc bool, event, agent string, entry any, remove bool) 
 	}
 }
 
-// isMemsyncGroup: n is a matcher group holding only memsync's hook.
-func isMemsyncGroup(s []byte, n *jnode, agent string) bool {
+// isMemsyncGroup: n is a matcher group holding only memsync's hook (command,
+// or another memsync's).
+func isMemsyncGroup(s []byte, n *jnode, agent, command string) bool {
 	v, ok := decode(s, n).(map[string]any)
 	if !ok {
 		return false
@@ -65,7 +66,7 @@ func isMemsyncGroup(s []byte, n *jnode, agent string) bool {
 	for _, h := range hooks {
 		m, _ := h.(map[string]any)
 		cmd, _ := m["command"].(string)
-		if !isMemsyncHook(cmd, agent) {
+		if cmd != command && !isMemsyncHook(cmd, agent) {
 			return false
 		}
 	}
