@@ -71,7 +71,7 @@ func hintOf(err error) string {
 	var fe *config.Error
 	switch {
 	case errors.As(err, new(*SetupFileError)):
-		return "nothing was changed; fix the file (the agent's own parser reads it as that format) or move it aside, then run memsync setup again"
+		return "nothing was changed; fix the file where the error says (or move it aside), then run memsync setup again"
 	case errors.Is(err, ErrSetup):
 		return "see 'memsync setup --help'"
 	case errors.Is(err, worktree.ErrNotRepo) && errors.Is(err, agents.ErrNoRepo):
