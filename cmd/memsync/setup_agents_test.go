@@ -143,7 +143,8 @@ func TestSetupCodexCLI(t *testing.T) {
 	env, home := agentEnv(t)
 	repo := newRepo(t, env)
 	config := filepath.Join(home, ".codex", "config.toml")
-	const before = "# mine\nmodel = \"o3\" # the model\n\n[mcp_servers.other]\ncommand = \"other\"\nargs = [\"x\"]\n"
+	// The project is trusted, as Codex asks, so it reads .codex/config.toml there.
+	before := "# mine\nmodel = \"o3\" # the model\n\n[mcp_servers.other]\ncommand = \"other\"\nargs = [\"x\"]\n\n[projects.\"" + repo + "\"]\ntrust_level = \"trusted\"\n"
 	seed(t, config, before)
 
 	runMemsyncSetup(t, env, repo, "codex")
@@ -162,6 +163,20 @@ func TestSetupCodexCLI(t *testing.T) {
 	}
 	if s := readString(t, config); s != before {
 		t.Fatalf("config.toml after --remove:\n%s\nwant:\n%s", s, before)
+	}
+
+	// project scope: the repository's .codex/config.toml runs memsync from PATH
+	runMemsyncSetup(t, env, repo, "codex", "--scope", "project")
+	servers = codexServers(t, runAgent(t, env, repo, codex, "mcp", "list", "--json"))
+	if m := servers["memsync"]; m == nil || !m.Enabled || m.Transport.Command != "memsync" || servers["other"] == nil {
+		t.Fatalf("codex mcp list after setup --scope project: %v", servers)
+	}
+	runMemsyncSetup(t, env, repo, "codex", "--scope", "project", "--remove")
+	if _, err := os.Stat(filepath.Join(repo, ".codex", "config.toml")); !os.IsNotExist(err) {
+		t.Fatalf(".codex/config.toml after --remove: %v", err)
+	}
+	if servers = codexServers(t, runAgent(t, env, repo, codex, "mcp", "list", "--json")); servers["memsync"] != nil {
+		t.Fatalf("codex mcp list after --remove: %v", servers)
 	}
 }
 

@@ -102,12 +102,19 @@ var claude = &Agent{
 }
 
 var codex = &Agent{
-	Name: "codex", Title: "Codex CLI", Scopes: []Scope{User},
-	server: func(e Env, _ Scope) (string, format, []string) {
+	Name: "codex", Title: "Codex CLI", Scopes: []Scope{User, Project},
+	server: func(e Env, sc Scope) (string, format, []string) {
+		if sc == Project {
+			return e.inRepo(filepath.Join(".codex", "config.toml")), formatTOML, nil
+		}
 		return filepath.Join(e.CodexHome, "config.toml"), formatTOML, nil
 	},
 	rules: "AGENTS.md",
-	todo: func(Env, Scope) []string {
+	todo: func(_ Env, sc Scope) []string {
+		if sc == Project {
+			return []string{"Codex reads .codex/config.toml only in a project it trusts (it asks when it first starts there); 'codex mcp list' shows memsync",
+				"commit .codex/config.toml to share it; each user needs memsync on PATH"}
+		}
 		return []string{"Codex starts memsync's server in the folder it runs in, from its next session; 'codex mcp list' shows it"}
 	},
 	found: func(e Env) string { return onPath("codex", filepath.Join(e.CodexHome, "config.toml"), e.CodexHome) },
