@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 )
@@ -13,11 +14,16 @@ import (
 // table is edited as text, a table at a time, so every other line of the
 // file (comments too) stays as it was; BurntSushi/toml only reads.
 
-// tableHeader matches a table header line and captures its dotted name.
-var tableHeader = regexp.MustCompile(`^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$`)
+// tableHeader matches a table header line and captures its dotted name
+// (compiled on first use: memsync's start builds no regexps).
+var tableHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$`)
+})
 
 // memsyncTable: the name is mcp_servers.memsync or a table under it.
-var memsyncTable = regexp.MustCompile(`^mcp_servers\s*\.\s*("memsync"|'memsync'|memsync)(\s*\..*)?$`)
+var memsyncTable = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^mcp_servers\s*\.\s*("memsync"|'memsync'|memsync)(\s*\..*)?$`)
+})
 
 // tomlSections are the line ranges [start, end) of memsync's tables in the
 // lines of s (each to the next header or the end).
@@ -25,7 +31,7 @@ func tomlSections(lines []string) [][2]int {
 	var out [][2]int
 	open := -1
 	for i, l := range lines {
-		m := tableHeader.FindStringSubmatch(l)
+		m := tableHeader().FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}
@@ -33,7 +39,7 @@ func tomlSections(lines []string) [][2]int {
 			out = append(out, [2]int{open, i})
 			open = -1
 		}
-		if memsyncTable.MatchString(m[1]) {
+		if memsyncTable().MatchString(m[1]) {
 			open = i
 		}
 	}
@@ -107,8 +113,8 @@ func setCodex(s []byte, command string, args []string) ([]byte, error) {
 	var main [2]int
 	found := false
 	for _, sec := range tomlSections(lines) {
-		m := tableHeader.FindStringSubmatch(lines[sec[0]])
-		if memsyncTable.FindStringSubmatch(m[1])[2] == "" {
+		m := tableHeader().FindStringSubmatch(lines[sec[0]])
+		if memsyncTable().FindStringSubmatch(m[1])[2] == "" {
 			main, found = sec, true
 		}
 	}
