@@ -382,7 +382,7 @@ func insertItem(s []byte, root, n *jnode, key *string, v any) []byte {
 	}
 	if len(n.items) == 0 {
 		inner := indentAt(s, n.start) + unit
-		if strings.TrimSpace(string(s[n.start+1:n.end-1])) != "" { // a comment inside stays after the item
+		if n.end-n.start > 2 { // what is inside (spaces, a comment) stays after the item
 			return splice(s, n.start+1, n.start+1, "\n"+inner+head(inner))
 		}
 		text := "\n" + inner + head(inner) + "\n" + indentAt(s, n.start)
@@ -420,7 +420,8 @@ func removeItem(s []byte, n *jnode, i int) []byte {
 			if trailing {
 				stop = p.i + 1
 			}
-			if strings.TrimSpace(string(s[stop:n.end-1])) == "" {
+			// the layout insertItem gives an empty container: {} again
+			if after := string(s[stop : n.end-1]); strings.TrimSpace(after) == "" && strings.Contains(after, "\n") {
 				return splice(s, n.start+1, n.end-1, "")
 			}
 		}

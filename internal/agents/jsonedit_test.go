@@ -67,3 +67,54 @@ func TestJSONRefuses(t *testing.T) {
 		t.Error("an open comment parsed")
 	}
 }
+
+// FuzzJSONEdit: whatever a config file holds, setting memsync's member
+// gives text that parses and holds it, a second set changes nothing, and
+// where the file had the container without memsync, deleting the member
+// gives the text back byte for byte.
+func FuzzJSONEdit(f *testing.F) {
+	for _, s := range []string{`{}`, `{"mcpServers": {}}`, "{\n  \"mcpServers\": {\n    \"a\": 1 // c\n  },\n}\n",
+		`{"mcpServers":{"a":[1,2,{"b":null}]},"x":"y"}`, "{\n\t\"mcpServers\": { /* c */ }\n}", `{"mcpServers": {"memsync": 1}}`} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	path := []string{"mcpServers", "memsync"}
+	v := obj{{"command", "/bin/memsync"}, {"args", []string{"mcp"}}}
+	f.Fuzz(func(t *testing.T, text string, jsonc bool) {
+		if len(text) > 1<<12 {
+			return
+		}
+		root, err := parseJSON([]byte(text), jsonc)
+		if err != nil {
+			return
+		}
+		servers := root.lookup("mcpServers")
+		set, err := setJSON([]byte(text), jsonc, path, v)
+		if err != nil {
+			if servers != nil && servers.kind != '{' {
+				return // refused: mcpServers is no object
+			}
+			t.Fatalf("set %q: %v", text, err)
+		}
+		r2, err := parseJSON(set, jsonc)
+		if err != nil {
+			t.Fatalf("set %q gave %q: %v", text, set, err)
+		}
+		if m := r2.lookup("mcpServers").lookup("memsync"); m == nil || !sameJSON(set, m, v) {
+			t.Fatalf("set %q gave %q", text, set)
+		}
+		if again, err := setJSON(set, jsonc, path, v); err != nil || string(again) != string(set) {
+			t.Fatalf("second set of %q: %q, %v", set, again, err)
+		}
+		back, err := deleteJSON(set, jsonc, path, 0)
+		if err != nil {
+			t.Fatalf("delete %q: %v", set, err)
+		}
+		if _, err := parseJSON(back, jsonc); err != nil {
+			t.Fatalf("delete %q gave %q: %v", set, back, err)
+		}
+		if servers != nil && servers.lookup("memsync") == nil && string(back) != text {
+			t.Fatalf("%q: set %q, delete gave %q", text, set, back)
+		}
+	})
+}
