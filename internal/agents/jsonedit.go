@@ -429,8 +429,13 @@ func removeItem(s []byte, n *jnode, i int) []byte {
 	if i < len(n.items)-1 { // up to the next item
 		next := n.items[i+1].start
 		start := it.start
-		if ownLine(s, start) && ownLine(s, next) {
-			start, next = lineStart(s, start), lineStart(s, next)
+		if ownLine(s, start) && ownLine(s, next) && trailing {
+			// from its line to the end of the line of its comma: a comment
+			// line above the next item stays with that item
+			start = lineStart(s, start)
+			if eol := strings.IndexByte(string(s[p.i:next]), '\n'); eol >= 0 {
+				next = p.i + eol + 1
+			}
 		}
 		return splice(s, start, next, "")
 	}

@@ -118,3 +118,18 @@ func FuzzJSONEdit(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONDeleteKeepsNextComment: memsync's member taken from the middle
+// of an object leaves the comment above the member after it.
+func TestJSONDeleteKeepsNextComment(t *testing.T) {
+	text := "{\n  \"mcpServers\": {\n    \"a\": 1,\n    \"memsync\": {\"command\": \"m\"}, // mine\n    // about b\n    \"b\": 2\n  }\n}\n"
+	want := "{\n  \"mcpServers\": {\n    \"a\": 1,\n    // about b\n    \"b\": 2\n  }\n}\n"
+	got, err := deleteJSON([]byte(text), true, []string{"mcpServers", "memsync"}, 0)
+	if err != nil || string(got) != want {
+		t.Fatalf("delete gave %q (%v), want %q", got, err, want)
+	}
+	one := `{"a": 1, "memsync": 2, "b": 3}`
+	if got, _ := deleteJSON([]byte(one), false, []string{"memsync"}, 0); string(got) != `{"a": 1, "b": 3}` {
+		t.Fatalf("one line: %q", got)
+	}
+}
