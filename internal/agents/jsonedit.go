@@ -448,8 +448,10 @@ func removeItem(s []byte, n *jnode, i int) []byte {
 	switch {
 	case ownLine(s, start):
 		start = lineStart(s, start) - 1
-	case i > 0: // on one line: from the end of the item before
-		start = n.items[i-1].val.end
+	case i > 0: // on one line: from the comma after the item before; a trailing comma stays
+		q := &jparser{s: s, i: n.items[i-1].val.end, jsonc: true}
+		_ = q.space()
+		return splice(s, q.i, end, "")
 	}
 	out := splice(s, start, stop, "")
 	if i > 0 && !trailing {

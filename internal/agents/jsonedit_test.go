@@ -133,3 +133,52 @@ func TestJSONDeleteKeepsNextComment(t *testing.T) {
 		t.Fatalf("one line: %q", got)
 	}
 }
+
+// FuzzHookEdit: adding memsync's hook group to a settings file and
+// removing it gives the file back byte for byte where the event's array
+// was there, and never touches another group.
+func FuzzHookEdit(f *testing.F) {
+	for _, s := range []string{`{}`, `{"hooks": {}}`, `{"hooks": {"SessionStart": []}}`,
+		"{\n  \"hooks\": {\n    \"SessionStart\": [\n      {\"hooks\": [{\"type\": \"command\", \"command\": \"x\"}]}\n    ]\n  }\n}\n",
+		`{"hooks": {"SessionStart": [{"hooks": [{"command": "/a/memsync context --agent claude"}]}, 1]}}`} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	cmd := "/bin/memsync context --agent claude"
+	entry := obj{{"hooks", []any{obj{{"type", "command"}, {"command", cmd}}}}}
+	f.Fuzz(func(t *testing.T, text string, jsonc bool) {
+		if len(text) > 1<<12 {
+			return
+		}
+		root, err := parseJSON([]byte(text), jsonc)
+		if err != nil {
+			return
+		}
+		set, err := setHook([]byte(text), jsonc, "SessionStart", "claude", cmd, entry, false)
+		if err != nil {
+			return // hooks or the event is not what Claude Code reads: refused
+		}
+		if _, err := parseJSON(set, jsonc); err != nil {
+			t.Fatalf("set %q gave %q: %v", text, set, err)
+		}
+		if again, err := setHook(set, jsonc, "SessionStart", "claude", cmd, entry, false); err != nil || string(again) != string(set) {
+			t.Fatalf("second set of %q: %q, %v", set, again, err)
+		}
+		back, err := setHook(set, jsonc, "SessionStart", "claude", cmd, entry, true)
+		if err != nil {
+			t.Fatalf("remove %q: %v", set, err)
+		}
+		arr := root.lookup("hooks").lookup("SessionStart")
+		if arr == nil || arr.kind != '[' || len(arr.items) == 0 {
+			return
+		}
+		for _, it := range arr.items {
+			if isMemsyncGroup([]byte(text), it.val, "claude", cmd) {
+				return
+			}
+		}
+		if string(back) != text {
+			t.Fatalf("%q: set %q, remove gave %q", text, set, back)
+		}
+	})
+}
