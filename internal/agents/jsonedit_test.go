@@ -2,6 +2,7 @@ package agents
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -113,7 +114,12 @@ func FuzzJSONEdit(f *testing.F) {
 		if _, err := parseJSON(back, jsonc); err != nil {
 			t.Fatalf("delete %q gave %q: %v", set, back, err)
 		}
-		if servers != nil && servers.lookup("memsync") == nil && string(back) != text {
+		// an empty container holding only spaces and line breaks comes back
+		// as {} when it ends in a line break: an added member's layout
+		// cannot tell it from {}
+		blank := servers != nil && len(servers.items) == 0 && strings.TrimSpace(text[servers.start+1:servers.end-1]) == "" &&
+			strings.Contains(text[servers.start+1:servers.end-1], "\n")
+		if servers != nil && servers.lookup("memsync") == nil && !blank && string(back) != text {
 			t.Fatalf("%q: set %q, delete gave %q", text, set, back)
 		}
 	})
