@@ -46,6 +46,15 @@ type InjectOptions struct {
 	// the block marks them "(global)" and their Layer is "global". An entry
 	// of the global layer whose ID the project's memory has is left out.
 	NoGlobal bool
+
+	// The agent hooks' own (AgentContext): skip leaves out entries by ID
+	// (a session has them), matching keeps only the entries the query
+	// matches, use ranks by how often an entry was read, and noTouch does
+	// not count the chosen entries as read.
+	skip     func(id string) bool
+	matching bool
+	use      func(id string) float64
+	noTouch  bool
 }
 
 // InjectResult is a prompt with the memories put into it (the JSON of
@@ -122,7 +131,13 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 	}
 	rec := m.marks()
 	opts := inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter,
-		Keep: m.injectable, User: m.gitEmail(), Stale: rec.StaleFunc()}
+		Keep: m.injectable, User: m.gitEmail(), Stale: rec.StaleFunc(), Matching: o.matching}
+	if o.skip != nil {
+		opts.Skip = func(e *memfile.Entry) bool { return o.skip(e.ID) }
+	}
+	if o.use != nil {
+		opts.Use = func(e *memfile.Entry) float64 { return o.use(e.ID) }
+	}
 	layers := []*Memory{m}
 	from := func(i int) origin { return origin{0, i} } // where chosen entry i came from
 	opts.Global = func(i int) bool { return layers[from(i).layer].repo == nil }
@@ -175,7 +190,9 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 		ids[src.layer] = append(ids[src.layer], x.ID)
 	}
 	for k, l := range layers {
-		l.touch(ids[k]...) // injected memories are in use (gc's TTL)
+		if !o.noTouch {
+			l.touch(ids[k]...) // injected memories are in use (gc's TTL)
+		}
 	}
 	if cfg.Mode() == config.Auto {
 		out.Output = res.Prompt(prompt)

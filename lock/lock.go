@@ -26,7 +26,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -79,7 +78,7 @@ func Exclusive(ctx context.Context, path string, timeout time.Duration) (*Lock, 
 	// Record the holder for the timeout message of whoever waits next: over
 	// the file's first bytes, padded to a fixed width, so the file is never
 	// truncated (it may be another tool's lock file too).
-	if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NOFOLLOW, 0); err == nil {
+	if f, err := os.OpenFile(path, os.O_WRONLY|fsutil.NoFollow, 0); err == nil {
 		if fi, err := f.Stat(); err == nil {
 			if held, err := l.fl.Stat(); err == nil && os.SameFile(fi, held) {
 				_, _ = f.WriteAt([]byte(fmt.Sprintf("%-*d\n", pidWidth, os.Getpid())), 0)
@@ -97,7 +96,7 @@ const pidWidth = 10
 // without recording the pid; nil (and no error) when another process
 // holds it.
 func TryExclusive(path string) (*Lock, error) {
-	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o644))
+	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|fsutil.NoFollow), flock.SetPermissions(0o644))
 	if ok, err := fl.TryLock(); !ok || err != nil {
 		_ = fl.Close()
 		return nil, err
@@ -158,7 +157,7 @@ func take(ctx context.Context, path string, shared bool) (*flock.Flock, error) {
 	}
 	waitsMu.Unlock()
 	if w == nil {
-		fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o644))
+		fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|fsutil.NoFollow), flock.SetPermissions(0o644))
 		try := fl.TryLock
 		if shared {
 			try = fl.TryRLock
@@ -246,11 +245,7 @@ func holder(path string) int {
 	if err != nil {
 		return 0
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0
-	}
-	holders, ok := lockHolders(st.Ino)
+	holders, ok := lockHolders(fi)
 	if !ok {
 		if fsutil.ProcessAlive(recorded) {
 			return recorded
@@ -283,32 +278,6 @@ func recordedPID(path string) int {
 		return 0
 	}
 	return pid
-}
-
-// lockHolders lists the pids holding a lock on the inode ino, as Linux's
-// /proc/locks shows them ("1: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE ...";
-// lines with "->" are waiters, not holders). ok is false where there is no
-// /proc/locks. Only the inode is compared: on an overlay file system the
-// device shown is the lower file system's, not the one stat reports.
-func lockHolders(ino uint64) (pids []int, ok bool) {
-	data, err := os.ReadFile("/proc/locks")
-	if err != nil {
-		return nil, false
-	}
-	for line := range strings.Lines(string(data)) {
-		f := strings.Fields(line)
-		if len(f) < 6 || f[1] == "->" {
-			continue
-		}
-		id := strings.Split(f[5], ":")
-		if len(id) != 3 || id[2] != strconv.FormatUint(ino, 10) {
-			continue
-		}
-		if pid, err := strconv.Atoi(f[4]); err == nil && pid > 0 {
-			pids = append(pids, pid)
-		}
-	}
-	return pids, true
 }
 
 // Path is the lock file's path.

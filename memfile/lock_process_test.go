@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,6 +95,9 @@ func storeHelper(mode, home string) error {
 // lock a rewrite drops the appends made while it ran.
 func TestStoreLockAcrossProcesses(t *testing.T) {
 	flockBin, err := exec.LookPath("flock")
+	if err != nil && runtime.GOOS != "linux" {
+		t.Skip("needs flock(1) from util-linux, which this system does not have")
+	}
 	if err != nil {
 		t.Fatal("this test needs flock(1) (util-linux) on PATH")
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -426,9 +425,9 @@ func (s *Store) changed(target string, before os.FileInfo) {
 
 // sameChange reports whether two states of a file have the same change time.
 func sameChange(a, b os.FileInfo) bool {
-	x, ok1 := a.Sys().(*syscall.Stat_t)
-	y, ok2 := b.Sys().(*syscall.Stat_t)
-	return ok1 && ok2 && x.Ctim == y.Ctim
+	x, ok1 := fsutil.ChangeTime(a)
+	y, ok2 := fsutil.ChangeTime(b)
+	return ok1 && ok2 && x == y
 }
 
 // createLockFile creates the lock file lp, when it is missing, with the

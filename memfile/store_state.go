@@ -372,12 +372,30 @@ func (s *Store) RecordAccess(ids ...string) {
 // LastAccess reads the access log: the last time each entry was returned.
 func (s *Store) LastAccess() map[string]time.Time {
 	out := map[string]time.Time{}
+	s.scanAccess(func(t time.Time, id string) {
+		if t.After(out[id]) {
+			out[id] = t
+		}
+	})
+	return out
+}
+
+// AccessCounts reads the access log: how many times each entry was
+// returned since the log was last compacted (gc keeps one line per entry).
+func (s *Store) AccessCounts() map[string]int {
+	out := map[string]int{}
+	s.scanAccess(func(_ time.Time, id string) { out[id]++ })
+	return out
+}
+
+// scanAccess calls fn with each line of the access log that parses.
+func (s *Store) scanAccess(fn func(t time.Time, id string)) {
 	if s.StateDir == "" {
-		return out
+		return
 	}
 	f, err := fsutil.OpenOwn(s.statePath(accessLog))
 	if err != nil {
-		return out
+		return
 	}
 	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
@@ -387,11 +405,8 @@ func (s *Store) LastAccess() map[string]time.Time {
 		if !ok || err != nil || id == "" {
 			continue // a torn line
 		}
-		if t := time.Unix(n, 0); t.After(out[id]) {
-			out[id] = t
-		}
+		fn(time.Unix(n, 0), id)
 	}
-	return out
 }
 
 // compactAccess rewrites the access log with one line per entry in keep.

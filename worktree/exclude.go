@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitrepo"
@@ -55,7 +54,7 @@ func EnsureExclude(r *Repo, patterns []string) ([]string, error) {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
 	defer func() { _ = f.Close() }()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := fsutil.LockExclusive(f); err != nil {
 		return nil, fmt.Errorf("worktree: lock %s: %w", path, err)
 	}
 	if old, err = fsutil.ReadFile(path, gitrepo.MaxGitFile); err != nil && !errors.Is(err, fs.ErrNotExist) {

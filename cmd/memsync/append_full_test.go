@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -16,6 +17,9 @@ import (
 // permitted (not root, no mount(8), a container without CAP_SYS_ADMIN).
 func mountTmpfs(t *testing.T, size int) string {
 	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("mounts a tmpfs the Linux way (mount -t tmpfs -o size=); skipped here")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a small tmpfs needs root; skipped")
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -39,7 +38,7 @@ func hookCommand() command {
 				// The script's child, which git does not wait for: in a
 				// session of its own, so that closing the terminal the
 				// commit ran in does not end it.
-				_, _ = syscall.Setsid()
+				leaveSession()
 			}
 			if len(args) > 0 {
 				memsync.RunHook(c.Context, c.String("C"), args[0], args[1:], memsync.HookOptions{

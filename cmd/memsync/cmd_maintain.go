@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"os/exec"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 )
@@ -35,7 +34,7 @@ func detachMaintain(gitDir string) error {
 		return err
 	}
 	cmd := exec.Command(exe, "-C", gitDir, "maintain")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	ownSession(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}

@@ -67,10 +67,20 @@ func waitSnapshotted(tb testing.TB, env []string, repo string, d time.Duration) 
 	}
 }
 
+// needProc skips a test that reads processes from /proc, which only Linux
+// has (elsewhere it would see no process at all).
+func needProc(tb testing.TB) {
+	tb.Helper()
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		tb.Skip("reads processes from /proc, which only Linux has; skipped here")
+	}
+}
+
 // waitNoProcessIn waits until no process works in dir (its working
 // directory there, as git runs hooks): the background hooks have ended.
 func waitNoProcessIn(tb testing.TB, dir string, d time.Duration) {
 	tb.Helper()
+	needProc(tb)
 	for end := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
 		var left []string
 		procs, _ := filepath.Glob("/proc/[0-9]*/cwd")

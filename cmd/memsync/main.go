@@ -16,6 +16,10 @@ import (
 )
 
 func main() {
+	if unsupported != "" {
+		_, _ = os.Stderr.WriteString(unsupported + "\n")
+		os.Exit(exitError)
+	}
 	ctx, interrupted := signalContext()
 	code := runContext(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 	if sig := interrupted(); sig != 0 {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -57,6 +59,7 @@ func alive(pid int) bool {
 // git started, memsync exits promptly with 130 or 143, and the memory's lock
 // is free. git fetch (and its ssh) used to be left running, orphaned.
 func TestSignalEndsGitAndFreesLock(t *testing.T) {
+	needProc(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			env := testGitEnv(t)

@@ -152,8 +152,7 @@ func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return processAlive(pid)
 }
 
 // OpenAppend opens path for Append: read-write, created with exactly perm

@@ -26,11 +26,7 @@ const (
 
 // umask is the process's file mode creation mask, read once at start (the
 // only way to read it sets it; at start no other goroutine creates files).
-var umask = func() int {
-	m := syscall.Umask(0)
-	syscall.Umask(m)
-	return m
-}()
+var umask = readUmask()
 
 // File is the mode of a file created with perm: perm without the umask's
 // bits, as open(2) gives it, then given the repository's sharing as git
@@ -81,7 +77,7 @@ func (s Shared) adjust(mode int) int {
 // path is refused (O_NOFOLLOW), and a file it creates (flag holds O_CREATE)
 // gets exactly perm, whatever the umask (pass Shared.File's mode).
 func OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {
-	flag |= syscall.O_NOFOLLOW
+	flag |= NoFollow
 	if flag&os.O_CREATE == 0 {
 		return os.OpenFile(path, flag, 0)
 	}

@@ -61,7 +61,7 @@ func ReadOwn(path string, limit int64) ([]byte, error) {
 // for a caller that reads it as a stream: a regular file, never through a
 // symlink; anything else is an error naming path.
 func OpenOwn(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|NoFollow|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%s is a symlink, not a file of memsync's own: not read (remove the link): %w", path, syscall.ELOOP)
 	}

@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -73,12 +72,7 @@ func Command(dir string, args ...string) *exec.Cmd {
 func CommandContext(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = dir, Env()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Cancel = func() error {
-		group := -cmd.Process.Pid
-		time.AfterFunc(killDelay, func() { _ = syscall.Kill(group, syscall.SIGKILL) })
-		return syscall.Kill(group, syscall.SIGTERM)
-	}
+	ownGroup(cmd)
 	// Wait returns even when a process of the group holds git's pipes.
 	cmd.WaitDelay = killDelay + time.Second
 	return cmd

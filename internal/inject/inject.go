@@ -64,6 +64,9 @@ const (
 	// stalePenalty is more than any score: a stale entry ranks below
 	// every fresh one.
 	stalePenalty = 2
+	// useWeight is the most that use (Options.Use) adds: as much as
+	// relevance.
+	useWeight = relevanceWeight
 )
 
 // maxQueryTerms bounds the terms of the query (a whole prompt, often): the
@@ -121,6 +124,17 @@ type Options struct {
 	// Global, if set, tells whether entry i of the file comes from the
 	// global layer: the block marks it "[ID] (global) Heading".
 	Global func(i int) bool
+	// Skip, if set, leaves out entries the reader has already (an agent's
+	// session was given them): they count neither as filtered nor omitted.
+	Skip func(e *memfile.Entry) bool
+	// Matching leaves out the entries the query does not match (none when
+	// it is empty): they are not candidates, and the note does not count
+	// them.
+	Matching bool
+	// Use, if set, is how much an entry is used, 0 or more (how often it
+	// was read): the most used one gets useWeight, the others in
+	// proportion, so that use ranks as relevance does.
+	Use func(e *memfile.Entry) float64
 }
 
 // Result is what was chosen.
@@ -467,6 +481,9 @@ func candidates(src Source, opts Options, res *Result) ([]item, int) {
 	smallest := 0
 	for i := range src.Len() {
 		e := src.Meta(i)
+		if opts.Skip != nil && opts.Skip(e) {
+			continue
+		}
 		ok := (len(types) == 0 || slices.Contains(types, e.Type)) &&
 			(len(flt.Tags) == 0 || slices.ContainsFunc(e.Tags, func(t string) bool {
 				return slices.ContainsFunc(flt.Tags, func(w string) bool { return strings.EqualFold(t, w) })
@@ -482,6 +499,9 @@ func candidates(src Source, opts Options, res *Result) ([]item, int) {
 		}
 		size := minSize(e, src.ContentLen(i))
 		it := item{i: int32(i), date: int32(dateKey(e.Date)), size: int32(min(size, math.MaxInt32)), fix: IsCorrection(e), stale: staleness(opts, e) != ""}
+		if opts.Use != nil {
+			it.use = max(0, opts.Use(e))
+		}
 		if len(out) == 0 || size < smallest {
 			smallest = size
 		}
@@ -501,10 +521,11 @@ func IsCorrection(e *memfile.Entry) bool {
 
 // item is a candidate with what the ranking and the budget read of it.
 type item struct {
-	i          int32 // entry index
-	date       int32 // YYYYMMDD
-	size       int32 // minSize (at most MaxInt32)
-	fix, stale bool  // IsCorrection, staleness said why
+	i          int32   // entry index
+	date       int32   // YYYYMMDD
+	size       int32   // minSize (at most MaxInt32)
+	fix, stale bool    // IsCorrection, staleness said why
+	use        float64 // Options.Use
 	score      float64
 }
 
@@ -619,7 +640,29 @@ func rank(src Source, items []item, opts Options) (*ranking, bool) {
 			items[pos[cands[h.Index]]].score += relevanceWeight * h.Score / top
 		}
 	}
+	if opts.Matching {
+		matched := make([]bool, n)
+		for _, h := range hits {
+			if h.Score > 0 {
+				matched[pos[cands[h.Index]]] = true
+			}
+		}
+		kept := items[:0]
+		for r, it := range items {
+			if matched[r] {
+				kept = append(kept, it)
+			}
+		}
+		items = kept
+	}
+	most := 0.0 // the most used entry's use
+	for _, it := range items {
+		most = max(most, it.use)
+	}
 	for r := range items {
+		if most > 0 {
+			items[r].score += useWeight * items[r].use / most
+		}
 		if items[r].fix {
 			items[r].score += correctionWeight
 		}

@@ -38,7 +38,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"unsafe"
 
 	"github.com/memsync/memsync/internal/fsutil"
@@ -383,14 +382,14 @@ func maxIndex(n int64) int64 { return 8*n + 16<<20 }
 // checks its header and tables; the index is not yet matched to a memory
 // file (attach).
 func openBase(path string, limit int64) (*Index, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|fsutil.NoFollow, 0)
 	if err != nil {
 		return nil, err
 	}
 	fi, err := f.Stat()
 	if err == nil {
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !fi.Mode().IsRegular() || ok && int(st.Uid) != os.Getuid() || fi.Size() > limit {
+		uid, ok := fsutil.Owner(fi)
+		if !fi.Mode().IsRegular() || ok && uid != os.Getuid() || fi.Size() > limit {
 			err = ErrInvalid // not this user's, or too large: never trusted
 		}
 	}

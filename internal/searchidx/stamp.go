@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/memsync/memsync/internal/fsutil"
 )
@@ -46,12 +45,13 @@ type stamp struct {
 
 // stampOf is s with the state of the memory file fi, open as f.
 func stampOf(s stamp, f io.ReaderAt, fi os.FileInfo) (stamp, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+	dev, ino, ok := fsutil.FileID(fi)
+	ctime, ok2 := fsutil.ChangeTime(fi)
+	if !ok || !ok2 {
 		return s, false
 	}
-	s.dev, s.ino, s.size = devOf(st), st.Ino, uint64(fi.Size())
-	s.mtime, s.ctime = st.Mtim.Nano(), st.Ctim.Nano()
+	s.dev, s.ino, s.size = dev, ino, uint64(fi.Size())
+	s.mtime, s.ctime = fi.ModTime().UnixNano(), ctime
 	c, err := tailCRC(f, fi.Size())
 	s.tailCRC = uint64(c)
 	return s, err == nil
@@ -84,7 +84,7 @@ func (s stamp) encode() []byte {
 // readStamp reads the stamp in dir; false when there is none, or it does
 // not check out.
 func readStamp(dir string) (stamp, bool) {
-	f, err := os.OpenFile(filepath.Join(dir, StampName), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(filepath.Join(dir, StampName), os.O_RDONLY|fsutil.NoFollow, 0)
 	if err != nil {
 		return stamp{}, false
 	}
@@ -96,7 +96,7 @@ func readStamp(dir string) (stamp, bool) {
 		binary.LittleEndian.Uint32(b[stampSize-4:]) != checksum(b[:stampSize-4]) {
 		return stamp{}, false
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !fi.Mode().IsRegular() || ok && int(st.Uid) != os.Getuid() {
+	if uid, ok := fsutil.Owner(fi); !fi.Mode().IsRegular() || ok && uid != os.Getuid() {
 		return stamp{}, false
 	}
 	var v [7]uint64
@@ -143,9 +143,10 @@ func Appended(dir string, f *os.File, before, after os.FileInfo) {
 // names reports whether s names the state fi of the memory file (its tail
 // CRC aside).
 func (s stamp) names(fi os.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && s.dev == devOf(st) && s.ino == st.Ino && s.size == uint64(fi.Size()) &&
-		s.mtime == st.Mtim.Nano() && s.ctime == st.Ctim.Nano()
+	dev, ino, ok := fsutil.FileID(fi)
+	ctime, ok2 := fsutil.ChangeTime(fi)
+	return ok && ok2 && s.dev == dev && s.ino == ino && s.size == uint64(fi.Size()) &&
+		s.mtime == fi.ModTime().UnixNano() && s.ctime == ctime
 }
 
 // perm is the mode of an existing stamp (writeStamp keeps it).
@@ -154,9 +155,4 @@ func perm(dir string) os.FileMode {
 		return fi.Mode().Perm()
 	}
 	return 0o600
-}
-
-// devOf is the device of a file's stat (its type differs between systems).
-func devOf(st *syscall.Stat_t) uint64 {
-	return uint64(st.Dev) //nolint:unconvert // not uint64 on every system
 }
