@@ -238,3 +238,45 @@ func TestSetupGeminiCLI(t *testing.T) {
 		t.Fatalf("settings.json after --remove:\n%s\nwant:\n%s", s, before)
 	}
 }
+
+// TestSetupHooksRun: the hooks 'memsync setup claude' and 'setup gemini'
+// write run, as the agents run them (sh -c COMMAND in the project, the
+// hook's JSON on stdin), memsync context, whose answer is the documented
+// hook output with the memory the prompt matches.
+func TestSetupHooksRun(t *testing.T) {
+	env, home := agentEnv(t)
+	repo := newRepo(t, env)
+	cmd := exec.Command(memsyncBinary(t), "add", "The CI cache is cold after a release: warm it", "-t", "solution")
+	cmd.Dir, cmd.Env = repo, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	for agent, settings := range map[string]string{
+		"claude": filepath.Join(repo, ".claude", "settings.local.json"),
+		"gemini": filepath.Join(home, ".gemini", "settings.json"),
+	} {
+		runMemsyncSetup(t, env, repo, agent)
+		var cfg struct {
+			Hooks map[string][]struct {
+				Hooks []struct{ Command string } `json:"hooks"`
+			} `json:"hooks"`
+		}
+		if err := json.Unmarshal([]byte(readString(t, settings)), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		event := map[string]string{"claude": "UserPromptSubmit", "gemini": "BeforeAgent"}[agent]
+		groups := cfg.Hooks[event]
+		if len(groups) != 1 || len(groups[0].Hooks) != 1 {
+			t.Fatalf("%s: hooks.%s of %s: %+v", agent, event, settings, cfg.Hooks)
+		}
+		sh := exec.Command("sh", "-c", groups[0].Hooks[0].Command)
+		sh.Dir, sh.Env, sh.Stdin = repo, env, strings.NewReader(promptInput(agent, "s-"+agent, "why is the CI cache cold"))
+		out, err := sh.Output()
+		if err != nil {
+			t.Fatalf("%s's hook %q: %v\n%s", agent, groups[0].Hooks[0].Command, err, out)
+		}
+		if got := hookContext(t, string(out), event); !strings.Contains(got, "The CI cache is cold after a release") {
+			t.Fatalf("%s's hook added:\n%s", agent, got)
+		}
+	}
+}
