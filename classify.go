@@ -6,6 +6,7 @@ import (
 	"os/exec"
 
 	"github.com/memsync/memsync/hooks"
+	"github.com/memsync/memsync/internal/agents"
 	"github.com/memsync/memsync/internal/config"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/history"
@@ -43,7 +44,8 @@ func Classify(err error) (Kind, string) {
 func kindOf(err error) Kind {
 	switch {
 	case errors.As(err, new(*config.Error)), errors.As(err, new(*ConfigError)), errors.Is(err, remote.ErrBadRemote), errors.Is(err, ErrCitation),
-		errors.Is(err, policy.ErrUnknownRole), errors.Is(err, ErrNoHistory), errors.Is(err, ErrGlobalLayer), errors.Is(err, ErrNoWorkTree):
+		errors.Is(err, policy.ErrUnknownRole), errors.Is(err, ErrNoHistory), errors.Is(err, ErrGlobalLayer), errors.Is(err, ErrNoWorkTree),
+		errors.Is(err, ErrSetup), errors.As(err, new(*SetupFileError)):
 		return KindUsage
 	case errors.Is(err, memfile.ErrNotFound), errors.Is(err, memfile.ErrAmbiguous),
 		errors.Is(err, history.ErrNoSnapshot), errors.Is(err, history.ErrNotSnapshot), errors.Is(err, history.ErrNothingToPurge):
@@ -70,6 +72,12 @@ func hintOf(err error) string {
 	switch {
 	case errors.As(err, new(*workerSecretError)):
 		return workerSecretHint(err)
+	case errors.As(err, new(*SetupFileError)):
+		return "nothing was changed; fix the file where the error says (or move it aside), then run memsync setup again"
+	case errors.Is(err, ErrSetup):
+		return "see 'memsync setup --help'"
+	case errors.Is(err, worktree.ErrNotRepo) && errors.Is(err, agents.ErrNoRepo):
+		return "run memsync setup inside the repository, or use --scope user"
 	case errors.As(err, new(*ConfigError)) && errors.As(err, &fe) && fe.Key == "(link)":
 		return "a configuration file is read only inside the repository: remove the symlink " + fe.File + " (or the folder link above it), or put the file there"
 	case errors.As(err, new(*ConfigError)) && errors.As(err, &fe) && fe.File != "environment":

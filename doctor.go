@@ -26,7 +26,7 @@ const (
 
 // Check is one finding of Doctor (docs/commands.md documents the JSON).
 type Check struct {
-	Check  string `json:"check"`  // memory, archive, lock, state, temp, layout, worktree, hooks, history, refspec, conflicts, tracked
+	Check  string `json:"check"`  // memory, archive, lock, state, temp, layout, worktree, hooks, history, refspec, conflicts, tracked, agent
 	Status string `json:"status"` // ok, problem, fixed (a problem Doctor repaired) or info
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`    // what repairs a problem, for people
@@ -71,7 +71,9 @@ type DoctorOptions struct {
 // the memory, the git hooks, a stale lock on refs/memsync/snapshots,
 // snapshot refs that point at objects the repository lacks, a remote's
 // fetch refspec that maps refs/memsync/ onto this clone's, a memory file
-// git tracks, and the recorded conflicts. Damage a repair
+// git tracks, the recorded conflicts, and, for each coding agent found on
+// this machine, whether memsync is set up in it (info: not setting up an
+// agent is no problem). Damage a repair
 // cannot fix gets the edit to make by hand as its Fix.
 func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, error) {
 	if err := ctx.Err(); err != nil {
@@ -130,6 +132,9 @@ func (m *Memory) Doctor(ctx context.Context, o DoctorOptions) (DoctorReport, err
 			Fix:    "see them: memsync conflicts; settle each: memsync resolve ID --ours|--theirs|--edit"})
 	} else {
 		checks = append(checks, Check{Check: "conflicts", Status: checkOK, Detail: "no recorded conflicts"})
+	}
+	if m.repo != nil && m.repo.WorkTree != "" {
+		checks = append(checks, agentChecks(m.repo.WorkTree)...)
 	}
 	r := DoctorReport{Checks: checks}
 	left, _ := r.Problems()
@@ -594,4 +599,26 @@ func repairMessage(r *history.RepairResult) string {
 		}
 	}
 	return msg + "; the live memory is unchanged"
+}
+
+// agentChecks tell, for each agent found on this machine, whether its
+// config has memsync's server (SetupAgent).
+func agentChecks(dir string) []Check {
+	list, err := Agents(dir)
+	if err != nil {
+		return []Check{{Check: "agent", Status: checkInfo, Detail: "agents not checked: " + err.Error()}}
+	}
+	var out []Check
+	for _, a := range list {
+		switch {
+		case a.Found == "":
+		case a.Error != "":
+			out = append(out, Check{Check: "agent", Status: checkInfo, Detail: a.Title + ": " + a.Error})
+		case len(a.Wired) > 0:
+			out = append(out, Check{Check: "agent", Status: checkOK, Detail: a.Title + ": memsync is set up (" + strings.Join(a.Wired, ", ") + " scope)"})
+		default:
+			out = append(out, Check{Check: "agent", Status: checkInfo, Detail: a.Title + " (" + a.Found + "): memsync is not set up; 'memsync setup " + a.Agent + "' wires it"})
+		}
+	}
+	return out
 }

@@ -78,7 +78,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		editCommand(), deleteCommand(), archiveCommand(), restoreCommand(), gcCommand(), summaryCommand(), promoteCommand(),
 		importCommand(), hooksCommand(), hookCommand(), snapshotCommand(), logCommand(), diffCommand(),
 		rollbackCommand(), maintainCommand(), worktreeCommand(), syncCommand(), conflictsCommand(), resolveCommand(), uiCommand(),
-		doctorCommand(), mergeDriverCommand(), injectCommand(), contextCommand(), mcpCommand(), purgeCommand(), checkCommand(), reviewCommand(), versionCommand(), completionCommand(), completeCommand()} {
+		doctorCommand(), mergeDriverCommand(), injectCommand(), contextCommand(), mcpCommand(), setupCommand(), purgeCommand(), checkCommand(), reviewCommand(), versionCommand(), completionCommand(), completeCommand()} {
 		app.Commands = append(app.Commands, d.cli(""))
 	}
 	withGlobalOptions(app.Commands, globalOptionsHelp(app))
