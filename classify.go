@@ -143,8 +143,6 @@ func (e *syncError) hint() string {
 		return fmt.Sprintf("nothing was merged or pushed; check the remote's URL ('git remote -v'); if the two memories are meant to become one: 'memsync sync %s --allow-unrelated'", name)
 	case errors.Is(err, remote.ErrRaced):
 		return "another repository pushes to this clone's ref (copies of one repository?); your memory holds what was merged; run 'memsync sync' again"
-	case errors.Is(err, remote.ErrUnrelated):
-		return fmt.Sprintf("nothing was merged or pushed; check the remote's URL ('git remote -v'); if the two memories are meant to become one: 'memsync sync %s --allow-unrelated'", name)
 	case errors.Is(err, history.ErrMassRemoval):
 		return "nothing was snapshotted or pushed; see what went: 'memsync diff'; put it back: memsync rollback '~0'; if the removal is meant: 'memsync sync --accept-removal'"
 	case errors.Is(err, history.ErrTooBig):

@@ -58,11 +58,11 @@ const DefaultTimeout = 2 * time.Minute
 
 // Options tunes Sync.
 type Options struct {
-	Force  bool // pass the mass-deletion guard of the merge
+	Force bool // pass the mass-deletion guard of the merge
 	// AllowUnrelated merges a remote's memory that shares no snapshot with
 	// this clone's and comes from another project's commits (ErrUnrelated).
 	AllowUnrelated bool
-	DryRun bool // fetch, then report what the merge would change; write nothing else
+	DryRun         bool // fetch, then report what the merge would change; write nothing else
 	// Timeout bounds each git fetch and push (0: DefaultTimeout): then git
 	// and its children are stopped, and Sync returns ErrTimeout.
 	Timeout    time.Duration

@@ -9,7 +9,7 @@ import (
 	"github.com/memsync/memsync/memfile"
 )
 
-// ErrUnrelated: the remote's memory shares no snapshot with this clone's,
+// ErrUnrelated is the refusal of a remote memory that shares no snapshot with this clone's,
 // and was taken in commits this repository lacks: another project's (a
 // mistyped URL, a re-pointed remote). Options.AllowUnrelated merges anyway.
 var ErrUnrelated = errors.New("unrelated memories")
