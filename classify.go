@@ -55,7 +55,7 @@ func kindOf(err error) Kind {
 	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
 		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, policy.ErrRefused),
 		errors.Is(err, merge.ErrMassDeletion), errors.Is(err, hooks.ErrInWorktree), errors.Is(err, history.ErrTooBig), errors.Is(err, history.ErrMassRemoval),
-		errors.Is(err, memfile.ErrReadOnly), errors.Is(err, memfile.ErrSecret), errors.Is(err, ErrOutside):
+		errors.Is(err, remote.ErrUnrelated), errors.Is(err, memfile.ErrReadOnly), errors.Is(err, memfile.ErrSecret), errors.Is(err, ErrOutside):
 		return KindRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return KindNoRepo
@@ -149,6 +149,8 @@ func (e *syncError) hint() string {
 		return fmt.Sprintf("your memory is unchanged; check the remote ('git remote -v', 'git fetch %s') and sync again", name)
 	case errors.Is(err, remote.ErrPush):
 		return fmt.Sprintf("your memory holds what was merged, snapshotted; nothing reached %s: check your push access to it and sync again", name)
+	case errors.Is(err, remote.ErrUnrelated):
+		return fmt.Sprintf("nothing was merged or pushed; check the remote's URL ('git remote -v'); if the two memories are meant to become one: 'memsync sync %s --allow-unrelated'", name)
 	case errors.Is(err, remote.ErrRaced):
 		return "another repository pushes to this clone's ref (copies of one repository?); your memory holds what was merged; run 'memsync sync' again"
 	case errors.Is(err, history.ErrMassRemoval):

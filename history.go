@@ -323,6 +323,10 @@ type SyncOptions struct {
 	// lost more than half of its entries outside memsync (see
 	// SnapshotOptions.AcceptRemoval), so the removal is pushed.
 	AcceptRemoval bool
+	// AllowUnrelated merges a remote's memory that shares no snapshot with
+	// this one and was taken in another project's commits (refused
+	// otherwise: a mistyped or re-pointed remote).
+	AllowUnrelated bool
 	// Timeout bounds each git fetch and push; MEMSYNC_SYNC_TIMEOUT; default
 	// 2m. A remote that does not answer in time is an error (its hint says
 	// so); git and its children are stopped.
@@ -422,7 +426,7 @@ func (m *Memory) sync(ctx context.Context, h *history.History, name string, o Sy
 		}()
 		return func() { <-done }
 	}
-	res, err := remote.Sync(ctx, h, name, remote.Options{Force: o.Force, DryRun: o.DryRun, Timeout: o.Timeout, Provenance: h.CurrentProvenance(""), Pushing: pushing})
+	res, err := remote.Sync(ctx, h, name, remote.Options{Force: o.Force, AllowUnrelated: o.AllowUnrelated, DryRun: o.DryRun, Timeout: o.Timeout, Provenance: h.CurrentProvenance(""), Pushing: pushing})
 	m.index.deferring.Add(-1)
 	m.refreshIndex(ctx, true) // a rewrite no push followed
 	if !o.DryRun {

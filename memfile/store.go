@@ -66,6 +66,11 @@ type Store struct {
 	// RemovalLog, when set, is the file where every rewrite records the IDs
 	// it takes out of a memory file (see removals.go); it lies in StateDir.
 	RemovalLog string
+	// GoneLog, when set, is the file that keeps, for good, every ID the
+	// removal log ever held and those a merge took out (RecordGone);
+	// PurgeLog is the purge's tombstones, one ID a line. What they name, a
+	// fold or an import never brings back (Gone).
+	GoneLog, PurgeLog string
 	// Limits, when set (and with a StateDir), make Add run GC once a write
 	// passes them.
 	Limits *Limits

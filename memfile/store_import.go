@@ -185,7 +185,10 @@ func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, er
 		if err := s.CheckWritable(s.Path(), s.ArchivePath()); err != nil {
 			return err // both files must be writable before either changes
 		}
-		ids := map[string]bool{}
+		ids, err := s.Gone() // deleted or purged here: never brought back
+		if err != nil {
+			return err
+		}
 		var dups Dups
 		for _, p := range []string{s.Path(), s.ArchivePath()} {
 			f, err := s.load(p, false)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/memsync/memsync/internal/fsutil"
@@ -35,15 +36,69 @@ func (s *Store) recordRemovals(before, after []Entry) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	if err := fsutil.MkdirAll(s.StateDir, s.dirMode()); err != nil {
+	if err := s.appendIDs(s.RemovalLog, b.String()); err != nil {
 		return err
 	}
-	f, err := fsutil.OpenAppend(s.RemovalLog, s.fileMode())
+	return s.appendIDs(s.GoneLog, b.String())
+}
+
+// appendIDs appends lines of IDs to the log at path ("": none).
+func (s *Store) appendIDs(path, lines string) error {
+	if path == "" || lines == "" {
+		return nil
+	}
+	if err := fsutil.MkdirAll(filepath.Dir(path), s.dirMode()); err != nil {
+		return err
+	}
+	f, err := fsutil.OpenAppend(path, s.fileMode())
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return fsutil.Append(f, []byte(b.String()))
+	return fsutil.Append(f, []byte(lines))
+}
+
+// RecordGone adds to the gone log the IDs of before that after lacks (a
+// merge's removals, which the removal log does not see). The caller holds
+// the writers' lock.
+func (s *Store) RecordGone(before, after []Entry) error {
+	kept := make(map[string]bool, len(after))
+	for i := range after {
+		kept[after[i].ID] = true
+	}
+	var b strings.Builder
+	for i := range before {
+		if id := before[i].ID; !kept[id] && !strings.ContainsAny(id, "\r\n") {
+			b.WriteString(id + "\n")
+		}
+	}
+	return s.appendIDs(s.GoneLog, b.String())
+}
+
+// Gone is the set of IDs memsync took out of this memory (deleted, moved
+// away, merged away, purged: the removal log, the gone log and the purge's
+// tombstones). A fold of a copy or an import never brings them back: an
+// old branch's tracked file or an old export still holds them.
+func (s *Store) Gone() (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, p := range []string{s.RemovalLog, s.GoneLog, s.PurgeLog} {
+		if p == "" {
+			continue
+		}
+		data, err := fsutil.ReadOwn(p, maxRemovalLog)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for l := range strings.SplitSeq(string(data), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				out[l] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 // Removals is the set of IDs in the removal log: what memsync removed

@@ -25,6 +25,9 @@ type FoldResult struct {
 	// (memfile.CheckSecrets): not folded in, kept only in Backup, each
 	// reported through the store's Warn.
 	Withheld []memfile.Entry
+	// Gone are the IDs of the copy's entries the memory took out before
+	// (memfile.Store.Gone): not folded back in.
+	Gone []string
 
 	folded []byte // the copy as Fold read it
 }
@@ -105,6 +108,15 @@ func fold(s *memfile.Store, copyPath, backup string, edits bool, from provenance
 					copyPath, res.Withheld[i].ID, memfile.CheckSecrets(&res.Withheld[i]), backup))
 			}
 		}
+		gone, err := s.Gone()
+		if err != nil {
+			return err
+		}
+		clean.Entries, res.Gone = withoutGone(f, clean.Entries, gone)
+		if len(res.Gone) > 0 && s.Warn != nil {
+			s.Warn(fmt.Sprintf("%s: %d entr%s not folded back into the memory, removed from it before (deleted, purged or merged away): %s",
+				copyPath, len(res.Gone), map[bool]string{true: "y", false: "ies"}[len(res.Gone) == 1], strings.Join(res.Gone, ", ")))
+		}
 		edited := 0
 		if edits {
 			edited = replaceEdited(f, &clean)
@@ -163,6 +175,26 @@ func withholdSecrets(dst *memfile.File, entries []memfile.Entry) (clean, withhel
 		}
 	}
 	return clean, withheld
+}
+
+// withoutGone drops the entries whose ID is gone and dst lacks, and returns
+// the rest and the IDs dropped.
+func withoutGone(dst *memfile.File, entries []memfile.Entry, gone map[string]bool) (kept []memfile.Entry, dropped []string) {
+	if len(gone) == 0 {
+		return entries, nil
+	}
+	have := make(map[string]bool, len(dst.Entries))
+	for i := range dst.Entries {
+		have[dst.Entries[i].ID] = true
+	}
+	for _, e := range entries {
+		if gone[e.ID] && !have[e.ID] {
+			dropped = append(dropped, e.ID)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept, dropped
 }
 
 // replaceEdited replaces each entry of dst by the entry of src with its ID

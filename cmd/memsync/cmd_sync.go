@@ -15,6 +15,7 @@ func syncCommand() command {
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "show what would change; write nothing but the fetched ref"},
 			&cli.BoolFlag{Name: "force", Usage: "go ahead with a merge that removes more than half of the entries"},
 			&cli.BoolFlag{Name: "accept-removal", Usage: "snapshot and push a memory that lost more than half of its entries outside memsync"},
+			&cli.BoolFlag{Name: "allow-unrelated", Usage: "merge a remote's memory that shares no snapshot with this one and comes from another project's commits"},
 			&cli.DurationFlag{Name: "timeout", Usage: "give up on a fetch or push the remote does not answer within this (default 2m; MEMSYNC_SYNC_TIMEOUT)"},
 		},
 		args: atMost(1, "sync takes at most one remote"), opens: repoOnly, run: runSync,
@@ -23,7 +24,7 @@ func syncCommand() command {
 
 func runSync(s *session, c *cli.Context) error {
 	dry := c.Bool("dry-run")
-	res, err := s.m.Sync(c.Context, c.Args().First(), memsync.SyncOptions{DryRun: dry, Force: c.Bool("force"), AcceptRemoval: c.Bool("accept-removal"), Timeout: c.Duration("timeout")})
+	res, err := s.m.Sync(c.Context, c.Args().First(), memsync.SyncOptions{DryRun: dry, Force: c.Bool("force"), AcceptRemoval: c.Bool("accept-removal"), AllowUnrelated: c.Bool("allow-unrelated"), Timeout: c.Duration("timeout")})
 	name := res.Remote
 	return s.print(res, err, func() {
 		switch {

@@ -190,6 +190,10 @@ func (h *History) planMerge(ctx context.Context, res *MergeResult, live Files, o
 		}
 	}
 	ff = ff && len(res.Heads) == 1
+	gone, err := h.Store.Gone()
+	if err != nil {
+		return nil, err
+	}
 	// Live files with git conflict markers are merged by entry first (as
 	// every rewrite does); theirs' versions of what differs go to the log.
 	var unmarked []merge.Conflict
@@ -213,6 +217,12 @@ func (h *History) planMerge(ctx context.Context, res *MergeResult, live Files, o
 		}
 		sides = append(sides, f)
 	}
+	if ff && len(gone) > 0 { // theirs brings back what this clone removed: merged, without it
+		theirs := merge.Parse(sides[0].Memory, sides[0].Archive)
+		kept := dropGone(theirs, ours, merge.State{}, gone)
+		ff = len(kept.Active)+len(kept.Archive) == len(theirs.Active)+len(theirs.Archive)
+		p.ff = ff
+	}
 	if ff {
 		res.Kind = FastForward
 		p.next = sides[0]
@@ -226,7 +236,7 @@ func (h *History) planMerge(ctx context.Context, res *MergeResult, live Files, o
 		}
 	} else {
 		res.Kind = Merged
-		state, err := h.mergeSides(ctx, res, ours, live, sides, p, opts)
+		state, err := h.mergeSides(ctx, res, ours, live, sides, p, gone, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +262,7 @@ func (h *History) planMerge(ctx context.Context, res *MergeResult, live Files, o
 // ours by entry, each against the merge base of it and what was merged
 // before it; p gets the conflict log, res the conflicts, notes and the
 // first merge base. It returns the merged state.
-func (h *History) mergeSides(ctx context.Context, res *MergeResult, ours merge.State, live Files, sides []Files, p *mergePlan, opts MergeOptions) (merge.State, error) {
+func (h *History) mergeSides(ctx context.Context, res *MergeResult, ours merge.State, live Files, sides []Files, p *mergePlan, gone map[string]bool, opts MergeOptions) (merge.State, error) {
 	log, err := merge.ParseLog(ConflictLog(h.Repo), live.Conflicts)
 	if err != nil {
 		return ours, err
@@ -288,6 +298,7 @@ func (h *History) mergeSides(ctx context.Context, res *MergeResult, ours merge.S
 			return ours, err
 		}
 		result := merge.Clones(baseState, state, merge.Parse(side.Memory, side.Archive))
+		result.State = dropGone(result.State, state, baseState, gone)
 		if err := h.guard(ctx, res, state, result, base, t, opts); err != nil {
 			return ours, err
 		}
@@ -298,6 +309,35 @@ func (h *History) mergeSides(ctx context.Context, res *MergeResult, ours merge.S
 	}
 	p.log = log
 	return state, nil
+}
+
+// dropGone takes out of merged the entries whose ID this clone removed
+// (gone: memfile.Store.Gone) that neither ours nor base holds: another
+// clone brought them back (an older memsync's fold of an old copy, an
+// editor's paste), after its own merge of the removal. An entry base holds
+// is an edit on their side, which survives a deletion as merge.Clones says.
+func dropGone(merged, ours, base merge.State, gone map[string]bool) merge.State {
+	if len(gone) == 0 {
+		return merged
+	}
+	held := map[string]bool{}
+	for _, s := range []merge.State{ours, base} {
+		for _, es := range [][]memfile.Entry{s.Active, s.Archive} {
+			for i := range es {
+				held[es[i].ID] = true
+			}
+		}
+	}
+	keep := func(es []memfile.Entry) []memfile.Entry {
+		var out []memfile.Entry
+		for _, e := range es {
+			if !gone[e.ID] || held[e.ID] {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	return merge.State{Active: keep(merged.Active), Archive: keep(merged.Archive)}
 }
 
 // guard stops a merge step from before to result that removes more than
@@ -361,6 +401,10 @@ func (h *History) applyMerge(res *MergeResult, old plumbing.Hash, live Files, p 
 		return err
 	}
 	res.Snapshot = commit.String()
+	before, after := merge.Parse(live.Memory, live.Archive), merge.Parse(p.next.Memory, p.next.Archive)
+	if err := h.Store.RecordGone(append(before.Active, before.Archive...), append(after.Active, after.Archive...)); err != nil {
+		return err
+	}
 	return h.Store.ClearRemovals()
 }
 

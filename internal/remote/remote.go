@@ -58,8 +58,11 @@ const DefaultTimeout = 2 * time.Minute
 
 // Options tunes Sync.
 type Options struct {
-	Force  bool // pass the mass-deletion guard of the merge
-	DryRun bool // fetch, then report what the merge would change; write nothing else
+	Force bool // pass the mass-deletion guard of the merge
+	// AllowUnrelated merges a remote's memory that shares no snapshot with
+	// this clone's and comes from another project's commits (ErrUnrelated).
+	AllowUnrelated bool
+	DryRun         bool // fetch, then report what the merge would change; write nothing else
 	// Timeout bounds each git fetch and push (0: DefaultTimeout): then git
 	// and its children are stopped, and Sync returns ErrTimeout.
 	Timeout    time.Duration
@@ -269,6 +272,11 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 	})
 	if err != nil {
 		return nil, err
+	}
+	if !opts.AllowUnrelated {
+		if err := checkRelated(ctx, h, remote, ours, refs, fetched, res.Clone); err != nil {
+			return nil, err
+		}
 	}
 	var heads []string
 	refOf := map[string]string{}
