@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	uipage "github.com/memsync/memsync/internal/ui"
 )
 
 // chromium is the path of Debian's chromium; without one the browser test
@@ -156,6 +158,18 @@ func TestUIBrowser(t *testing.T) {
 
 	run("the page without the token", chromedp.Navigate(ui.base+"/"))
 	expect("the page without the token", text("body"), "no access")
+
+	// What the browser opener is given (ui.LaunchFile): a file:// page that
+	// must get the browser in, cookie and all, with no token in any argv.
+	launch, removeLaunch, err := uipage.LaunchFile(ui.started.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer removeLaunch()
+	run("the opener's file", chromedp.Navigate("file://"+launch), chromedp.WaitVisible(chromedp.CSS("#results")))
+	if loc := eval("location.href"); loc != ui.base+"/" {
+		t.Fatalf("after the opener's file the address is %s, want %s/", loc, ui.base)
+	}
 
 	run("the printed address", chromedp.Navigate(ui.started.URL), chromedp.WaitVisible(chromedp.CSS("#results")))
 	if loc := eval("location.href"); loc != ui.base+"/" {
