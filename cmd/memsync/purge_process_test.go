@@ -1,11 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // awsKey is a made-up AWS access key ID that gitleaks' aws-access-token
@@ -231,5 +235,137 @@ func TestPurgeTwoClones(t *testing.T) {
 	}
 	if list := memsyncIn(t, env, a, "list"); strings.Contains(list, "deploy user") || !strings.Contains(list, "b learned this") {
 		t.Errorf("a after the stale push and a sync:\n%s", list)
+	}
+}
+
+// entryID is the ID of the entry whose title holds title in memsync list's
+// output ("" none).
+func entryID(t *testing.T, env []string, dir, title string) string {
+	t.Helper()
+	for _, l := range strings.Split(memsyncIn(t, env, dir, "list"), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && strings.Contains(l, title) {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+// refsHolding lists the refs under refs/memsync/ of the repository gitDir
+// that reach an object holding s.
+func refsHolding(t *testing.T, env []string, gitDir, s string) []string {
+	t.Helper()
+	var out []string
+	for _, ref := range strings.Fields(gitRun(t, env, filepath.Dir(gitDir), "--git-dir="+gitDir, "for-each-ref", "--format=%(refname)", "refs/memsync/")) {
+		if holds(t, env, gitDir, s, ref) {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// TestPurgeRacesSyncs: clone a purges entries while clones b, c and d keep
+// adding and syncing (real processes); after every clone syncs twice more,
+// no memory lists the entry and no ref, on the remote or in any clone,
+// reaches a snapshot that holds it. A clone that meets the purge must adopt
+// it before it merges anything: a sync that merged another clone's old
+// history first, then met the tombstones on the shared ref, pushed a merge
+// whose tree was clean but whose parent held the entry, and no later sync
+// or purge took it out. MEMSYNC_TEST_PURGE_RACES repeats the race.
+func TestPurgeRacesSyncs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("races real processes")
+	}
+	runs := 1
+	if v, err := strconv.Atoi(os.Getenv("MEMSYNC_TEST_PURGE_RACES")); err == nil && v > 0 {
+		runs = v
+	}
+	failed := 0
+	for run := range runs {
+		if !t.Run(fmt.Sprint(run), purgeRace) {
+			failed++
+		}
+	}
+	if runs > 1 {
+		t.Logf("%d of %d races left the entry reachable", failed, runs)
+	}
+}
+
+func purgeRace(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	a := filepath.Join(root, "a")
+	racers := []string{filepath.Join(root, "b"), filepath.Join(root, "c"), filepath.Join(root, "d")}
+	all := append([]string{a}, racers...)
+	for _, d := range all {
+		gitRun(t, env, root, "clone", "-q", remote, d)
+		memsyncIn(t, env, d, "add", "first note of "+filepath.Base(d))
+		memsyncIn(t, env, d, "sync")
+	}
+	// Three entries, purged one after another while the others race: three
+	// chances for the race in each run.
+	var keys, ids []string
+	for i := range 3 {
+		key := awsKey(uint64(21 + i))
+		title := fmt.Sprintf("deploy user %d", i)
+		memsyncIn(t, env, a, "add", "--allow-secret", title+"\naws_access_key_id = "+key)
+		keys, ids = append(keys, key), append(ids, entryID(t, env, a, title))
+	}
+	for _, d := range append(all, a) {
+		memsyncIn(t, env, d, "sync")
+	}
+	if entryID(t, env, racers[1], "deploy user 2") != ids[2] {
+		t.Fatal("clone c did not get the entries (test broken)")
+	}
+
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for _, d := range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				for _, args := range [][]string{{"add", fmt.Sprintf("%s note %d", filepath.Base(d), i)}, {"sync"}} {
+					cmd := exec.Command(memsyncBinary(t), args...)
+					cmd.Dir, cmd.Env = d, env
+					if out, err := cmd.CombinedOutput(); err != nil {
+						t.Logf("%s: memsync %v (racing the purge): %v\n%s", filepath.Base(d), args, err, out)
+					}
+				}
+			}
+		}()
+	}
+	for _, id := range ids {
+		time.Sleep(200 * time.Millisecond)
+		cmd := exec.Command(memsyncBinary(t), "purge", id)
+		cmd.Dir, cmd.Env = a, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Logf("purge (racing syncs): %v\n%s", err, out)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(done)
+	wg.Wait()
+
+	for range 2 {
+		for _, d := range all {
+			memsyncIn(t, env, d, "sync")
+		}
+	}
+	for i, key := range keys {
+		for _, d := range all {
+			if entryID(t, env, d, fmt.Sprintf("deploy user %d", i)) != "" {
+				t.Errorf("%s lists purged entry %d", filepath.Base(d), i)
+			}
+			if refs := refsHolding(t, env, filepath.Join(d, ".git"), key); len(refs) > 0 {
+				t.Errorf("%s: %v reach purged entry %d", filepath.Base(d), refs, i)
+			}
+		}
+		if refs := refsHolding(t, env, remote, key); len(refs) > 0 {
+			t.Errorf("the remote's %v reach purged entry %d", refs, i)
+		}
 	}
 }

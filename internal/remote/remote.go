@@ -270,26 +270,30 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	var heads []string
-	refOf := map[string]string{}
+	// Purged entries stay purged: the tombstones of every snapshot to merge
+	// are purged here before any is merged, and a history that still
+	// reaches a tombstoned entry is merged rewritten (the push replaces it,
+	// under the lease on what was fetched).
+	merging := map[string]string{}
 	for _, ref := range refs {
-		theirs, merging := fetched[ref], fetched[ref]
-		// Purged entries stay purged: theirs' tombstones are purged here,
-		// and a history of theirs that still holds ours' is merged
-		// rewritten (the push replaces it, under the lease on what was
-		// fetched).
-		if !opts.DryRun {
-			var purged []string
-			if merging, purged, err = h.Reconcile(ctx, theirs, ref, opts.Provenance); err != nil {
-				return nil, err
-			}
-			res.Purged = append(res.Purged, purged...)
-			if merging != theirs {
+		merging[ref] = fetched[ref]
+	}
+	if !opts.DryRun {
+		var oursRewritten bool
+		if merging, res.Purged, oursRewritten, err = h.Reconcile(ctx, merging, opts.Provenance); err != nil {
+			return nil, err
+		}
+		for _, ref := range slices.Sorted(maps.Keys(fetched)) {
+			if oursRewritten || (merging[ref] != "" && merging[ref] != fetched[ref]) {
 				rewritten = append(rewritten, ref)
 			}
 		}
-		heads = append(heads, merging)
-		refOf[merging] = ref
+	}
+	var heads []string
+	refOf := map[string]string{}
+	for _, ref := range refs {
+		heads = append(heads, merging[ref])
+		refOf[merging[ref]] = ref
 	}
 	mopts := history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance, Independent: true}
 	// ours is no ancestor of theirs (unless a purge rewrote either side).
