@@ -369,3 +369,43 @@ func purgeRace(t *testing.T) {
 		}
 	}
 }
+
+// TestPurgeMergeWithDirtyParent: a snapshot whose own tree is clean and
+// carries the tombstones, merged with an old snapshot that still holds the
+// purged entry (pushed with plain git to a clone ref), is rewritten by the
+// next sync: its hash changes with its parent's, and no ref reaches the
+// entry after the syncs.
+func TestPurgeMergeWithDirtyParent(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, d := range []string{a, b} {
+		gitRun(t, env, root, "clone", "-q", remote, d)
+	}
+	key := awsKey(31)
+	memsyncIn(t, env, a, "add", "first: retry the upstream")
+	memsyncIn(t, env, a, "add", "--allow-secret", "deploy user\naws_access_key_id = "+key)
+	id := entryID(t, env, a, "deploy user")
+	memsyncIn(t, env, a, "sync")
+	memsyncIn(t, env, b, "sync")
+	stale := strings.TrimSpace(gitRun(t, env, b, "rev-parse", "refs/memsync/snapshots"))
+	memsyncIn(t, env, a, "purge", id)
+	memsyncIn(t, env, b, "sync")
+	clean := strings.TrimSpace(gitRun(t, env, b, "rev-parse", "refs/memsync/snapshots"))
+	merge := strings.TrimSpace(gitRun(t, env, b, "commit-tree", clean+"^{tree}", "-p", clean, "-p", stale, "-m", "memsync snapshot"))
+	gitRun(t, env, b, "push", "-q", "origin", merge+":refs/memsync/clones/other-00000001")
+	if !holds(t, env, remote, key, "refs/memsync/clones/other-00000001") {
+		t.Fatal("the pushed merge does not reach the key (test broken)")
+	}
+	for range 2 {
+		memsyncIn(t, env, a, "sync")
+		memsyncIn(t, env, b, "sync")
+	}
+	for _, d := range []string{a, b} {
+		if refs := refsHolding(t, env, filepath.Join(d, ".git"), key); len(refs) > 0 {
+			t.Errorf("%s: %v reach the purged entry", filepath.Base(d), refs)
+		}
+	}
+	if refs := refsHolding(t, env, remote, key); len(refs) > 0 {
+		t.Errorf("the remote's %v reach the purged entry", refs)
+	}
+}
