@@ -75,6 +75,18 @@ func (m *Memory) Purge(ctx context.Context, ids []string, o PurgeOptions) (*Purg
 			return nil, err
 		}
 	}
+	name := o.Remote
+	if name == "" {
+		name = remote.DefaultRemote(h)
+	}
+	cfg := gitconfig.Repo(h.Repo.CommonDir, h.Repo.GitDir)
+	_, hasRemote := cfg.Get("remote." + name + ".url")
+	if !o.Local && hasRemote {
+		// An entry only another clone's snapshots hold (a secret a sync
+		// refused to merge) is found in what the fetch brings; a failed
+		// fetch fails the sync below, and is said there.
+		_ = remote.Fetch(ctx, h, name, o.Timeout)
+	}
 	res, err := h.Purge(ctx, history.PurgeOptions{IDs: ids, Rule: o.Secret, DryRun: o.DryRun, Provenance: h.CurrentProvenance("")})
 	if err != nil {
 		return nil, err
@@ -84,12 +96,6 @@ func (m *Memory) Purge(ctx context.Context, ids []string, o PurgeOptions) (*Purg
 	if o.DryRun {
 		return out, nil
 	}
-	name := o.Remote
-	if name == "" {
-		name = remote.DefaultRemote(h)
-	}
-	cfg := gitconfig.Repo(h.Repo.CommonDir, h.Repo.GitDir)
-	_, hasRemote := cfg.Get("remote." + name + ".url")
 	var syncErr error
 	if !o.Local && hasRemote {
 		out.Remote = name

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -407,5 +410,66 @@ func TestPurgeMergeWithDirtyParent(t *testing.T) {
 	}
 	if refs := refsHolding(t, env, remote, key); len(refs) > 0 {
 		t.Errorf("the remote's %v reach the purged entry", refs)
+	}
+}
+
+// forgeSecretSnapshot writes, with plain git in clone dir, a snapshot on
+// top of its newest one whose memory file also holds an entry with a
+// secret and no Secret-Allowed, and pushes it to ref on origin.
+func forgeSecretSnapshot(t *testing.T, env []string, dir, ref, id, key string) {
+	t.Helper()
+	head := strings.TrimSpace(gitRun(t, env, dir, "rev-parse", "refs/memsync/snapshots"))
+	mem := snapFile(t, env, dir, head+":memories.md")
+	mem += "\n## Deploy\n- ID: " + id + "\n- Date: 2026-01-02\n- Content: aws_access_key_id = " + key + "\n"
+	blob := strings.TrimSpace(gitRunIn(t, env, dir, mem, "hash-object", "-w", "--stdin"))
+	index := filepath.Join(t.TempDir(), "index")
+	ienv := append(slices.Clone(env), "GIT_INDEX_FILE="+index)
+	gitRun(t, ienv, dir, "read-tree", head)
+	gitRun(t, ienv, dir, "rm", "-q", "-r", "--cached", "memories.md")
+	gitRun(t, ienv, dir, "update-index", "--add", "--cacheinfo", "100644,"+blob+",memories.md")
+	tree := strings.TrimSpace(gitRun(t, ienv, dir, "write-tree"))
+	commit := strings.TrimSpace(gitRun(t, env, dir, "commit-tree", tree, "-p", head, "-m", "memsync snapshot"))
+	gitRun(t, env, dir, "push", "-q", "--force", "origin", commit+":"+ref)
+}
+
+// TestSyncSecretOnCloneRefHint: a snapshot holding a secret on another
+// clone's ref (written with plain git) makes sync refuse with exit 5 and a
+// hint; running exactly the hinted command takes the entry out of every
+// ref, and the next syncs of both clones succeed.
+func TestSyncSecretOnCloneRefHint(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, d := range []string{a, b} {
+		gitRun(t, env, root, "clone", "-q", remote, d)
+		memsyncIn(t, env, d, "add", "note of "+filepath.Base(d))
+		memsyncIn(t, env, d, "sync")
+	}
+	var sr struct{ Clone string }
+	if err := json.Unmarshal([]byte(memsyncIn(t, env, b, "sync", "--json")), &sr); err != nil || sr.Clone == "" {
+		t.Fatalf("sync --json: %v %+v", err, sr)
+	}
+	key := awsKey(41)
+	forgeSecretSnapshot(t, env, b, "refs/memsync/clones/"+sr.Clone, "forged000001", key)
+
+	if _, errOut, code := memsyncRun(t, env, a, "purge", "--dry-run", "--secret", "aws-access-token"); code != 0 {
+		t.Errorf("purge --dry-run --secret does not find the entry on b's ref: exit %d\n%s", code, errOut)
+	}
+	stderr := refused(t, env, a, "sync")
+	m := regexp.MustCompile(`'(memsync [^']+)'`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("sync's refusal gives no command to run:\n%s", stderr)
+	}
+	args := strings.Fields(m[1])[1:]
+	if out, errOut, code := memsyncRun(t, env, a, args...); code != 0 {
+		t.Fatalf("the hinted %q: exit %d\n%s%s", m[1], code, out, errOut)
+	}
+	memsyncIn(t, env, a, "sync")
+	memsyncIn(t, env, b, "sync")
+	memsyncIn(t, env, a, "sync")
+	if refs := refsHolding(t, env, remote, key); len(refs) > 0 {
+		t.Errorf("after %q and syncs the remote's %v reach the secret", m[1], refs)
+	}
+	if list := memsyncIn(t, env, a, "list"); !strings.Contains(list, "note of b") {
+		t.Errorf("a lost b's entries:\n%s", list)
 	}
 }

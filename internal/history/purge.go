@@ -135,7 +135,13 @@ func (h *History) Purge(ctx context.Context, opts PurgeOptions) (*PurgeResult, e
 		if err != nil {
 			return err
 		}
-		drop, titles, holding, err := rw.choose(live, commits, opts)
+		// The fetched snapshots too (refs/memsync/remotes/): an entry only
+		// another clone's history holds is purged from it at the next sync.
+		fetched, err := h.fetchedCommits(ctx, old)
+		if err != nil {
+			return err
+		}
+		drop, titles, holding, err := rw.choose(live, commits, fetched, opts)
 		if err != nil {
 			return err
 		}
@@ -262,6 +268,24 @@ func (h *History) commits(ctx context.Context, tip plumbing.Hash) ([]plumbing.Ha
 		return nil, nil
 	}
 	out, err := gitcmd.OutputContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "rev-list", "--topo-order", "--reverse", tip.String(), "--")
+	if err != nil {
+		return nil, err
+	}
+	var cs []plumbing.Hash
+	for _, l := range strings.Fields(out) {
+		cs = append(cs, plumbing.NewHash(l))
+	}
+	return cs, nil
+}
+
+// fetchedCommits lists the snapshots the fetched remote refs reach and ours
+// (zero: none) does not, parents first.
+func (h *History) fetchedCommits(ctx context.Context, ours plumbing.Hash) ([]plumbing.Hash, error) {
+	args := []string{"--git-dir=" + h.Repo.CommonDir, "rev-list", "--topo-order", "--reverse", "--glob=refs/memsync/remotes/"}
+	if !ours.IsZero() {
+		args = append(args, "^"+ours.String())
+	}
+	out, err := gitcmd.OutputContext(ctx, h.Repo.CommonDir, append(args, "--")...)
 	if err != nil {
 		return nil, err
 	}

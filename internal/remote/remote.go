@@ -138,26 +138,11 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 	if !remoteName().MatchString(remote) || strings.Contains(remote, "..") {
 		return nil, fmt.Errorf("%w: %q (sync takes the name of a remote; 'git remote -v' lists them, 'git remote add NAME URL' adds one)", ErrBadRemote, remote)
 	}
-	dir := filepath.Join(h.Repo.CommonDir, "memsync")
-	if err := fsutil.MkdirAll(dir, h.Store.DirPerm()); err != nil {
-		return nil, err
-	}
-	syncLock := filepath.Join(dir, "sync.lock")
-	if f, err := fsutil.OpenFile(syncLock, os.O_RDONLY|os.O_CREATE, h.Store.FilePerm()); err == nil {
-		_ = f.Close() // created with the repository's sharing; lock.Exclusive would use the umask
-	}
-	l, err := lock.Exclusive(h.Store.Context(), syncLock, h.Store.LockTimeout)
-	if te := new(lock.TimeoutError); errors.As(err, &te) {
-		who := "another process"
-		if te.PID > 0 {
-			who = fmt.Sprintf("pid %d", te.PID)
-		}
-		return nil, fmt.Errorf("%w (%s; waited %s for it): %w", ErrBusy, who, te.Waited.Round(time.Millisecond), err)
-	}
+	release, err := lockSync(h)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = l.Release() }()
+	defer release()
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -204,6 +189,49 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 		saveContained(h, res.Snapshot, res.contained)
 	}
 	return res, nil
+}
+
+// lockSync takes the sync lock of the repository (a file beside its
+// conflict log): syncs of one repository run one at a time.
+func lockSync(h *history.History) (release func(), err error) {
+	dir := filepath.Join(h.Repo.CommonDir, "memsync")
+	if err := fsutil.MkdirAll(dir, h.Store.DirPerm()); err != nil {
+		return nil, err
+	}
+	syncLock := filepath.Join(dir, "sync.lock")
+	if f, err := fsutil.OpenFile(syncLock, os.O_RDONLY|os.O_CREATE, h.Store.FilePerm()); err == nil {
+		_ = f.Close() // created with the repository's sharing; lock.Exclusive would use the umask
+	}
+	l, err := lock.Exclusive(h.Store.Context(), syncLock, h.Store.LockTimeout)
+	if te := new(lock.TimeoutError); errors.As(err, &te) {
+		who := "another process"
+		if te.PID > 0 {
+			who = fmt.Sprintf("pid %d", te.PID)
+		}
+		return nil, fmt.Errorf("%w (%s; waited %s for it): %w", ErrBusy, who, te.Waited.Round(time.Millisecond), err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = l.Release() }, nil
+}
+
+// Fetch brings the remote's snapshot refs into refs/memsync/remotes/<remote>/
+// as a sync does, and merges nothing: purge looks there for entries only
+// another clone's snapshots hold (a secret a sync refused to merge).
+func Fetch(ctx context.Context, h *history.History, remote string, timeout time.Duration) error {
+	if !remoteName().MatchString(remote) || strings.Contains(remote, "..") {
+		return fmt.Errorf("%w: %q", ErrBadRemote, remote)
+	}
+	release, err := lockSync(h)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return fetch(ctx, h, remote, timeout)
 }
 
 // fetchedRefs is what the fetch brought: the tracking refs of remote and
