@@ -473,3 +473,43 @@ func TestSyncSecretOnCloneRefHint(t *testing.T) {
 		t.Errorf("a lost b's entries:\n%s", list)
 	}
 }
+
+// TestPurgePruneBackups: purge --prune takes the entry out of memsync's
+// own copies too: a backup in the memory home (memories.md.bak-<time>, as
+// a fold leaves), one beside the canonical file in the git dir
+// (memories.md.bak-<hash>) and the search index; no file of the
+// repository outside the work tree's own files holds the key after it.
+func TestPurgePruneBackups(t *testing.T) {
+	env, root, _ := bareRemote(t)
+	a := filepath.Join(root, "a")
+	gitRun(t, env, root, "clone", "-q", filepath.Join(root, "remote.git"), a)
+	key := awsKey(51)
+	memsyncIn(t, env, a, "add", "first: keep the retry budget small")
+	memsyncIn(t, env, a, "add", "--allow-secret", "deploy user\naws_access_key_id = "+key)
+	id := entryID(t, env, a, "deploy user")
+	memsyncIn(t, env, a, "search", "deploy")
+	mem := readFile(t, filepath.Join(a, ".git", "memsync", "memories.md"))
+	for _, p := range []string{filepath.Join(a, ".agent", "memories.md.bak-20260102T030405Z"), filepath.Join(a, ".git", "memsync", "memories.md.bak-00112233aabbccdd")} {
+		if err := os.WriteFile(p, []byte(mem), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	memsyncIn(t, env, a, "purge", "--prune", id)
+	for _, dir := range []string{filepath.Join(a, ".agent"), filepath.Join(a, ".git")} {
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), key) || strings.Contains(string(b), "deploy user") {
+				t.Errorf("%s still holds the purged entry", p)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := memsyncIn(t, env, a, "search", "retry"); !strings.Contains(out, "retry budget") {
+		t.Errorf("search after the purge:\n%s", out)
+	}
+}

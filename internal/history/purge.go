@@ -253,7 +253,51 @@ func (h *History) purgeLocked(ctx context.Context, rw *rewriter, old plumbing.Ha
 	}
 	res.Snapshot = commit.String()
 	h.saveClean(commit, tomb)
+	if err := h.scrubBackups(tomb); err != nil {
+		return err
+	}
 	return h.Store.ClearRemovals()
+}
+
+// scrubBackups takes the entries drop names out of memsync's backups of
+// the memory files (<file>.bak-*: a fold's or a worktree's copy in the
+// memory home, this and the primary worktree's folder, a damaged file's
+// beside the canonical one in the git dir),
+// which would otherwise keep a purged secret in the clone.
+func (h *History) scrubBackups(drop map[string]bool) error {
+	seen := map[string]bool{}
+	paths := []string{h.Store.Path(), h.Store.ArchivePath()}
+	for _, wt := range []string{h.Repo.WorkTree, h.Repo.Primary} {
+		if wt != "" {
+			f := h.Repo.WorktreeFile(wt)
+			paths = append(paths, f, filepath.Join(filepath.Dir(f), "archive", "memories.md"))
+		}
+	}
+	for _, path := range paths {
+		target, err := h.Store.Resolve(path)
+		if err != nil {
+			target = path
+		}
+		for _, p := range []string{path, target} {
+			matches, _ := filepath.Glob(p + ".bak-*")
+			for _, b := range matches {
+				if seen[b] {
+					continue
+				}
+				seen[b] = true
+				data, err := fsutil.ReadFile(b, h.Limit(MemoryName))
+				if err != nil {
+					continue // not a regular file memsync wrote, or unreadable
+				}
+				if out, n := dropEntries(data, drop); n > 0 {
+					if err := fsutil.WriteFile(b, out, h.Store.FilePerm()); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // mustLog parses a conflict log memsync wrote itself (dropConflicts).
