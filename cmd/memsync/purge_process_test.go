@@ -151,6 +151,7 @@ func TestPurgeTwoClones(t *testing.T) {
 	memsyncIn(t, env, b, "add", "b learned this")
 	memsyncIn(t, env, b, "sync")
 	stale := strings.TrimSpace(gitRun(t, env, b, "rev-parse", "refs/memsync/snapshots"))
+	gitRun(t, env, b, "update-ref", "refs/keep/stale", stale) // the sync that applies the purge prunes
 	// A third clone merges b's and pushes its own ref, so b's ref on the
 	// remote is an ancestor of c's, and both reach the key.
 	c := filepath.Join(root, "c")
@@ -391,6 +392,7 @@ func TestPurgeMergeWithDirtyParent(t *testing.T) {
 	memsyncIn(t, env, a, "sync")
 	memsyncIn(t, env, b, "sync")
 	stale := strings.TrimSpace(gitRun(t, env, b, "rev-parse", "refs/memsync/snapshots"))
+	gitRun(t, env, b, "update-ref", "refs/keep/stale", stale) // the sync that applies the purge prunes
 	memsyncIn(t, env, a, "purge", id)
 	memsyncIn(t, env, b, "sync")
 	clean := strings.TrimSpace(gitRun(t, env, b, "rev-parse", "refs/memsync/snapshots"))
@@ -511,5 +513,39 @@ func TestPurgePruneBackups(t *testing.T) {
 	}
 	if out := memsyncIn(t, env, a, "search", "retry"); !strings.Contains(out, "retry budget") {
 		t.Errorf("search after the purge:\n%s", out)
+	}
+}
+
+// TestSyncAppliedPurgePrunes: a sync that applies another clone's purge
+// drops the old objects here too (as purge --prune does) and says so: no
+// object of the clone holds the purged text after it.
+func TestSyncAppliedPurgePrunes(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, d := range []string{a, b} {
+		gitRun(t, env, root, "clone", "-q", remote, d)
+	}
+	key := awsKey(61)
+	memsyncIn(t, env, a, "add", "first: keep the retry budget small")
+	memsyncIn(t, env, a, "add", "--allow-secret", "deploy user\naws_access_key_id = "+key)
+	id := entryID(t, env, a, "deploy user")
+	memsyncIn(t, env, a, "sync")
+	memsyncIn(t, env, b, "sync")
+	memsyncIn(t, env, a, "purge", id)
+	out := memsyncIn(t, env, b, "sync")
+	if !strings.Contains(out, "purged 1 entry") || !strings.Contains(out, "git gc --prune=now") {
+		t.Errorf("b's sync does not say it purged and pruned:\n%s", out)
+	}
+	cmd := exec.Command("git", "--git-dir="+filepath.Join(b, ".git"), "cat-file", "--batch-all-objects", "--batch")
+	cmd.Env = env
+	all, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(all), key) {
+		t.Error("after the sync that applied the purge an object of clone b holds the key")
+	}
+	if list := memsyncIn(t, env, b, "list"); !strings.Contains(list, "retry budget") || strings.Contains(list, "deploy user") {
+		t.Errorf("b after the sync:\n%s", list)
 	}
 }
