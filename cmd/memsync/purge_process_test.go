@@ -549,3 +549,37 @@ func TestSyncAppliedPurgePrunes(t *testing.T) {
 		t.Errorf("b after the sync:\n%s", list)
 	}
 }
+
+// TestPurgeSaysWhatIsLeft: purge's output, as text and as --json, says
+// what a person must still do: rotate the key, have every clone sync, drop
+// the old objects in this clone (without --prune) and on the server.
+func TestPurgeSaysWhatIsLeft(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	a := filepath.Join(root, "a")
+	gitRun(t, env, root, "clone", "-q", remote, a)
+	for i := range 2 {
+		memsyncIn(t, env, a, "add", "--allow-secret", fmt.Sprintf("deploy user %d\naws_access_key_id = %s", i, awsKey(uint64(71+i))))
+	}
+	memsyncIn(t, env, a, "sync")
+	wants := []string{"rotate", "every other clone run 'memsync sync'", "git gc --prune=now", "server"}
+	out := memsyncIn(t, env, a, "purge", entryID(t, env, a, "deploy user 0"))
+	_, left, _ := strings.Cut(out, "still to do:")
+	for _, w := range wants {
+		if !strings.Contains(left, w) {
+			t.Errorf("purge's text does not say %q under 'still to do:':\n%s", w, out)
+		}
+	}
+	var res struct{ Todo []string }
+	if err := json.Unmarshal([]byte(memsyncIn(t, env, a, "purge", "--json", "--prune", entryID(t, env, a, "deploy user 1"))), &res); err != nil {
+		t.Fatal(err)
+	}
+	todo := strings.Join(res.Todo, "\n")
+	for _, w := range []string{"rotate", "every other clone", "server"} {
+		if !strings.Contains(todo, w) {
+			t.Errorf("purge --json's todo does not say %q: %q", w, res.Todo)
+		}
+	}
+	if strings.Contains(todo, "drop the old objects here") {
+		t.Errorf("purge --prune still asks to drop the objects here: %q", res.Todo)
+	}
+}
