@@ -358,7 +358,10 @@ type SyncResult struct {
 	// Purged are the entries purged here because the remote's tombstones
 	// name them (another clone ran Purge).
 	Purged []string `json:"purged,omitempty"`
-	Backup string   `json:"backup,omitempty"` // where a damaged memory file's content was kept
+	// Prune says, after Purged, whether the old snapshots left this
+	// clone's object store (the sync runs git gc --prune=now), or what to run.
+	Prune  string `json:"prune,omitempty"`
+	Backup string `json:"backup,omitempty"` // where a damaged memory file's content was kept
 	// Refused is, for a dry run, why the sync would stop without Force.
 	Refused        string         `json:"refused,omitempty"`
 	DryRun         bool           `json:"dry_run"`
@@ -429,6 +432,15 @@ func (m *Memory) sync(ctx context.Context, h *history.History, name string, o Sy
 	res, err := remote.Sync(ctx, h, name, remote.Options{Force: o.Force, AllowUnrelated: o.AllowUnrelated, DryRun: o.DryRun, Timeout: o.Timeout, Provenance: h.CurrentProvenance(""), Pushing: pushing})
 	m.index.deferring.Add(-1)
 	m.refreshIndex(ctx, true) // a rewrite no push followed
+	if err == nil && res != nil && len(res.Purged) > 0 && !o.DryRun {
+		// Another clone's purge, applied here: its old objects go now, as
+		// purge --prune drops them, or the secret stays in this clone.
+		if perr := prune(ctx, h); perr != nil {
+			out.Prune = "not pruned (" + perr.Error() + "): run 'git gc --prune=now' to drop the old snapshots"
+		} else {
+			out.Prune = "dropped the old snapshots from this clone (git gc --prune=now)"
+		}
+	}
 	if !o.DryRun {
 		h.MaintainSoon(ctx) // a fetch adds a pack; the sync stands whatever packing does
 	}

@@ -52,6 +52,10 @@ type PurgeResult struct {
 	// object store (without Prune), the remote's (until its own gc), and
 	// every other clone (until it syncs).
 	Remains []string `json:"remains"`
+	// Todo is what the purge cannot do and a person must: rotate a leaked
+	// key, have every clone sync, drop the old objects in this clone (without
+	// Prune) and on the server.
+	Todo []string `json:"todo"`
 }
 
 // Purge takes entries out of the memory, the archive and every snapshot of
@@ -69,11 +73,23 @@ func (m *Memory) Purge(ctx context.Context, ids []string, o PurgeOptions) (*Purg
 	if err := m.allow(policy.OpPurge); err != nil {
 		return nil, err
 	}
-	out := &PurgeResult{DryRun: o.DryRun, Remains: []string{}}
+	out := &PurgeResult{DryRun: o.DryRun, Remains: []string{}, Todo: []string{}}
 	if !o.DryRun {
 		if err := m.beforeWrite(); err != nil {
 			return nil, err
 		}
+	}
+	name := o.Remote
+	if name == "" {
+		name = remote.DefaultRemote(h)
+	}
+	cfg := gitconfig.Repo(h.Repo.CommonDir, h.Repo.GitDir)
+	_, hasRemote := cfg.Get("remote." + name + ".url")
+	if !o.Local && hasRemote {
+		// An entry only another clone's snapshots hold (a secret a sync
+		// refused to merge) is found in what the fetch brings; a failed
+		// fetch fails the sync below, and is said there.
+		_ = remote.Fetch(ctx, h, name, o.Timeout)
 	}
 	res, err := h.Purge(ctx, history.PurgeOptions{IDs: ids, Rule: o.Secret, DryRun: o.DryRun, Provenance: h.CurrentProvenance("")})
 	if err != nil {
@@ -84,12 +100,6 @@ func (m *Memory) Purge(ctx context.Context, ids []string, o PurgeOptions) (*Purg
 	if o.DryRun {
 		return out, nil
 	}
-	name := o.Remote
-	if name == "" {
-		name = remote.DefaultRemote(h)
-	}
-	cfg := gitconfig.Repo(h.Repo.CommonDir, h.Repo.GitDir)
-	_, hasRemote := cfg.Get("remote." + name + ".url")
 	var syncErr error
 	if !o.Local && hasRemote {
 		out.Remote = name
@@ -102,6 +112,7 @@ func (m *Memory) Purge(ctx context.Context, ids []string, o PurgeOptions) (*Purg
 		out.Pruned = true
 	}
 	out.Remains = remains(h, res.Old, out, syncErr == nil, o.Prune)
+	out.Todo = todo(out, syncErr == nil)
 	return out, syncErr
 }
 
@@ -151,6 +162,19 @@ func remains(h *history.History, old string, out *PurgeResult, synced, pruned bo
 		r = append(r, "no remote synced: run 'memsync sync REMOTE' to push the new history")
 	}
 	return append(r, "every other clone: keeps the entries until it runs 'memsync sync' (its sync purges them); a leaked key must be rotated anyway")
+}
+
+// todo is what is left to a person after a purge.
+func todo(out *PurgeResult, synced bool) []string {
+	t := []string{"rotate every key or password the entries held: a purge stops it spreading, it does not unleak it"}
+	if out.Remote == "" || !synced {
+		t = append(t, "push the new history: 'memsync sync' (the remote still holds the entries)")
+	}
+	t = append(t, "have every other clone run 'memsync sync' (its sync purges the entries and drops their old objects there)")
+	if !out.Pruned {
+		t = append(t, "drop the old objects here: 'git gc --prune=now' (or 'memsync purge --prune' next time)")
+	}
+	return append(t, "the server keeps the old objects until its own gc ('git gc --prune=now' in a bare repository you host; a hosting service's support for theirs)")
 }
 
 // objectExists tells whether this clone still has the object hash.

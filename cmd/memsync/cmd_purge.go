@@ -61,5 +61,9 @@ func runPurge(s *session, c *cli.Context) error {
 		for _, r := range res.Remains {
 			s.printf("  %s\n", r)
 		}
+		s.printf("still to do:\n")
+		for _, r := range res.Todo {
+			s.printf("  - %s\n", r)
+		}
 	})
 }

@@ -41,6 +41,7 @@ func runSync(s *session, c *cli.Context) error {
 		}
 		if n := len(res.Purged); n > 0 {
 			s.printf("purged %d entr%s %s's tombstones name (memsync purge ran there): %s\n", n, memsync.Plural(n, "y", "ies"), name, strings.Join(res.Purged, ", "))
+			s.printf("  %s\n", res.Prune)
 		}
 		for _, n := range res.Notes {
 			s.printf("  note: %s\n", n)

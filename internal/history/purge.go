@@ -135,7 +135,13 @@ func (h *History) Purge(ctx context.Context, opts PurgeOptions) (*PurgeResult, e
 		if err != nil {
 			return err
 		}
-		drop, titles, holding, err := rw.choose(live, commits, opts)
+		// The fetched snapshots too (refs/memsync/remotes/): an entry only
+		// another clone's history holds is purged from it at the next sync.
+		fetched, err := h.fetchedCommits(ctx, old)
+		if err != nil {
+			return err
+		}
+		drop, titles, holding, err := rw.choose(live, commits, fetched, opts)
 		if err != nil {
 			return err
 		}
@@ -161,7 +167,14 @@ func (h *History) Purge(ctx context.Context, opts PurgeOptions) (*PurgeResult, e
 // purgeLocked rewrites the history from old (its commits in parent order)
 // and the live files without drop; the caller holds the writers' lock.
 func (h *History) purgeLocked(ctx context.Context, rw *rewriter, old plumbing.Hash, commits []plumbing.Hash, live Files, drop map[string]bool, p Provenance, res *PurgeResult) error {
-	rw.drop, rw.b, rw.mapped, rw.memChanged = drop, &batch{}, map[plumbing.Hash]plumbing.Hash{}, map[plumbing.Hash]bool{}
+	// Every tombstone is dropped again, not only drop's: a history that
+	// took in an entry purged before (a merge made before its purge was
+	// adopted) is cleaned too.
+	tomb := parsePurged(live.Purged)
+	for id := range drop {
+		tomb[id] = true
+	}
+	rw.drop, rw.b, rw.mapped, rw.memChanged = tomb, &batch{}, map[plumbing.Hash]plumbing.Hash{}, map[plumbing.Hash]bool{}
 	tip, err := rw.rewrite(commits, old)
 	if err != nil {
 		return err
@@ -171,15 +184,11 @@ func (h *History) purgeLocked(ctx context.Context, rw *rewriter, old plumbing.Ha
 			res.Rewritten++
 		}
 	}
-	tomb := parsePurged(live.Purged)
-	for id := range drop {
-		tomb[id] = true
-	}
 	next := Files{Purged: encodePurged(tomb)}
 	var n1, n2 int
-	next.Memory, n1 = dropEntries(live.Memory, drop)
-	next.Archive, n2 = dropEntries(live.Archive, drop)
-	next.Conflicts = dropConflicts(live.Conflicts, drop)
+	next.Memory, n1 = dropEntries(live.Memory, tomb)
+	next.Archive, n2 = dropEntries(live.Archive, tomb)
+	next.Conflicts = dropConflicts(live.Conflicts, tomb)
 	res.Live = n1 + n2
 	// The purge commit: the live memory without the entries, on top of the
 	// rewritten history; what it adds to it is scanned as a snapshot's.
@@ -243,7 +252,52 @@ func (h *History) purgeLocked(ctx context.Context, rw *rewriter, old plumbing.Ha
 		return err
 	}
 	res.Snapshot = commit.String()
+	h.saveClean(commit, tomb)
+	if err := h.scrubBackups(tomb); err != nil {
+		return err
+	}
 	return h.Store.ClearRemovals()
+}
+
+// scrubBackups takes the entries drop names out of memsync's backups of
+// the memory files (<file>.bak-*: a fold's or a worktree's copy in the
+// memory home, this and the primary worktree's folder, a damaged file's
+// beside the canonical one in the git dir),
+// which would otherwise keep a purged secret in the clone.
+func (h *History) scrubBackups(drop map[string]bool) error {
+	seen := map[string]bool{}
+	paths := []string{h.Store.Path(), h.Store.ArchivePath()}
+	for _, wt := range []string{h.Repo.WorkTree, h.Repo.Primary} {
+		if wt != "" {
+			f := h.Repo.WorktreeFile(wt)
+			paths = append(paths, f, filepath.Join(filepath.Dir(f), "archive", "memories.md"))
+		}
+	}
+	for _, path := range paths {
+		target, err := h.Store.Resolve(path)
+		if err != nil {
+			target = path
+		}
+		for _, p := range []string{path, target} {
+			matches, _ := filepath.Glob(p + ".bak-*")
+			for _, b := range matches {
+				if seen[b] {
+					continue
+				}
+				seen[b] = true
+				data, err := fsutil.ReadFile(b, h.Limit(MemoryName))
+				if err != nil {
+					continue // not a regular file memsync wrote, or unreadable
+				}
+				if out, n := dropEntries(data, drop); n > 0 {
+					if err := fsutil.WriteFile(b, out, h.Store.FilePerm()); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // mustLog parses a conflict log memsync wrote itself (dropConflicts).
@@ -268,51 +322,67 @@ func (h *History) commits(ctx context.Context, tip plumbing.Hash) ([]plumbing.Ha
 	return cs, nil
 }
 
-// Reconcile readies theirs, a snapshot just fetched into the ref tracking
-// (a full name), for a merge, so that no purged entry comes back and none
-// is pushed: the entries theirs' tombstones name that this clone has not
-// purged are purged here first (Purge, without asking); then, when theirs'
-// history lacks some of this clone's tombstones (a clone that has not
-// synced since, or a push of an old history), it is rewritten without
-// those entries, tracking is moved to the rewritten snapshot, and that is
-// returned: merge it, and push it over theirs. Otherwise theirs is
-// returned as it is. purged lists the IDs purged here.
-func (h *History) Reconcile(ctx context.Context, theirs, tracking string, p Provenance) (merged string, purged []string, err error) {
-	if theirs == "" {
-		return theirs, nil, nil
+// fetchedCommits lists the snapshots the fetched remote refs reach and ours
+// (zero: none) does not, parents first.
+func (h *History) fetchedCommits(ctx context.Context, ours plumbing.Hash) ([]plumbing.Hash, error) {
+	args := []string{"--git-dir=" + h.Repo.CommonDir, "rev-list", "--topo-order", "--reverse", "--glob=refs/memsync/remotes/"}
+	if !ours.IsZero() {
+		args = append(args, "^"+ours.String())
 	}
-	h.reopen() // see objects a fetch just brought
-	l, err := h.layoutAt(plumbing.NewHash(theirs))
+	out, err := gitcmd.OutputContext(ctx, h.Repo.CommonDir, append(args, "--")...)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	if !l.purged.present() {
-		if _, err := os.Stat(PurgedPath(h.Repo)); errors.Is(err, fs.ErrNotExist) {
-			return theirs, nil, nil // no tombstones on either side
-		}
+	var cs []plumbing.Hash
+	for _, l := range strings.Fields(out) {
+		cs = append(cs, plumbing.NewHash(l))
 	}
-	var data []byte
-	if l.purged.present() {
-		err = h.relisted(func() (err error) {
-			data, err = readObject(h.st, plumbing.BlobObject, l.purged.blob, h.Limit(MemoryName))
-			return err
-		})
+	return cs, nil
+}
+
+// Reconcile readies the fetched snapshots (tracking ref, a full name →
+// snapshot) for one merge, so that no purged entry comes back and none is
+// pushed. First the purge is adopted: the tombstones of every one of them
+// are read before anything is merged, and the entries they name that this
+// clone has not purged are purged here (Purge, without asking). Then every
+// snapshot whose history reaches a tombstoned entry is rewritten without
+// it, a commit being rewritten also when only a parent is: this clone's own
+// history since the last snapshot found clean (a merge made before the
+// purge was adopted may hold one in a parent though its own tree is clean),
+// and theirs' commits that ours lacks, each tracking ref moved to its
+// rewritten snapshot. It returns what to merge for each ref, the IDs purged
+// here, and whether this clone's history was rewritten (then every remote
+// ref may reach a purged entry: the push goes over all of them).
+func (h *History) Reconcile(ctx context.Context, fetched map[string]string, p Provenance) (merging map[string]string, purged []string, rewrote bool, err error) {
+	merging = maps.Clone(fetched)
+	h.reopen() // see objects a fetch just brought
+	theirTomb := map[string]bool{}
+	for _, theirs := range fetched {
+		ids, err := h.tombstonesAt(plumbing.NewHash(theirs))
 		if err != nil {
-			return "", nil, err
+			return nil, nil, false, err
+		}
+		maps.Copy(theirTomb, ids)
+	}
+	if len(theirTomb) == 0 {
+		if _, err := os.Stat(PurgedPath(h.Repo)); errors.Is(err, fs.ErrNotExist) {
+			return merging, nil, false, nil // no tombstones on either side
 		}
 	}
-	theirTomb := parsePurged(data)
 	err = h.Store.WithLock(func() error {
 		live, err := h.readLiveLocked()
 		if err != nil {
 			return err
 		}
-		ours := parsePurged(live.Purged)
+		all := parsePurged(live.Purged)
 		news := map[string]bool{}
 		for id := range theirTomb {
-			if !ours[id] {
-				news[id], ours[id] = true, true
+			if !all[id] {
+				news[id], all[id] = true, true
 			}
+		}
+		if len(all) == 0 {
+			return nil
 		}
 		old, err := h.head()
 		if err != nil {
@@ -323,41 +393,34 @@ func (h *History) Reconcile(ctx context.Context, theirs, tracking string, p Prov
 			if err != nil {
 				return err
 			}
-			res := &PurgeResult{}
 			rw := &rewriter{h: h, memo: map[plumbing.Hash]filtered{}}
-			if err := h.purgeLocked(ctx, rw, old, commits, live, news, p, res); err != nil {
+			if err := h.purgeLocked(ctx, rw, old, commits, live, news, p, &PurgeResult{}); err != nil {
 				return err
 			}
-			purged = slices.Sorted(maps.Keys(news))
-			if old, err = h.head(); err != nil {
+			purged, rewrote = slices.Sorted(maps.Keys(news)), true
+		} else if !old.IsZero() {
+			rw, err := h.rewriteSince(ctx, all, []plumbing.Hash{old}, h.loadClean(all))
+			if err != nil {
 				return err
 			}
+			if tip := rw.mapped[old]; tip != old {
+				if err := h.publish(rw.b, tip, old); err != nil {
+					return err
+				}
+				rewrote = true
+			}
 		}
-		merged = theirs
-		missing := false
-		for id := range ours {
-			missing = missing || !theirTomb[id]
-		}
-		if !missing {
-			return nil
-		}
-		// Theirs' own commits (those ours lacks), rewritten as this clone's were.
-		args := []string{"--git-dir=" + h.Repo.CommonDir, "rev-list", "--topo-order", "--reverse", theirs}
-		if !old.IsZero() {
-			args = append(args, "^"+old.String())
-		}
-		out, err := gitcmd.OutputContext(ctx, h.Repo.CommonDir, append(args, "--")...)
-		if err != nil {
+		if old, err = h.head(); err != nil {
 			return err
 		}
-		var commits []plumbing.Hash
-		for _, c := range strings.Fields(out) {
-			commits = append(commits, plumbing.NewHash(c))
+		h.saveClean(old, all)
+		// Theirs' own commits (those ours lacks), rewritten as this clone's were.
+		var tips []plumbing.Hash
+		for _, theirs := range fetched {
+			tips = append(tips, plumbing.NewHash(theirs))
 		}
-		rw := &rewriter{h: h, memo: map[plumbing.Hash]filtered{}, drop: ours, b: &batch{},
-			mapped: map[plumbing.Hash]plumbing.Hash{}, memChanged: map[plumbing.Hash]bool{}}
-		tip, err := rw.rewrite(commits, plumbing.NewHash(theirs))
-		if err != nil || tip.String() == theirs {
+		rw, err := h.rewriteSince(ctx, all, tips, old)
+		if err != nil || len(rw.b.objs) == 0 {
 			return err
 		}
 		pack, err := h.writePack(rw.b.objs)
@@ -366,14 +429,107 @@ func (h *History) Reconcile(ctx context.Context, theirs, tracking string, p Prov
 		}
 		defer pack.release() // once tracking reaches the objects
 		h.st.Reindex()
-		if _, err := gitcmd.OutputContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", tracking, tip.String(), theirs); err != nil {
-			pack.remove()
-			return err
+		var stdin strings.Builder
+		for _, ref := range slices.Sorted(maps.Keys(fetched)) {
+			theirs := plumbing.NewHash(fetched[ref])
+			if tip, ok := rw.mapped[theirs]; ok && tip != theirs {
+				fmt.Fprintf(&stdin, "update %s %s %s\n", ref, tip, theirs)
+				merging[ref] = tip.String()
+			}
 		}
-		merged = tip.String()
+		up := gitcmd.CommandContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "update-ref", "--stdin")
+		up.Stdin = strings.NewReader(stdin.String())
+		if out, err := up.CombinedOutput(); err != nil {
+			pack.remove()
+			return gitcmd.Wrap(up.Args[1:], err, strings.TrimSpace(string(out)))
+		}
 		return nil
 	})
-	return merged, purged, err
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return merging, purged, rewrote, nil
+}
+
+// tombstonesAt reads the tombstones of a snapshot (none without them).
+func (h *History) tombstonesAt(c plumbing.Hash) (map[string]bool, error) {
+	l, err := h.layoutAt(c)
+	if err != nil || !l.purged.present() {
+		return nil, err
+	}
+	var data []byte
+	err = h.relisted(func() (err error) {
+		data, err = readObject(h.st, plumbing.BlobObject, l.purged.blob, h.Limit(MemoryName))
+		return err
+	})
+	return parsePurged(data), err
+}
+
+// rewriteSince rewrites, without drop, the commits tips reach and none of
+// clean does (clean's whole history is known to hold none of drop: zero
+// hashes are left out); rw.mapped says what each tip became, and rw.b
+// holds the new objects (none when nothing changed).
+func (h *History) rewriteSince(ctx context.Context, drop map[string]bool, tips []plumbing.Hash, clean ...plumbing.Hash) (*rewriter, error) {
+	rw := &rewriter{h: h, memo: map[plumbing.Hash]filtered{}, drop: drop, b: &batch{},
+		mapped: map[plumbing.Hash]plumbing.Hash{}, memChanged: map[plumbing.Hash]bool{}}
+	args := []string{"--git-dir=" + h.Repo.CommonDir, "rev-list", "--topo-order", "--reverse"}
+	for _, t := range tips {
+		args = append(args, t.String())
+	}
+	for _, c := range clean {
+		if !c.IsZero() {
+			args = append(args, "^"+c.String())
+		}
+	}
+	out, err := gitcmd.OutputContext(ctx, h.Repo.CommonDir, append(args, "--")...)
+	if err != nil {
+		return nil, err
+	}
+	var commits []plumbing.Hash
+	for _, c := range strings.Fields(out) {
+		commits = append(commits, plumbing.NewHash(c))
+	}
+	if _, err := rw.rewrite(commits, plumbing.ZeroHash); err != nil {
+		return nil, err
+	}
+	for _, t := range tips {
+		if _, ok := rw.mapped[t]; !ok {
+			rw.mapped[t] = t // in clean's history
+		}
+	}
+	return rw, nil
+}
+
+// cleanName is where a clone records the last snapshot whose whole history
+// was found to hold none of the tombstoned entries, beside a digest of the
+// tombstones: a sync rewrites only what came since. A cache: without it
+// the whole history is looked at again.
+const cleanName = "purged-clean"
+
+// tombDigest names a set of tombstones.
+func tombDigest(tomb map[string]bool) string {
+	return plumbing.ComputeHash(plumbing.BlobObject, encodePurged(tomb)).String()
+}
+
+// loadClean is the snapshot recorded clean of tomb; zero for none (or one
+// recorded for other tombstones, or gone from the object store).
+func (h *History) loadClean(tomb map[string]bool) plumbing.Hash {
+	data, err := fsutil.ReadFile(filepath.Join(h.Repo.CommonDir, "memsync", cleanName), 1<<10)
+	f := strings.Fields(string(data))
+	if err != nil || len(f) != 2 || !plumbing.IsHash(f[0]) || f[1] != tombDigest(tomb) {
+		return plumbing.ZeroHash
+	}
+	if _, err := h.st.EncodedObject(plumbing.CommitObject, plumbing.NewHash(f[0])); err != nil {
+		return plumbing.ZeroHash
+	}
+	return plumbing.NewHash(f[0])
+}
+
+// saveClean records c as clean of tomb (best effort).
+func (h *History) saveClean(c plumbing.Hash, tomb map[string]bool) {
+	if !c.IsZero() {
+		_ = fsutil.WriteCache(filepath.Join(h.Repo.CommonDir, "memsync", cleanName), []byte(c.String()+" "+tombDigest(tomb)+"\n"), h.Store.FilePerm())
+	}
 }
 
 // safeTitle is a title to show, withheld when it holds a secret.

@@ -63,9 +63,11 @@ func (rw *rewriter) file(s stored, name string) (filtered, error) {
 	return f, nil
 }
 
-// choose finds what opts names in the live files and the history: the
-// IDs to drop, a title for each, and how many snapshots hold one.
-func (rw *rewriter) choose(live Files, commits []plumbing.Hash, opts PurgeOptions) (map[string]bool, map[string]string, int, error) {
+// choose finds what opts names in the live files, the history and the
+// fetched snapshots (one that cannot be read, a branch's commit pushed to
+// a memsync ref, is passed over): the IDs to drop, a title for each, and
+// how many snapshots hold one.
+func (rw *rewriter) choose(live Files, commits, fetched []plumbing.Hash, opts PurgeOptions) (map[string]bool, map[string]string, int, error) {
 	titles := map[string]string{} // every ID seen → its title
 	matched := map[string]bool{}  // IDs the rule finds
 	scanned := map[plumbing.Hash]bool{}
@@ -115,8 +117,11 @@ func (rw *rewriter) choose(live Files, commits []plumbing.Hash, opts PurgeOption
 	look(live.Archive, liveIDs)
 	lookLog(live.Conflicts, liveIDs)
 	seenFile := map[plumbing.Hash]map[string]bool{}
-	for _, c := range commits {
+	for i, c := range append(slices.Clone(commits), fetched...) {
 		l, err := rw.h.layoutAt(c)
+		if err != nil && i >= len(commits) {
+			continue
+		}
 		if err != nil {
 			return nil, nil, 0, err
 		}
@@ -139,6 +144,9 @@ func (rw *rewriter) choose(live Files, commits []plumbing.Hash, opts PurgeOption
 				continue
 			}
 			f, err := rw.file(x.s, x.name)
+			if err != nil && i >= len(commits) {
+				continue
+			}
 			if err != nil {
 				return nil, nil, 0, err
 			}

@@ -141,26 +141,11 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 	if !remoteName().MatchString(remote) || strings.Contains(remote, "..") {
 		return nil, fmt.Errorf("%w: %q (sync takes the name of a remote; 'git remote -v' lists them, 'git remote add NAME URL' adds one)", ErrBadRemote, remote)
 	}
-	dir := filepath.Join(h.Repo.CommonDir, "memsync")
-	if err := fsutil.MkdirAll(dir, h.Store.DirPerm()); err != nil {
-		return nil, err
-	}
-	syncLock := filepath.Join(dir, "sync.lock")
-	if f, err := fsutil.OpenFile(syncLock, os.O_RDONLY|os.O_CREATE, h.Store.FilePerm()); err == nil {
-		_ = f.Close() // created with the repository's sharing; lock.Exclusive would use the umask
-	}
-	l, err := lock.Exclusive(h.Store.Context(), syncLock, h.Store.LockTimeout)
-	if te := new(lock.TimeoutError); errors.As(err, &te) {
-		who := "another process"
-		if te.PID > 0 {
-			who = fmt.Sprintf("pid %d", te.PID)
-		}
-		return nil, fmt.Errorf("%w (%s; waited %s for it): %w", ErrBusy, who, te.Waited.Round(time.Millisecond), err)
-	}
+	release, err := lockSync(h)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = l.Release() }()
+	defer release()
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -207,6 +192,49 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 		saveContained(h, res.Snapshot, res.contained)
 	}
 	return res, nil
+}
+
+// lockSync takes the sync lock of the repository (a file beside its
+// conflict log): syncs of one repository run one at a time.
+func lockSync(h *history.History) (release func(), err error) {
+	dir := filepath.Join(h.Repo.CommonDir, "memsync")
+	if err := fsutil.MkdirAll(dir, h.Store.DirPerm()); err != nil {
+		return nil, err
+	}
+	syncLock := filepath.Join(dir, "sync.lock")
+	if f, err := fsutil.OpenFile(syncLock, os.O_RDONLY|os.O_CREATE, h.Store.FilePerm()); err == nil {
+		_ = f.Close() // created with the repository's sharing; lock.Exclusive would use the umask
+	}
+	l, err := lock.Exclusive(h.Store.Context(), syncLock, h.Store.LockTimeout)
+	if te := new(lock.TimeoutError); errors.As(err, &te) {
+		who := "another process"
+		if te.PID > 0 {
+			who = fmt.Sprintf("pid %d", te.PID)
+		}
+		return nil, fmt.Errorf("%w (%s; waited %s for it): %w", ErrBusy, who, te.Waited.Round(time.Millisecond), err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = l.Release() }, nil
+}
+
+// Fetch brings the remote's snapshot refs into refs/memsync/remotes/<remote>/
+// as a sync does, and merges nothing: purge looks there for entries only
+// another clone's snapshots hold (a secret a sync refused to merge).
+func Fetch(ctx context.Context, h *history.History, remote string, timeout time.Duration) error {
+	if !remoteName().MatchString(remote) || strings.Contains(remote, "..") {
+		return fmt.Errorf("%w: %q", ErrBadRemote, remote)
+	}
+	release, err := lockSync(h)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return fetch(ctx, h, remote, timeout)
 }
 
 // fetchedRefs is what the fetch brought: the tracking refs of remote and
@@ -278,26 +306,30 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 			return nil, err
 		}
 	}
-	var heads []string
-	refOf := map[string]string{}
+	// Purged entries stay purged: the tombstones of every snapshot to merge
+	// are purged here before any is merged, and a history that still
+	// reaches a tombstoned entry is merged rewritten (the push replaces it,
+	// under the lease on what was fetched).
+	merging := map[string]string{}
 	for _, ref := range refs {
-		theirs, merging := fetched[ref], fetched[ref]
-		// Purged entries stay purged: theirs' tombstones are purged here,
-		// and a history of theirs that still holds ours' is merged
-		// rewritten (the push replaces it, under the lease on what was
-		// fetched).
-		if !opts.DryRun {
-			var purged []string
-			if merging, purged, err = h.Reconcile(ctx, theirs, ref, opts.Provenance); err != nil {
-				return nil, err
-			}
-			res.Purged = append(res.Purged, purged...)
-			if merging != theirs {
+		merging[ref] = fetched[ref]
+	}
+	if !opts.DryRun {
+		var oursRewritten bool
+		if merging, res.Purged, oursRewritten, err = h.Reconcile(ctx, merging, opts.Provenance); err != nil {
+			return nil, err
+		}
+		for _, ref := range slices.Sorted(maps.Keys(fetched)) {
+			if oursRewritten || (merging[ref] != "" && merging[ref] != fetched[ref]) {
 				rewritten = append(rewritten, ref)
 			}
 		}
-		heads = append(heads, merging)
-		refOf[merging] = ref
+	}
+	var heads []string
+	refOf := map[string]string{}
+	for _, ref := range refs {
+		heads = append(heads, merging[ref])
+		refOf[merging[ref]] = ref
 	}
 	mopts := history.MergeOptions{Force: opts.Force, DryRun: opts.DryRun, Source: remote, Provenance: opts.Provenance, Independent: true}
 	// ours is no ancestor of theirs (unless a purge rewrote either side).
