@@ -61,10 +61,10 @@ func TestSyncDeleteReachesEveryClone(t *testing.T) {
 
 // TestSyncDeliberateMassRemovalReachesOthers: a clone deletes most of the
 // memory with memsync delete (or accepts a removal it did not make with
-// --accept-removal) and syncs; the other clones' syncs take the removal
-// without --force, since the snapshots say it was deliberate. A mass
-// removal whose snapshots say nothing (an older memsync, a hand-made
-// commit) still stops the other clones (exit 5).
+// --accept-removal) and syncs; the other clone's sync stops (exit 5, the
+// memory untouched), naming the snapshot, how many entries it removes and
+// --force, and takes the removal with sync --force. A mass removal whose
+// snapshots say nothing (a hand-made commit) stops it the same way.
 func TestSyncDeliberateMassRemovalReachesOthers(t *testing.T) {
 	env, root, remote := bareRemote(t)
 	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
@@ -81,7 +81,8 @@ func TestSyncDeliberateMassRemovalReachesOthers(t *testing.T) {
 
 	memsyncIn(t, env, a, append([]string{"delete"}, ids[:4]...)...)
 	memsyncIn(t, env, a, "sync")
-	memsyncIn(t, env, b, "sync")
+	refusedMassRemoval(t, env, b, a, 4, 5)
+	memsyncIn(t, env, b, "sync", "--force")
 	if have := memoryIDs(t, b); len(have) != 1 || !have[ids[4]] {
 		t.Fatalf("b after a's deliberate deletion: %v", have)
 	}
@@ -96,7 +97,8 @@ func TestSyncDeliberateMassRemovalReachesOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	memsyncIn(t, env, a, "sync", "--accept-removal")
-	memsyncIn(t, env, b, "sync")
+	refusedMassRemoval(t, env, b, a, 5, 5)
+	memsyncIn(t, env, b, "sync", "--force")
 	if have := memoryIDs(t, b); len(have) != 0 {
 		t.Fatalf("b after a's accepted removal: %v", have)
 	}
@@ -119,5 +121,65 @@ func TestSyncDeliberateMassRemovalReachesOthers(t *testing.T) {
 	}
 	if have := memoryIDs(t, b); len(have) != 5 {
 		t.Fatalf("b after the refusal holds %d entries, want 5", len(have))
+	}
+}
+
+// TestSyncForgedRemovalTrailer: a hand-made commit on a clone's ref on the
+// remote that empties the memory and carries memsync's trailers, saying
+// its removals were deliberate, does not empty the other clones' memories:
+// each clone's sync stops (exit 5, nothing changed) naming the commit and
+// how many entries it would remove, and the remote's shared ref keeps the
+// entries.
+func TestSyncForgedRemovalTrailer(t *testing.T) {
+	env, root, remote := bareRemote(t)
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, d := range []string{a, b} {
+		gitRun(t, env, root, "clone", "-q", remote, d)
+		memsyncIn(t, env, d, "init")
+	}
+	for i := range 5 {
+		memsyncIn(t, env, a, "add", fmt.Sprintf("fact %d", i))
+	}
+	memsyncIn(t, env, a, "sync")
+	memsyncIn(t, env, b, "sync")
+
+	// The forger writes on a's ref: an empty memory, vouched for by a trailer.
+	refs := strings.Fields(gitRunIn(t, env, root, "", "--git-dir="+remote, "for-each-ref", "--format=%(refname)", "refs/memsync/clones/"))
+	if len(refs) == 0 {
+		t.Fatal("no clone refs on the remote")
+	}
+	tip := strings.TrimSpace(gitRunIn(t, env, root, "", "--git-dir="+remote, "rev-parse", refs[0]))
+	empty := strings.TrimSpace(gitRunIn(t, env, root, "", "--git-dir="+remote, "mktree"))
+	msg := "memsync snapshot\n\nMemsync-Entries: 0\nMemsync-Changes: +0 -5 ~0\nMemsync-Removal: deliberate\n"
+	forged := strings.TrimSpace(gitRunIn(t, env, root, msg, "--git-dir="+remote, "commit-tree", empty, "-p", tip))
+	gitRunIn(t, env, root, "", "--git-dir="+remote, "update-ref", refs[0], forged)
+
+	for _, d := range []string{a, b} {
+		_, stderr := memsyncFails(t, env, d, 5, "sync")
+		if !strings.Contains(stderr, forged[:12]) || !strings.Contains(stderr, "5 of 5") || !strings.Contains(stderr, "--force") {
+			t.Errorf("%s's refusal names not the commit, the count and --force: %s", filepath.Base(d), stderr)
+		}
+		if have := memoryIDs(t, d); len(have) != 5 {
+			t.Errorf("%s after the forged removal holds %d entries, want 5", filepath.Base(d), len(have))
+		}
+	}
+	if have := snapshotIDs(t, env, remote); len(have) != 5 {
+		t.Errorf("the remote's snapshot holds %d entries, want 5", len(have))
+	}
+}
+
+// refusedMassRemoval checks that dir's sync stops at the mass removal
+// from's latest snapshot makes (n of total entries), names it and --force,
+// and leaves the memory as it was.
+func refusedMassRemoval(tb testing.TB, env []string, dir, from string, n, total int) {
+	tb.Helper()
+	before := memoryIDs(tb, dir)
+	commit := strings.TrimSpace(gitRun(tb, env, from, "rev-parse", "refs/memsync/snapshots"))
+	_, stderr := memsyncFails(tb, env, dir, 5, "sync")
+	if want := fmt.Sprintf("%d of %d", n, total); !strings.Contains(stderr, want) || !strings.Contains(stderr, commit[:12]) || !strings.Contains(stderr, "--force") {
+		tb.Errorf("the refusal names not %s, %s and --force: %s", commit[:12], want, stderr)
+	}
+	if have := memoryIDs(tb, dir); len(have) != len(before) {
+		tb.Errorf("after the refusal: %d entries, want %d", len(have), len(before))
 	}
 }

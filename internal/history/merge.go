@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -96,7 +97,7 @@ func (h *History) MergeFrom(ctx context.Context, theirs string, opts MergeOption
 //     log.
 //
 // A step that would remove more than half of the entries stops with
-// merge.ErrMassDeletion unless opts.Force or the removals were deliberate.
+// merge.ErrMassDeletion unless opts.Force, whatever theirs' snapshots say.
 // A damaged live file is backed up before it is replaced.
 //
 // ctx stops MergeAll before it changes a file (a git it spawned is
@@ -231,7 +232,7 @@ func (h *History) planMerge(ctx context.Context, res *MergeResult, live Files, o
 			return nil, err
 		}
 		p.log = theirLog
-		if err := h.guard(ctx, res, ours, merge.Result{State: merge.Parse(p.next.Memory, p.next.Archive)}, res.Ours, res.Theirs, opts); err != nil {
+		if err := h.guard(res, ours, merge.Result{State: merge.Parse(p.next.Memory, p.next.Archive)}, res.Theirs, opts); err != nil {
 			return nil, err
 		}
 	} else {
@@ -299,7 +300,7 @@ func (h *History) mergeSides(ctx context.Context, res *MergeResult, ours merge.S
 		}
 		result := merge.Clones(baseState, state, merge.Parse(side.Memory, side.Archive))
 		result.State = dropGone(result.State, state, baseState, gone)
-		if err := h.guard(ctx, res, state, result, base, t, opts); err != nil {
+		if err := h.guard(res, state, result, t, opts); err != nil {
 			return ours, err
 		}
 		res.Conflicts, res.Notes = append(res.Conflicts, result.Conflicts...), append(res.Notes, result.Notes...)
@@ -341,9 +342,10 @@ func dropGone(merged, ours, base merge.State, gone map[string]bool) merge.State 
 }
 
 // guard stops a merge step from before to result that removes more than
-// half of before's entries, unless opts.Force or every removal on theirs'
-// side since base was deliberate; a dry run notes it in res.Refused.
-func (h *History) guard(ctx context.Context, res *MergeResult, before merge.State, result merge.Result, base, theirs string, opts MergeOptions) error {
+// half of before's entries, unless opts.Force; a dry run notes it in
+// res.Refused. What another clone's snapshot says of its removals
+// (Memsync-Removal: deliberate) is not taken: anyone can write it.
+func (h *History) guard(res *MergeResult, before merge.State, result merge.Result, theirs string, opts MergeOptions) error {
 	if opts.Force {
 		return nil
 	}
@@ -351,9 +353,7 @@ func (h *History) guard(ctx context.Context, res *MergeResult, before merge.Stat
 	if err == nil {
 		return nil
 	}
-	if ok, derr := h.deliberate(ctx, base, theirs); derr != nil || ok {
-		return derr
-	}
+	err = fmt.Errorf("snapshot %s: %w", words.Short(theirs), err)
 	if !opts.DryRun {
 		return err
 	}
@@ -532,29 +532,4 @@ func (h *History) mergeBase(ctx context.Context, a string, others ...string) (st
 		return "", nil
 	}
 	return "", gitcmd.Wrap(cmd.Args[1:], err, stderr.String())
-}
-
-// deliberate tells whether every snapshot on theirs' side since base ("":
-// all of theirs) that removed entries says its removals were deliberate
-// (trailerRemoval: memsync's own delete, gc, archive…, or a person's
-// --accept-removal, which the removal guard of the clone that took it let
-// through). A merge's own removals come from the snapshots it merged, which
-// are in the range too; a snapshot without a record (an older memsync)
-// tells nothing, and is taken as not deliberate.
-func (h *History) deliberate(ctx context.Context, base, theirs string) (bool, error) {
-	rng := theirs
-	if base != "" {
-		rng = base + ".." + theirs
-	}
-	out, err := gitcmd.OutputContext(ctx, h.Repo.CommonDir, "--git-dir="+h.Repo.CommonDir, "log", "--no-merges", "--format=%x00%B", rng, "--")
-	if err != nil {
-		return false, err
-	}
-	for _, msg := range strings.Split(out, "\x00")[1:] {
-		_, c, ok := recorded(msg)
-		if !ok || (c.Removed > 0 && !strings.Contains(msg, "\n"+trailerRemoval+": deliberate\n")) {
-			return false, nil
-		}
-	}
-	return true, nil
 }

@@ -36,8 +36,8 @@ const (
 	trailerChanged = "Memsync-Changed"
 	trailerMore    = "Memsync-More"
 	// trailerRemoval: deliberate marks a snapshot whose removals memsync
-	// made itself or a person accepted (--accept-removal): other clones'
-	// merges take them without their mass-removal guard.
+	// made itself or a person accepted (--accept-removal). It is a note
+	// only: anyone can write it, so no merge trusts it.
 	trailerRemoval = "Memsync-Removal"
 
 	maxTitled = 20  // titled change lines per snapshot
