@@ -115,7 +115,7 @@ func TestSyncDeliberateMassRemovalReachesOthers(t *testing.T) {
 	gitRun(t, env, b, "update-ref", "refs/memsync/snapshots", tip)
 	memsyncIn(t, env, a, "sync", "--force") // a takes it, deliberately
 	memsyncIn(t, env, b, "add", "one more")
-	_, stderr := memsyncFails(t, env, b, 5, "sync")
+	_, stderr := memsyncRefused(t, env, b, "sync")
 	if !strings.Contains(stderr, "--force") {
 		t.Fatalf("b's refusal: %s", stderr)
 	}
@@ -155,7 +155,7 @@ func TestSyncForgedRemovalTrailer(t *testing.T) {
 	gitRunIn(t, env, root, "", "--git-dir="+remote, "update-ref", refs[0], forged)
 
 	for _, d := range []string{a, b} {
-		_, stderr := memsyncFails(t, env, d, 5, "sync")
+		_, stderr := memsyncRefused(t, env, d, "sync")
 		if !strings.Contains(stderr, forged[:12]) || !strings.Contains(stderr, "5 of 5") || !strings.Contains(stderr, "--force") {
 			t.Errorf("%s's refusal names not the commit, the count and --force: %s", filepath.Base(d), stderr)
 		}
@@ -175,7 +175,7 @@ func refusedMassRemoval(tb testing.TB, env []string, dir, from string, n, total 
 	tb.Helper()
 	before := memoryIDs(tb, dir)
 	commit := strings.TrimSpace(gitRun(tb, env, from, "rev-parse", "refs/memsync/snapshots"))
-	_, stderr := memsyncFails(tb, env, dir, 5, "sync")
+	_, stderr := memsyncRefused(tb, env, dir, "sync")
 	if want := fmt.Sprintf("%d of %d", n, total); !strings.Contains(stderr, want) || !strings.Contains(stderr, commit[:12]) || !strings.Contains(stderr, "--force") {
 		tb.Errorf("the refusal names not %s, %s and --force: %s", commit[:12], want, stderr)
 	}

@@ -205,7 +205,7 @@ func TestRemovalGuard(t *testing.T) {
 	head, pushed := ref(repo), ref(remote)
 
 	for _, args := range [][]string{{"snapshot"}, {"sync"}} {
-		out, stderr := memsyncFails(t, env, repo, 5, args...)
+		out, stderr := memsyncRefused(t, env, repo, args...)
 		if !strings.Contains(stderr, "lost 5 of the 6 entries") || !strings.Contains(stderr, "--accept-removal") {
 			t.Errorf("memsync %v: %s%s", args, out, stderr)
 		}
@@ -249,23 +249,23 @@ func TestRemovalGuard(t *testing.T) {
 	if err := os.WriteFile(memory, []byte("# Memories\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	memsyncFails(t, env, repo, 5, "snapshot")
+	memsyncRefused(t, env, repo, "snapshot")
 	if out := memsyncIn(t, env, repo, "snapshot", "--accept-removal"); !strings.HasPrefix(out, "snapshot ") {
 		t.Errorf("snapshot --accept-removal: %s", out)
 	}
 }
 
-// memsyncFails runs memsync in dir, which must exit with code, and returns
-// its stdout and stderr.
-func memsyncFails(tb testing.TB, env []string, dir string, code int, args ...string) (stdout, stderr string) {
+// memsyncRefused runs memsync in dir, which must refuse (exit 5), and
+// returns its stdout and stderr.
+func memsyncRefused(tb testing.TB, env []string, dir string, args ...string) (stdout, stderr string) {
 	tb.Helper()
 	cmd := exec.Command(memsyncBinary(tb), args...)
 	cmd.Dir, cmd.Env = dir, env
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	out, err := cmd.Output()
-	if got := exitStatus(err); got != code {
-		tb.Errorf("memsync %v: exit %d, want %d\n%s%s", args, got, code, out, errb.String())
+	if got := exitStatus(err); got != exitRefused {
+		tb.Errorf("memsync %v: exit %d, want %d\n%s%s", args, got, exitRefused, out, errb.String())
 	}
 	return string(out), errb.String()
 }
