@@ -4,23 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
-)
 
-// awsKeyFor is a made-up AWS access key ID (no key-shaped literal in the
-// source) that gitleaks' aws-access-token rule finds.
-func awsKeyFor(seed uint64) string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-	r := rand.New(rand.NewPCG(seed, 7))
-	b := []byte("AKIA")
-	for range 16 {
-		b = append(b, alphabet[r.IntN(len(alphabet))])
-	}
-	return string(b)
-}
+	"github.com/memsync/memsync/internal/fakesecret"
+)
 
 // TestSecretInTypeGoAPI: Add and Edit scan the type as the caller gave it,
 // before it is lower-cased; the memory file is left as it was.
@@ -32,7 +21,7 @@ func TestSecretInTypeGoAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := awsKeyFor(41)
+	key := fakesecret.AWSKey(41)
 	if _, err := m.Add(ctx, Entry{Type: key, Content: "deploy notes"}); !errors.Is(err, ErrSecret) {
 		t.Errorf("Add with the key as type: %v, want ErrSecret", err)
 	}
@@ -59,7 +48,7 @@ func TestWorkerMayNotAllowSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := awsKeyFor(42)
+	key := fakesecret.AWSKey(42)
 	for _, in := range []struct {
 		ctx context.Context
 		e   Entry

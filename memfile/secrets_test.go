@@ -2,28 +2,17 @@ package memfile
 
 import (
 	"errors"
-	"math/rand/v2"
 	"testing"
-)
 
-// fakeAWSKey is a made-up AWS access key ID (no key-shaped literal in the
-// source) that gitleaks' aws-access-token rule finds.
-func fakeAWSKey(seed uint64) string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-	r := rand.New(rand.NewPCG(seed, 7))
-	b := []byte("AKIA")
-	for range 16 {
-		b = append(b, alphabet[r.IntN(len(alphabet))])
-	}
-	return string(b)
-}
+	"github.com/memsync/memsync/internal/fakesecret"
+)
 
 // TestSecretInType: the type is scanned as written, before NormalizeType
 // lower-cases it: a user's -t value, a hand-written heading's type, and a
 // ralph type tag; and the heading is scanned as one line, so a type that
 // names a key and a title that holds it are found together.
 func TestSecretInType(t *testing.T) {
-	key := fakeAWSKey(21)
+	key := fakesecret.AWSKey(21)
 	s := Open(t.TempDir())
 	check := func(what string, e *Entry, field string) {
 		t.Helper()

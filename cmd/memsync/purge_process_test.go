@@ -13,11 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-// awsKey is a made-up AWS access key ID that gitleaks' aws-access-token
-// rule finds.
-func awsKey(seed uint64) string { return fakeKey(seed, "AKIA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16) }
+	"github.com/memsync/memsync/internal/fakesecret"
+)
 
 // appendByHand appends text to the memory file as an editor would.
 func appendByHand(t *testing.T, repo, text string) {
@@ -48,7 +46,7 @@ func TestSnapshotRefusesHandWrittenSecret(t *testing.T) {
 	gitRun(t, env, repo, "commit", "-q", "--allow-empty", "-m", "one")
 	before := strings.TrimSpace(gitRun(t, env, repo, "rev-parse", "refs/memsync/snapshots"))
 
-	key := awsKey(11)
+	key := fakesecret.AWSKey(11)
 	appendByHand(t, repo, "\n## Deploy\n- ID: handkey00001\n- Content: aws_access_key_id = "+key+"\n")
 	cmd := exec.Command("git", "commit", "--allow-empty", "-m", "two")
 	cmd.Dir, cmd.Env = repo, env
@@ -131,7 +129,7 @@ func TestPurgeTwoClones(t *testing.T) {
 	for _, c := range []string{a, b} {
 		gitRun(t, env, root, "clone", "-q", remote, c)
 	}
-	key := awsKey(12)
+	key := fakesecret.AWSKey(12)
 	memsyncIn(t, env, a, "add", "first: retry the upstream with backoff")
 	memsyncIn(t, env, a, "snapshot")
 	memsyncIn(t, env, a, "add", "--allow-secret", "deploy user\naws_access_key_id = "+key)
@@ -308,7 +306,7 @@ func purgeRace(t *testing.T) {
 	// chances for the race in each run.
 	var keys, ids []string
 	for i := range 3 {
-		key := awsKey(uint64(21 + i))
+		key := fakesecret.AWSKey(uint64(21 + i))
 		title := fmt.Sprintf("deploy user %d", i)
 		memsyncIn(t, env, a, "add", "--allow-secret", title+"\naws_access_key_id = "+key)
 		keys, ids = append(keys, key), append(ids, entryID(t, env, a, title))
@@ -385,7 +383,7 @@ func TestPurgeMergeWithDirtyParent(t *testing.T) {
 	for _, d := range []string{a, b} {
 		gitRun(t, env, root, "clone", "-q", remote, d)
 	}
-	key := awsKey(31)
+	key := fakesecret.AWSKey(31)
 	memsyncIn(t, env, a, "add", "first: retry the upstream")
 	memsyncIn(t, env, a, "add", "--allow-secret", "deploy user\naws_access_key_id = "+key)
 	id := entryID(t, env, a, "deploy user")
@@ -450,7 +448,7 @@ func TestSyncSecretOnCloneRefHint(t *testing.T) {
 	if err := json.Unmarshal([]byte(memsyncIn(t, env, b, "sync", "--json")), &sr); err != nil || sr.Clone == "" {
 		t.Fatalf("sync --json: %v %+v", err, sr)
 	}
-	key := awsKey(41)
+	key := fakesecret.AWSKey(41)
 	forgeSecretSnapshot(t, env, b, "refs/memsync/clones/"+sr.Clone, "forged000001", key)
 
 	if _, errOut, code := memsyncRun(t, env, a, "purge", "--dry-run", "--secret", "aws-access-token"); code != 0 {
@@ -485,7 +483,7 @@ func TestPurgePruneBackups(t *testing.T) {
 	env, root, _ := bareRemote(t)
 	a := filepath.Join(root, "a")
 	gitRun(t, env, root, "clone", "-q", filepath.Join(root, "remote.git"), a)
-	key := awsKey(51)
+	key := fakesecret.AWSKey(51)
 	memsyncIn(t, env, a, "add", "first: keep the retry budget small")
 	memsyncIn(t, env, a, "add", "--allow-secret", "deploy user\naws_access_key_id = "+key)
 	id := entryID(t, env, a, "deploy user")
@@ -525,7 +523,7 @@ func TestSyncAppliedPurgePrunes(t *testing.T) {
 	for _, d := range []string{a, b} {
 		gitRun(t, env, root, "clone", "-q", remote, d)
 	}
-	key := awsKey(61)
+	key := fakesecret.AWSKey(61)
 	memsyncIn(t, env, a, "add", "first: keep the retry budget small")
 	memsyncIn(t, env, a, "add", "--allow-secret", "deploy user\naws_access_key_id = "+key)
 	id := entryID(t, env, a, "deploy user")
@@ -558,7 +556,7 @@ func TestPurgeSaysWhatIsLeft(t *testing.T) {
 	a := filepath.Join(root, "a")
 	gitRun(t, env, root, "clone", "-q", remote, a)
 	for i := range 2 {
-		memsyncIn(t, env, a, "add", "--allow-secret", fmt.Sprintf("deploy user %d\naws_access_key_id = %s", i, awsKey(uint64(71+i))))
+		memsyncIn(t, env, a, "add", "--allow-secret", fmt.Sprintf("deploy user %d\naws_access_key_id = %s", i, fakesecret.AWSKey(uint64(71+i))))
 	}
 	memsyncIn(t, env, a, "sync")
 	wants := []string{"rotate", "every other clone run 'memsync sync'", "git gc --prune=now", "server"}

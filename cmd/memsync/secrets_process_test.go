@@ -2,23 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// fakeKey is a made-up key: prefix, then n characters of alphabet from a
-// seeded generator (no key-shaped literal in the source).
-func fakeKey(seed uint64, prefix, alphabet string, n int) string {
-	r := rand.New(rand.NewPCG(seed, 7))
-	b := []byte(prefix)
-	for range n {
-		b = append(b, alphabet[r.IntN(len(alphabet))])
-	}
-	return string(b)
-}
+	"github.com/memsync/memsync/internal/fakesecret"
+)
 
 const alnumChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
@@ -64,7 +54,7 @@ func TestAddSecret(t *testing.T) {
 	memsyncOut(t, env, repo, "add", "the cache key is sha256(path); commit 3f1c2a9d0b8e7f6a5c4d3e2f1a0b9c8d7e6f5a4b fixed it")
 	mem := filepath.Join(repo, ".agent", "memories.md")
 	before := readFile(t, mem)
-	key := fakeKey(1, "AKIA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+	key := fakesecret.Key(1, "AKIA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
 	stderr := refused(t, env, repo, "add", "deploy user\naws_access_key_id = "+key)
 	checkRefusal(t, stderr, "aws-access-token", "content line 2", key)
 	if got := readFile(t, mem); got != before {
@@ -91,7 +81,7 @@ func TestImportSecret(t *testing.T) {
 	env := append(testGitEnv(t), "MEMSYNC_GLOBAL_DIR="+t.TempDir())
 	repo := newRepo(t, env)
 	memsyncOut(t, env, repo, "init")
-	token := fakeKey(2, "ghp_", alnumChars, 36)
+	token := fakesecret.Key(2, "ghp_", alnumChars, 36)
 	src := filepath.Join(t.TempDir(), "memories.md")
 	ralph := "# Memories\n\n## Patterns\n\n### mem-1770245557-134c\n> Retry with backoff on 429.\n<!-- tags: http | created: 2026-02-04 -->\n\n" +
 		"## Fixes\n\n### mem-1770245558-99a7\n> CI pushes with GITHUB_TOKEN=" + token + "\n<!-- tags: ci | created: 2026-02-04 -->\n"
@@ -123,7 +113,7 @@ func TestRestoreSecret(t *testing.T) {
 	id := strings.TrimSpace(memsyncIn(t, env, repo, "add", "Slack alerts go to #ops"))
 	memsyncOut(t, env, repo, "archive", id)
 	archive := filepath.Join(repo, ".agent", "archive", "memories.md")
-	token := fakeKey(3, "xoxb-", "0123456789", 12) + fakeKey(4, "-", "0123456789", 13) + fakeKey(5, "-", alnumChars, 24)
+	token := fakesecret.Key(3, "xoxb-", "0123456789", 12) + fakesecret.Key(4, "-", "0123456789", 13) + fakesecret.Key(5, "-", alnumChars, 24)
 	hand := strings.Replace(readFile(t, archive), "- Content: Slack alerts go to #ops", "- Content: Slack alerts go to #ops with "+token, 1)
 	if err := os.WriteFile(archive, []byte(hand), 0o644); err != nil {
 		t.Fatal(err)
@@ -153,7 +143,7 @@ func TestFoldWithholdsSecret(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(copyPath), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	key := fakeKey(6, "glpat-", alnumChars, 20)
+	key := fakesecret.Key(6, "glpat-", alnumChars, 20)
 	text := readFile(t, filepath.Join(repo, ".agent", "memories.md")) +
 		"\n## Fix: flaky test\n- Date: 2026-01-02\n- ID: clean0000001\n- Content: raise the lock timeout in TestLock\n" +
 		"\n## Mirror\n- Date: 2026-01-02\n- ID: leak00000001\n- Content: the mirror pushes with " + key + "\n"
@@ -199,7 +189,7 @@ func TestMCPSaveSecret(t *testing.T) {
 	mustCall(t, cs, "save_to_memory", map[string]any{"content": "tokens are read from the environment"}, nil)
 	mem := filepath.Join(repo, ".agent", "memories.md")
 	before := readFile(t, mem)
-	key := fakeKey(7, "sk_live_", alnumChars, 24)
+	key := fakesecret.Key(7, "sk_live_", alnumChars, 24)
 	msg := call(t, cs, "save_to_memory", map[string]any{"content": "payments test used " + key}, nil)
 	if !strings.Contains(msg, "stripe-access-token") || !strings.Contains(msg, "allow_secret") || strings.Contains(msg, key) {
 		t.Errorf("save_to_memory refusal: %q", msg)
@@ -229,7 +219,7 @@ func TestSecretInTypeRefused(t *testing.T) {
 	memsyncIn(t, env, repo, "add", "the build needs go 1.24")
 	mem := filepath.Join(repo, ".agent", "memories.md")
 	before := readFile(t, mem)
-	key := awsKey(31)
+	key := fakesecret.AWSKey(31)
 
 	stderr := refused(t, env, repo, "add", "deploy notes", "-t", key)
 	checkRefusal(t, stderr, "aws-access-token", "at type line 1", key)
@@ -289,7 +279,7 @@ func TestWorkerMayNotAllowSecret(t *testing.T) {
 	memsyncIn(t, env, repo, "add", "the build needs go 1.24")
 	mem := filepath.Join(repo, ".agent", "memories.md")
 	before := readFile(t, mem)
-	key := awsKey(32)
+	key := fakesecret.AWSKey(32)
 	content := "deploy user\naws_access_key_id = " + key
 	offers := func(msg string) bool {
 		return strings.Contains(msg, "allow_secret") || strings.Contains(msg, "allow-secret") || strings.Contains(msg, "Secret-Allowed")
