@@ -1,7 +1,6 @@
 package memfile
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -82,20 +81,8 @@ func (s *Store) RecordGone(before, after []Entry) error {
 func (s *Store) Gone() (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, p := range []string{s.RemovalLog, s.GoneLog, s.PurgeLog} {
-		if p == "" {
-			continue
-		}
-		data, err := fsutil.ReadOwn(p, maxRemovalLog)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
+		if err := readIDs(p, out); err != nil {
 			return nil, err
-		}
-		for l := range strings.SplitSeq(string(data), "\n") {
-			if l = strings.TrimSpace(l); l != "" {
-				out[l] = true
-			}
 		}
 	}
 	return out, nil
@@ -105,19 +92,28 @@ func (s *Store) Gone() (map[string]bool, error) {
 // itself since the last snapshot. The caller holds the writers' lock.
 func (s *Store) Removals() (map[string]bool, error) {
 	out := map[string]bool{}
-	if s.RemovalLog == "" {
-		return out, nil
+	return out, readIDs(s.RemovalLog, out)
+}
+
+// readIDs adds to ids the lines of the log at path, one ID a line ("" or
+// a log not there yet: none).
+func readIDs(path string, ids map[string]bool) error {
+	if path == "" {
+		return nil
 	}
-	data, err := fsutil.ReadOwn(s.RemovalLog, maxRemovalLog)
+	data, err := fsutil.ReadOwn(path, maxRemovalLog)
 	if errors.Is(err, os.ErrNotExist) {
-		return out, nil
+		return nil
 	}
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		if len(l) > 0 {
-			out[string(l)] = true
+	if err != nil {
+		return err
+	}
+	for l := range strings.SplitSeq(string(data), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			ids[l] = true
 		}
 	}
-	return out, err
+	return nil
 }
 
 // maxRemovalLog bounds the read of the removal log (IDs, one a line).
