@@ -8,6 +8,7 @@ import (
 	"github.com/memsync/memsync/hooks"
 	"github.com/memsync/memsync/internal/agents"
 	"github.com/memsync/memsync/internal/config"
+	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/merge"
@@ -43,6 +44,8 @@ func Classify(err error) (Kind, string) {
 
 func kindOf(err error) Kind {
 	switch {
+	case errors.As(err, new(*SetupFileError)) && errors.As(err, new(*fsutil.OutsideError)):
+		return KindRefused // a link out of the repository: before SetupFileError's usage
 	case errors.As(err, new(*config.Error)), errors.As(err, new(*ConfigError)), errors.Is(err, remote.ErrBadRemote), errors.Is(err, ErrCitation),
 		errors.Is(err, policy.ErrUnknownRole), errors.Is(err, ErrNoHistory), errors.Is(err, ErrGlobalLayer), errors.Is(err, ErrNoWorkTree),
 		errors.Is(err, ErrSetup), errors.As(err, new(*SetupFileError)):
@@ -72,6 +75,8 @@ func hintOf(err error) string {
 	switch {
 	case errors.As(err, new(*workerSecretError)):
 		return workerSecretHint(err)
+	case errors.As(err, new(*SetupFileError)) && errors.As(err, new(*fsutil.OutsideError)):
+		return "nothing was changed: a link in the repository leads out of it (a clone can ship any link); remove it, then run memsync setup again"
 	case errors.As(err, new(*SetupFileError)):
 		return "nothing was changed; fix the file where the error says (or move it aside), then run memsync setup again"
 	case errors.Is(err, ErrSetup):

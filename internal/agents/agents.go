@@ -174,6 +174,21 @@ func (e Env) repoPath(rel string) (string, error) {
 	return filepath.Join(e.Top, rel), nil
 }
 
+// staysInRepo refuses a path in the repository that leads out of it through a
+// symlink (its own or a folder's): a clone can ship any link, and setup
+// would edit, or with --remove delete, what it names. The user's own files
+// outside the repository are followed (a dotfiles repository's links).
+func (e Env) staysInRepo(path string) error {
+	if e.Top == "" || !strings.HasPrefix(path, e.Top+string(filepath.Separator)) {
+		return nil
+	}
+	real, top := fsutil.ResolveDir("", path), fsutil.ResolveDir("", e.Top)
+	if rel, err := filepath.Rel(top, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return &fsutil.OutsideError{Path: path, Target: real, Root: e.Top}
+	}
+	return nil
+}
+
 // Setup plans the edits of o for agent a; Apply writes them.
 func Setup(a *Agent, e Env, o Options) (Plan, error) {
 	p := Plan{Agent: a, Scope: o.Scope}
@@ -182,6 +197,9 @@ func Setup(a *Agent, e Env, o Options) (Plan, error) {
 	edit := func(path string, f func([]byte) ([]byte, error)) error {
 		c := files[path]
 		if c == nil {
+			if err := e.staysInRepo(path); err != nil {
+				return &FileError{path, err}
+			}
 			before, existed, err := readConfig(path)
 			if err != nil {
 				return &FileError{path, err}
