@@ -327,9 +327,9 @@ type SyncOptions struct {
 	// this one and was taken in another project's commits (refused
 	// otherwise: a mistyped or re-pointed remote).
 	AllowUnrelated bool
-	// Timeout bounds each git fetch and push; MEMSYNC_SYNC_TIMEOUT; default
-	// 2m. A remote that does not answer in time is an error (its hint says
-	// so); git and its children are stopped.
+	// Timeout bounds each git fetch and push; zero means
+	// Options.SyncTimeout. A remote that does not answer in time is an
+	// error (its hint says so); git and its children are stopped.
 	Timeout time.Duration
 }
 
@@ -411,12 +411,8 @@ func (m *Memory) sync(ctx context.Context, h *history.History, name string, o Sy
 			return out, err
 		}
 	}
-	if v := os.Getenv("MEMSYNC_SYNC_TIMEOUT"); o.Timeout == 0 && v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return out, &ConfigError{fmt.Errorf("environment: MEMSYNC_SYNC_TIMEOUT=%q is not a duration (2m, 30s)", v)}
-		}
-		o.Timeout = d
+	if o.Timeout == 0 {
+		o.Timeout = m.opts.SyncTimeout
 	}
 	h.AcceptRemoval = o.AcceptRemoval
 	// The merge's rewrite is indexed for search while git pushes.

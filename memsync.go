@@ -52,6 +52,9 @@ type Options struct {
 	// LockTimeout bounds a wait for the memory lock; MEMSYNC_LOCK_TIMEOUT;
 	// default 10s. A negative one is a ConfigError.
 	LockTimeout time.Duration
+	// SyncTimeout bounds each git fetch and push of Sync and Purge when
+	// their own Timeout is zero; MEMSYNC_SYNC_TIMEOUT; default 2m.
+	SyncTimeout time.Duration
 	// MaxBytes is the size cap of the active file; MEMSYNC_MAX_BYTES; default
 	// 10 MB. A negative one is a ConfigError.
 	MaxBytes int64
@@ -147,6 +150,8 @@ func Open(dir string, o Options) (*Memory, error) {
 	switch {
 	case o.LockTimeout < 0: // as the environment's are refused
 		return nil, &ConfigError{fmt.Errorf("the lock timeout %s is negative", o.LockTimeout)}
+	case o.SyncTimeout < 0:
+		return nil, &ConfigError{fmt.Errorf("the sync timeout %s is negative", o.SyncTimeout)}
 	case o.MaxBytes < 0:
 		return nil, &ConfigError{fmt.Errorf("the size cap %d is negative", o.MaxBytes)}
 	}
@@ -313,6 +318,13 @@ func (o *Options) fromEnv(getenv func(string) string) error {
 			return fmt.Errorf("environment: MEMSYNC_LOCK_TIMEOUT=%q is not a duration such as 10s", v)
 		}
 		o.LockTimeout = d
+	}
+	if v := getenv("MEMSYNC_SYNC_TIMEOUT"); o.SyncTimeout == 0 && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("environment: MEMSYNC_SYNC_TIMEOUT=%q is not a duration (2m, 30s)", v)
+		}
+		o.SyncTimeout = d
 	}
 	if o.Role == "" {
 		o.Role = getenv("MEMSYNC_ROLE")

@@ -83,6 +83,9 @@ func (m *Memory) Purge(ctx context.Context, ids []string, o PurgeOptions) (*Purg
 	if name == "" {
 		name = remote.DefaultRemote(h)
 	}
+	if o.Timeout == 0 {
+		o.Timeout = m.opts.SyncTimeout
+	}
 	cfg := gitconfig.Repo(h.Repo.CommonDir, h.Repo.GitDir)
 	_, hasRemote := cfg.Get("remote." + name + ".url")
 	if !o.Local && hasRemote {

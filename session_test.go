@@ -43,13 +43,13 @@ func TestOpenRefusesBadSession(t *testing.T) {
 // the default (10 s, 10 MB).
 func TestOpenRefusesNegativeLimits(t *testing.T) {
 	_, dir := openRepo(t, Options{})
-	for _, o := range []Options{{LockTimeout: -time.Second}, {MaxBytes: -1}} {
+	for _, o := range []Options{{LockTimeout: -time.Second}, {MaxBytes: -1}, {SyncTimeout: -time.Second}} {
 		_, err := Open(dir, o)
 		if k, _ := Classify(err); !errors.As(err, new(*ConfigError)) || k != KindUsage {
 			t.Errorf("%+v: %v (kind %v), want a ConfigError", o, err, k)
 		}
 	}
-	for k, v := range map[string]string{"MEMSYNC_LOCK_TIMEOUT": "-1s", "MEMSYNC_MAX_BYTES": "-1"} {
+	for k, v := range map[string]string{"MEMSYNC_LOCK_TIMEOUT": "-1s", "MEMSYNC_MAX_BYTES": "-1", "MEMSYNC_SYNC_TIMEOUT": "-1s"} {
 		t.Setenv(k, v)
 		if _, err := Open(dir, Options{}); !errors.As(err, new(*ConfigError)) {
 			t.Errorf("%s=%s: %v, want a ConfigError", k, v, err)

@@ -58,6 +58,9 @@ func (s *session) openWith(global bool, tune func(*memsync.Options)) (*memsync.M
 	if c.IsSet("ttl-days") {
 		o.TTLDays = new(c.Int("ttl-days"))
 	}
+	if c.IsSet("timeout") { // sync's and purge's: the variable is then not read
+		o.SyncTimeout = c.Duration("timeout")
+	}
 	if tune != nil {
 		tune(&o)
 	}
