@@ -19,6 +19,7 @@ import (
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/termsafe"
+	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
@@ -438,8 +439,8 @@ func (m *Memory) HooksNotRun() string {
 		return ""
 	}
 	return fmt.Sprintf("git does not run memsync's %s hook%s here (hooks folder %s): no snapshots after commits%s; fix: memsync hooks install",
-		strings.Join(names, ", "), map[bool]string{true: "s", false: ""}[len(names) > 1], hooks.Dir(m.repo),
-		map[bool]string{true: ", new worktrees not linked", false: ""}[slices.Contains(names, "post-checkout")])
+		strings.Join(names, ", "), words.If(len(names) > 1, "s", ""), hooks.Dir(m.repo),
+		words.If(slices.Contains(names, "post-checkout"), ", new worktrees not linked", ""))
 }
 
 func hooksResult(dir string, hs []hooks.Hook) HooksResult {

@@ -13,6 +13,7 @@ import (
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/provenance"
 	"github.com/memsync/memsync/internal/textdiff"
+	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -115,7 +116,7 @@ func fold(s *memfile.Store, copyPath, backup string, edits bool, from provenance
 		clean.Entries, res.Gone = withoutGone(f, clean.Entries, gone)
 		if len(res.Gone) > 0 && s.Warn != nil {
 			s.Warn(fmt.Sprintf("%s: %d entr%s not folded back into the memory, removed from it before (deleted, purged or merged away): %s",
-				copyPath, len(res.Gone), map[bool]string{true: "y", false: "ies"}[len(res.Gone) == 1], strings.Join(res.Gone, ", ")))
+				copyPath, len(res.Gone), words.Plural(len(res.Gone), "y", "ies"), strings.Join(res.Gone, ", ")))
 		}
 		edited := 0
 		if edits {

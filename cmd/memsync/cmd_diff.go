@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/internal/words"
 )
 
 func diffCommand() command {
@@ -19,7 +20,7 @@ func diffCommand() command {
 				if res.Text != nil {
 					for l := range strings.Lines(*res.Text) {
 						line, nl := strings.CutSuffix(l, "\n")
-						s.printf("%s%s", s.paint(diffColor(line), line), map[bool]string{true: "\n"}[nl])
+						s.printf("%s%s", s.paint(diffColor(line), line), words.If(nl, "\n", ""))
 					}
 					return
 				}

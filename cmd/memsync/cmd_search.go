@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/internal/words"
 )
 
 func searchCommand() command {
@@ -33,7 +34,7 @@ func searchCommand() command {
 func runSearch(s *session, c *cli.Context) error {
 	query, layer := strings.Join(c.Args().Slice(), " "), c.String("layer")
 	if layer == "" {
-		layer = map[bool]string{false: "project", true: "global"}[c.Bool("global")]
+		layer = words.If(c.Bool("global"), "global", "project")
 	}
 	if err := s.use(layer == "global"); err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/secrets"
+	"github.com/memsync/memsync/internal/words"
 )
 
 // Purging takes entries out of the whole history: every snapshot reachable
@@ -224,7 +225,7 @@ func (h *History) purgeLocked(ctx context.Context, rw *rewriter, old plumbing.Ha
 		}
 	}
 	tree := addFiles(rw.b, next, haveOf(sides...))
-	msg := message(fmt.Sprintf("memsync purge of %d entr%s", len(drop), map[bool]string{true: "y", false: "ies"}[len(drop) == 1]), p, "", rec, true)
+	msg := message(fmt.Sprintf("memsync purge of %d entr%s", len(drop), words.Plural(len(drop), "y", "ies")), p, "", rec, true)
 	for _, id := range slices.Sorted(maps.Keys(drop)) {
 		msg += trailerPurged + ": " + oneLine(id, maxID) + "\n"
 	}

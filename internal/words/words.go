@@ -29,3 +29,11 @@ func Bytes(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// If is yes when ok, else no: the word a message picks by a condition.
+func If(ok bool, yes, no string) string {
+	if ok {
+		return yes
+	}
+	return no
+}

@@ -9,4 +9,7 @@ func TestWords(t *testing.T) {
 	if Short("0123456789abcdef") != "0123456789ab" || Short("abc") != "abc" || Short("") != "" {
 		t.Fatal("Short")
 	}
+	if If(true, "yes", "no") != "yes" || If(false, "yes", "no") != "no" {
+		t.Fatal("If")
+	}
 }
