@@ -115,17 +115,6 @@ func TestMixedDialects(t *testing.T) {
 	}
 }
 
-// RalphBenchFile is a ralph-dialect memory of about size bytes, and the type
-// of its last section.
-func ralphBenchFile(size int) ([]byte, string) {
-	f := Parse(GenerateFile(size, 1))
-	f.Dialect = Ralph
-	f.ConvertDialect()
-	data := f.Render()
-	last, _ := ralphLastSection(data)
-	return data, ralphType(last)
-}
-
 // An entry carried into ralph's dialect (by a merge or an import) with
 // stray lines that would read back as a heading or content keeps them as
 // stray lines, and a heading without an ID gets one: no entry is lost,

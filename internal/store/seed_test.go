@@ -1,7 +1,5 @@
 package store
 
-import ()
-
 const seedExample = `# Memories
 
 ## Pattern: Error Handling
