@@ -10,6 +10,7 @@ import (
 	"github.com/memsync/memsync/internal/cite"
 	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/provenance"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -144,7 +145,7 @@ func (m *Memory) retire(ctx context.Context, id, newID string) error {
 	if err != nil {
 		return err
 	}
-	_, err = st.Move(memfile.ToArchive, func(f *memfile.File) ([]int, error) {
+	_, err = st.Move(store.ToArchive, func(f *memfile.File) ([]int, error) {
 		idx, err := f.FindAll([]string{id})
 		if err != nil {
 			return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/remote"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
@@ -55,10 +56,10 @@ func kindOf(err error) Kind {
 		return KindNotFound
 	case errors.Is(err, lock.ErrTimeout):
 		return KindLocked
-	case errors.Is(err, memfile.ErrUnsafePath), errors.Is(err, memfile.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
+	case errors.Is(err, store.ErrUnsafePath), errors.Is(err, store.ErrTooLarge), errors.Is(err, memfile.ErrInvalid),
 		errors.Is(err, worktree.ErrUnsafe), errors.Is(err, policy.ErrRefused),
 		errors.Is(err, merge.ErrMassDeletion), errors.Is(err, hooks.ErrInWorktree), errors.Is(err, history.ErrTooBig), errors.Is(err, history.ErrMassRemoval),
-		errors.Is(err, remote.ErrUnrelated), errors.Is(err, memfile.ErrReadOnly), errors.Is(err, memfile.ErrSecret), errors.Is(err, ErrOutside):
+		errors.Is(err, remote.ErrUnrelated), errors.Is(err, store.ErrReadOnly), errors.Is(err, memfile.ErrSecret), errors.Is(err, ErrOutside):
 		return KindRefused
 	case errors.Is(err, worktree.ErrNotRepo):
 		return KindNoRepo
@@ -108,11 +109,11 @@ func hintOf(err error) string {
 		return secretSnapshotHint(se.ID)
 	case citeHint(err) != "":
 		return citeHint(err)
-	case memfile.Fix(err) != "":
-		return memfile.Fix(err)
+	case store.Fix(err) != "":
+		return store.Fix(err)
 	case errors.Is(err, policy.ErrRefused):
 		return "workers may add, search, list, show and summarize (also the archive); ask an owner or admin (--role, MEMSYNC_ROLE) to do this"
-	case errors.Is(err, memfile.ErrTooLarge):
+	case errors.Is(err, store.ErrTooLarge):
 		return "split the content into several smaller entries"
 	case errors.Is(err, history.ErrNoSnapshot):
 		return "the hooks take snapshots after every commit (memsync hooks install), or take one now: memsync snapshot"

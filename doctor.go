@@ -11,6 +11,7 @@ import (
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/history"
 	"github.com/memsync/memsync/internal/merge"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
@@ -200,8 +201,8 @@ func (m *Memory) checkFile(name, path string, fix bool, update func(func(*memfil
 	if err := update(func(*memfile.File) error { return nil }); err != nil {
 		return ch, err
 	}
-	if _, err := os.Stat(memfile.BackupPath(target, data)); err == nil {
-		ch.Backup = memfile.BackupPath(target, data)
+	if _, err := os.Stat(store.BackupPath(target, data)); err == nil {
+		ch.Backup = store.BackupPath(target, data)
 	}
 	now, err := os.ReadFile(target)
 	if err != nil {
@@ -289,7 +290,7 @@ func byHand(path string, line int, backup string) string {
 // file itself, or an alias of it), ok false when it has none.
 func pathCheck(name, path string, unsafe []error) (Check, bool) {
 	for _, err := range unsafe {
-		var pe *memfile.PathError
+		var pe *store.PathError
 		if errors.As(err, &pe) && (pe.Path == path || pe.Other == path) {
 			return Check{Check: name, Status: checkProblem, Detail: err.Error(), Fix: pe.Fix()}, true
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/memsync/memsync/internal/provenance"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -99,7 +100,7 @@ func entryOf(e *memfile.Entry, number int) Entry {
 }
 
 // dupName is how Entry.Duplicate names what Add found.
-var dupName = map[memfile.Dup]string{memfile.DupActive: "active", memfile.DupArchived: "archive"}
+var dupName = map[store.Dup]string{store.DupActive: "active", store.DupArchived: "archive"}
 
 // fileEntry is e as a memory file holds it: the entry it was read as, else
 // one made of its fields.

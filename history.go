@@ -17,6 +17,7 @@ import (
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/remote"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -684,7 +685,7 @@ func (m *Memory) Resolve(ctx context.Context, ref string, r Resolution) (*Resolv
 // setEntry replaces the active entry with e's ID by e, or appends e when the
 // memory no longer has it, through st. An archived entry is left to restore
 // first.
-func setEntry(st *memfile.Store, e memfile.Entry) error {
+func setEntry(st *store.Store, e memfile.Entry) error {
 	arch, err := st.LoadArchive()
 	if err != nil {
 		return err

@@ -18,10 +18,10 @@ import (
 	"github.com/memsync/memsync/hooks"
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/history"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/internal/termsafe"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/lock"
-	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
 )
 
@@ -99,7 +99,7 @@ func RunHook(ctx context.Context, dir, name string, args []string, o HookOptions
 	}
 	// The commit the hook is for, read before the wait for its turn: the
 	// next git command may move HEAD meanwhile.
-	prov := history.Open(r, memfile.Open(r.Home)).CurrentProvenance(name)
+	prov := history.Open(r, store.Open(r.Home)).CurrentProvenance(name)
 	handle := func(ctx context.Context) string { return hookWork(ctx, dir, name, args, o.LockTimeout, &prov) }
 	timeout := o.Timeout
 	if timeout <= 0 {

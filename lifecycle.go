@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/internal/policy"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -18,7 +19,7 @@ import (
 // is resolved first: one that names nothing moves nothing. Owner and admin
 // only.
 func (m *Memory) Archive(ctx context.Context, refs ...string) ([]Entry, error) {
-	return m.move(ctx, policy.OpArchive, memfile.ToArchive, refs)
+	return m.move(ctx, policy.OpArchive, store.ToArchive, refs)
 }
 
 // Restore moves the archived entries refs name back to the active memory,
@@ -27,13 +28,13 @@ func (m *Memory) Archive(ctx context.Context, refs ...string) ([]Entry, error) {
 // secret stays archived (ErrSecret, nothing moves) unless ctx comes from
 // AllowSecrets. Owner and admin only.
 func (m *Memory) Restore(ctx context.Context, refs ...string) ([]Entry, error) {
-	return m.move(ctx, policy.OpRestore, memfile.ToActive, refs)
+	return m.move(ctx, policy.OpRestore, store.ToActive, refs)
 }
 
 // move is Archive and Restore: op is the operation the role must be allowed.
-func (m *Memory) move(ctx context.Context, op policy.Op, dir memfile.Direction, refs []string) ([]Entry, error) {
+func (m *Memory) move(ctx context.Context, op policy.Op, dir store.Direction, refs []string) ([]Entry, error) {
 	what := "archive"
-	if dir == memfile.ToActive {
+	if dir == store.ToActive {
 		what = "restore"
 	}
 	st, err := m.beginWrite(ctx, op, what)
@@ -41,16 +42,16 @@ func (m *Memory) move(ctx context.Context, op policy.Op, dir memfile.Direction, 
 		return nil, err
 	}
 	from := m.store.Path()
-	if dir == memfile.ToActive {
+	if dir == store.ToActive {
 		from = m.store.ArchivePath()
 	}
 	moved, err := st.Move(dir, func(f *memfile.File) ([]int, error) {
 		m.reportDamage(from, f)
 		idx, err := f.FindAll(refs)
-		if err != nil && dir == memfile.ToActive {
+		if err != nil && dir == store.ToActive {
 			return nil, fmt.Errorf("%w in the archive", err)
 		}
-		if dir == memfile.ToActive {
+		if dir == store.ToActive {
 			for _, i := range idx {
 				if err := m.admitSecrets(ctx, &f.Entries[i]); err != nil {
 					return nil, fmt.Errorf("the archived entry %s: %w; nothing was restored", f.Entries[i].ID, err)
@@ -152,7 +153,7 @@ func (m *Memory) Summary(ctx context.Context, o SummaryOptions) (Summary, error)
 	lim := m.limits()
 	maxBytes := m.store.MaxBytes
 	if maxBytes <= 0 {
-		maxBytes = memfile.DefaultMaxBytes
+		maxBytes = store.DefaultMaxBytes
 	}
 	out := Summary{Layer: m.layerName(), Session: m.session, Path: m.Path(), MaxBytes: maxBytes,
 		MaxEntries: lim.MaxEntries, TTLDays: days(lim.TTL)}
@@ -247,7 +248,7 @@ func (m *Memory) Promote(ctx context.Context, refs ...string) ([]Entry, error) {
 	if _, _, err := g.store.Import(copies, nil); err != nil {
 		return nil, fmt.Errorf("write the global layer: %w", err)
 	}
-	if _, err := st.Move(memfile.ToArchive, func(f *memfile.File) ([]int, error) {
+	if _, err := st.Move(store.ToArchive, func(f *memfile.File) ([]int, error) {
 		var out []int
 		for i := range f.Entries {
 			if ids[f.Entries[i].ID] {
@@ -297,7 +298,7 @@ func (m *Memory) Import(ctx context.Context, paths ...string) (ImportResult, err
 	}
 	var active, archived []memfile.Entry
 	for _, p := range paths {
-		a, b, err := memfile.ReadForeign(p)
+		a, b, err := store.ReadForeign(p)
 		if err != nil {
 			return ImportResult{}, &ImportError{Path: p, Err: err}
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memsync/memsync/internal/policy"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 )
@@ -144,7 +145,7 @@ func TestSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(m.Path())
-	if s.Layer != "project" || s.Session != "s1" || s.Path != m.Path() || s.MaxBytes != memfile.DefaultMaxBytes ||
+	if s.Layer != "project" || s.Session != "s1" || s.Path != m.Path() || s.MaxBytes != store.DefaultMaxBytes ||
 		s.MaxEntries != 1000 || s.TTLDays != 90 || s.Problems != 0 || s.Active == nil || s.Active.Entries != 3 ||
 		s.Active.Types["pattern"] != 2 || s.Active.Types["decision"] != 1 || s.Active.Tags["db"] != 1 ||
 		s.Active.Bytes != fi.Size() || s.Archive.Entries != 1 || s.Archive.Bytes == 0 {

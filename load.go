@@ -12,7 +12,7 @@ import (
 
 // cache keeps the files a Memory read last (active, archive) and their
 // search documents: reused while the files hold the same bytes. The file is
-// read and compared on every call (memfile.Store.Reload), so every write, by
+// read and compared on every call (store.Store.Reload), so every write, by
 // any process, is seen at once.
 type cache struct {
 	mu   sync.Mutex

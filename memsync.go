@@ -29,6 +29,7 @@ import (
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/policy"
 	"github.com/memsync/memsync/internal/searchidx"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
 )
@@ -100,7 +101,7 @@ type Options struct {
 // through the file lock, by several processes.
 type Memory struct {
 	repo        *worktree.Repo // nil for the global layer
-	store       *memfile.Store
+	store       *store.Store
 	role        policy.Role
 	cfg         config.Config
 	session     string
@@ -126,7 +127,7 @@ var (
 
 // MaxEntryBytes is the size of the largest entry memsync stores, as the
 // memory file spells it.
-const MaxEntryBytes = memfile.DefaultMaxEntryBytes
+const MaxEntryBytes = store.DefaultMaxEntryBytes
 
 // ErrUnknownRole is what Open returns (wrapped) for an Options.Role (or
 // MEMSYNC_ROLE) that is not owner, admin or worker.
@@ -202,7 +203,7 @@ func Open(dir string, o Options) (*Memory, error) {
 		return nil, &ConfigError{err}
 	}
 	m.cfg = cfg
-	lim := memfile.DefaultLimits()
+	lim := store.DefaultLimits()
 	switch {
 	case o.MaxEntries != nil:
 		lim.MaxEntries = *o.MaxEntries
@@ -222,7 +223,7 @@ func Open(dir string, o Options) (*Memory, error) {
 	if m.role, err = policy.Parse(role); err != nil {
 		return nil, err
 	}
-	m.store = &memfile.Store{
+	m.store = &store.Store{
 		Home:        home,
 		LockTimeout: o.LockTimeout,
 		MaxBytes:    o.MaxBytes,
@@ -371,10 +372,10 @@ func (m *Memory) ArchivePath() string { return m.store.ArchivePath() }
 func (m *Memory) Session() string { return m.session }
 
 // limits are gc's limits.
-func (m *Memory) limits() memfile.Limits { return *m.store.Limits }
+func (m *Memory) limits() store.Limits { return *m.store.Limits }
 
 // st is the store for one call: its lock waits end when ctx is done.
-func (m *Memory) st(ctx context.Context) *memfile.Store { return m.store.WithContext(ctx) }
+func (m *Memory) st(ctx context.Context) *store.Store { return m.store.WithContext(ctx) }
 
 // Allow refuses an operation the role may not do, before anything
 // changes: op is named as the command line names it ("edit", "resolve",
@@ -397,7 +398,7 @@ func (m *Memory) allow(op policy.Op) error { return m.role.Check(op) }
 // may do op, and the write will leave git status clean (beforeWrite). It
 // returns the store to write through, which makes the write undoable
 // (undoable).
-func (m *Memory) beginWrite(ctx context.Context, op policy.Op, what string) (*memfile.Store, error) {
+func (m *Memory) beginWrite(ctx context.Context, op policy.Op, what string) (*store.Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -419,7 +420,7 @@ func (m *Memory) beginWrite(ctx context.Context, op policy.Op, what string) (*me
 // writer comes between: 'memsync log' then shows every entry the write
 // removes, and rollback brings it back. A snapshot that fails stops the
 // write (a damaged history says to run 'memsync doctor --fix').
-func (m *Memory) undoable(ctx context.Context, what string) *memfile.Store {
+func (m *Memory) undoable(ctx context.Context, what string) *store.Store {
 	st := m.st(ctx)
 	if m.repo == nil {
 		return st

@@ -33,7 +33,7 @@ func secretsAllowed(ctx context.Context) bool {
 }
 
 // allowAsked records in e the rules that find a secret in it when ctx comes
-// from AllowSecrets; the write's memfile.Store.Validate then lets it in (and
+// from AllowSecrets; the write's store.Store.Validate then lets it in (and
 // refuses a secret otherwise). A worker may not ask.
 func (m *Memory) allowAsked(ctx context.Context, e *memfile.Entry) error {
 	if !secretsAllowed(ctx) {

@@ -9,7 +9,7 @@
 // up at its deadline. The lock file is never deleted, so two processes can never lock
 // two different inodes of one name. The path given must be resolved: a
 // symlink at it is refused (O_NOFOLLOW), never written through; the caller
-// (memfile.Store.LockPath) follows a lock symlink that stays in the memory
+// (store.Store.LockPath) follows a lock symlink that stays in the memory
 // home and refuses one that leaves it.
 //
 // Another tool can take part with flock(1):

@@ -25,8 +25,8 @@ import (
 
 	"github.com/memsync/memsync"
 	"github.com/memsync/memsync/internal/policy"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/lock"
-	"github.com/memsync/memsync/memfile"
 )
 
 // Options configure a server. Role, session and access recording are the
@@ -189,11 +189,11 @@ func toolError(err error, l *layer) error {
 	switch {
 	case errors.Is(err, memsync.ErrEmpty):
 		return fmt.Errorf("%w; give the text to remember in 'content'", err)
-	case errors.Is(err, memfile.ErrTooLarge):
+	case errors.Is(err, store.ErrTooLarge):
 		return fmt.Errorf("%w; split the content into several smaller entries and save each", err)
 	case errors.Is(err, memsync.ErrNotFound), errors.Is(err, memsync.ErrAmbiguous):
 		return fmt.Errorf("%w; %s shows each entry's number and ID (an entry is named by its full ID, its number, the key it was saved with, or a unique ID prefix of 4+ characters, first match wins)", err, listTool)
-	case errors.As(err, new(*memfile.KeyTakenError)):
+	case errors.As(err, new(*store.KeyTakenError)):
 		getTool, delTool := tool{base: "get_memory_entry"}.name(l.global), tool{base: "delete_memory_entry"}.name(l.global)
 		return fmt.Errorf("%w; nothing was saved: a key names one entry. %s gives that entry; to replace it, %s it first, or save under another key", err, getTool, delTool)
 	case errors.Is(err, lock.ErrTimeout):

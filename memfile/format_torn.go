@@ -35,7 +35,7 @@ func Torn(data []byte) (at, line int, torn bool) {
 	}
 	lastNL := strings.LastIndexByte(s, '\n')
 	last := strings.TrimSuffix(s[lastNL+1:], "\r")
-	ralph := sniffDialect(data[:min(len(data), sniffBytes)]) == Ralph
+	ralph := sniffDialect(data[:min(len(data), SniffBytes)]) == Ralph
 	entry, section := lastLineWith(s, "### "), lastLineWith(s, "## ")
 	switch {
 	case last == "#" || last == "##" || last == "###":

@@ -12,6 +12,7 @@ import (
 
 	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/provenance"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/internal/textdiff"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
@@ -27,7 +28,7 @@ type FoldResult struct {
 	// reported through the store's Warn.
 	Withheld []memfile.Entry
 	// Gone are the IDs of the copy's entries the memory took out before
-	// (memfile.Store.Gone): not folded back in.
+	// (store.Store.Gone): not folded back in.
 	Gone []string
 
 	folded []byte // the copy as Fold read it
@@ -46,7 +47,7 @@ var errNoChange = errors.New("no change")
 // their text, so identical text counts as the same entry). A store that
 // dedups (one with a StateDir, as memsync.Open builds) also skips an entry
 // whose content the memory already holds, active or archived, where the
-// entry's session sees it (the rule of memfile.Store.Add). When the copy holds
+// entry's session sees it (the rule of store.Store.Add). When the copy holds
 // anything the memory lacks word for word (a new entry, or another version of
 // one), its bytes are first kept in backup ("" means <copy>.bak-<time> beside
 // it, or a backup there that holds those bytes already). The copy itself is left in place for the caller to replace. A symlink
@@ -54,7 +55,7 @@ var errNoChange = errors.New("no change")
 // provenance; the folds of a worktree's copy do (see fold). An entry of the
 // copy that holds a secret is not folded in: it stays in the backup, and the
 // store's Warn names it, the rule and the backup (FoldResult.Withheld).
-func Fold(s *memfile.Store, copyPath, backup string) (FoldResult, error) {
+func Fold(s *store.Store, copyPath, backup string) (FoldResult, error) {
 	return fold(s, copyPath, backup, false, provenance.Info{})
 }
 
@@ -62,7 +63,7 @@ func Fold(s *memfile.Store, copyPath, backup string) (FoldResult, error) {
 // with other text replaces it (the copy is an edit of the memory: an
 // editor or sed -i that saved by renaming over the link). An entry it
 // appends that records no provenance gets from (Repo.writer).
-func fold(s *memfile.Store, copyPath, backup string, edits bool, from provenance.Info) (FoldResult, error) {
+func fold(s *store.Store, copyPath, backup string, edits bool, from provenance.Info) (FoldResult, error) {
 	var res FoldResult
 	fi, err := os.Lstat(copyPath)
 	if err != nil {
@@ -285,7 +286,7 @@ func union(dst, src *memfile.File, stored []*memfile.File, from provenance.Info)
 
 // readArchive reads the archive as it is on disk (the caller holds the
 // writers' lock).
-func readArchive(s *memfile.Store) (*memfile.File, error) {
+func readArchive(s *store.Store) (*memfile.File, error) {
 	target, err := s.Resolve(s.ArchivePath())
 	if err != nil {
 		return nil, err
@@ -300,7 +301,7 @@ func readArchive(s *memfile.Store) (*memfile.File, error) {
 // Diff shows how the regular-file copy at copyPath differs from the memory
 // home's file, line by line ("-" only in the memory, "+" only in the copy,
 // with a few lines of context: textdiff.Lines). It is "" when they are equal.
-func Diff(s *memfile.Store, copyPath string) (string, error) {
+func Diff(s *store.Store, copyPath string) (string, error) {
 	home, err := readHomeFile(s)
 	if err != nil {
 		return "", err

@@ -17,6 +17,7 @@ import (
 	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/provenance"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/lock"
 	"github.com/memsync/memsync/memfile"
 )
@@ -49,7 +50,7 @@ import (
 // it creates or moves the memory. The messages say what it repaired, one
 // line each; nothing is said when all is well, which costs a few lstat and
 // readlink calls.
-func Heal(r *Repo, s *memfile.Store, create bool) []string {
+func Heal(r *Repo, s *store.Store, create bool) []string {
 	var msgs []string
 	exists := fileExists(s.Path())
 	fresh := !exists || create // a new memory, or a write (Open healed first): its first links are no repair
@@ -218,7 +219,7 @@ func linkedTo(path, target string) bool {
 // lock file moves into the home too, with its inode (see package lock: a
 // waiter whose lock file was replaced takes the new one). The caller then
 // links path.
-func adopt(s *memfile.Store, path string) (string, error) {
+func adopt(s *store.Store, path string) (string, error) {
 	old, err := lock.Exclusive(context.Background(), lock.PathFor(path), s.LockTimeout)
 	if err != nil {
 		return "", err
@@ -301,7 +302,7 @@ func relTo(path, target string) string {
 // home when the home has none, else its entries the home's archive lacks
 // are added to it (the file kept as a backup beside itself); a missing or
 // wrong link is put back when the home has an archive (or with create).
-func linkArchive(r *Repo, s *memfile.Store, create bool) (string, error) {
+func linkArchive(r *Repo, s *store.Store, create bool) (string, error) {
 	path := filepath.Join(r.WorkDir(), "archive", "memories.md")
 	home := s.ArchivePath()
 	if linkedTo(path, home) {
@@ -352,7 +353,7 @@ func linkArchive(r *Repo, s *memfile.Store, create bool) (string, error) {
 // archive: byte for byte when the home has none, else by adding the
 // entries the home's archive lacks (keeping the file as a backup beside
 // itself first). It returns what it did.
-func moveArchive(s *memfile.Store, path string, perm fs.FileMode) (string, error) {
+func moveArchive(s *store.Store, path string, perm fs.FileMode) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("worktree: %w", err)
@@ -414,7 +415,7 @@ func plural(n int) string {
 // files first: once pinned it costs no git process. The git config runs
 // under the memory's lock s, so memsync processes writing at once never
 // race on git's config lock.
-func Pin(r *Repo, s *memfile.Store) error {
+func Pin(r *Repo, s *store.Store) error {
 	home := "gitdir"
 	if r.InWorktree {
 		home = "worktree"
@@ -456,7 +457,7 @@ func Pin(r *Repo, s *memfile.Store) error {
 // --merge-driver): the memory and archive in the git dir, if any, are moved
 // byte for byte over the primary's links, under the memory's lock, and r
 // and s then name the new home.
-func UseWorktreeHome(r *Repo, s *memfile.Store) error {
+func UseWorktreeHome(r *Repo, s *store.Store) error {
 	if r.Bare || r.InWorktree {
 		return nil
 	}
@@ -519,7 +520,7 @@ func OtherLayoutFile(r *Repo) string {
 // into the memory and moves the file aside as a backup, so that what ralph
 // or a branch wrote there is kept and nothing switches layout. The entries
 // it adds record the primary worktree as where they were written.
-func FoldOther(r *Repo, s *memfile.Store, path string) (FoldResult, error) {
+func FoldOther(r *Repo, s *store.Store, path string) (FoldResult, error) {
 	backup := path + ".bak-" + BackupStamp()
 	res, err := fold(s, path, backup, false, writer(r, r.Primary))
 	if err != nil {

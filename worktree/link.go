@@ -15,6 +15,7 @@ import (
 	"github.com/memsync/memsync/internal/gitcmd"
 	"github.com/memsync/memsync/internal/gitconfig"
 	"github.com/memsync/memsync/internal/gitrepo"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/internal/words"
 	"github.com/memsync/memsync/memfile"
 )
@@ -84,7 +85,7 @@ type LinkResult struct {
 // worktree is linked like any other: the memory itself lives in the
 // home, inside the git dir (see Heal). s is the memory's store (the memory
 // home's file is created, and a copy folded, through it).
-func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
+func Link(r *Repo, s *store.Store, wt string) (LinkResult, error) {
 	top, err := gitrepo.WorktreeTop(r, wt)
 	if err != nil {
 		return LinkResult{}, err
@@ -125,7 +126,7 @@ func Link(r *Repo, s *memfile.Store, wt string) (LinkResult, error) {
 // reports that Link ends there, with err or with res saying why (already
 // linked, the primary's own file, a lock or index bit fixed in place; a
 // worktree gone, or an unsafe path or wrong file Link does not replace).
-func linkDone(r *Repo, s *memfile.Store, wt, top string, st Status, res *LinkResult) (done bool, err error) {
+func linkDone(r *Repo, s *store.Store, wt, top string, st Status, res *LinkResult) (done bool, err error) {
 	switch st.State {
 	case StatePrimary:
 		res.State, res.Message = StatePrimary, "the primary worktree holds the memory itself"
@@ -157,7 +158,7 @@ func linkDone(r *Repo, s *memfile.Store, wt, top string, st Status, res *LinkRes
 
 // foldCopy folds a diverged copy into the memory, until the copy stays as
 // folded (a tool may still write to it), and counts its entries in res.
-func foldCopy(r *Repo, s *memfile.Store, top string, st Status, res *LinkResult) error {
+func foldCopy(r *Repo, s *store.Store, top string, st Status, res *LinkResult) error {
 	edits := !st.Tracked && newer(st.Path, s.Path())
 	for range 3 {
 		fr, err := fold(s, st.Path, "", edits, writer(r, top))
@@ -177,7 +178,7 @@ func foldCopy(r *Repo, s *memfile.Store, top string, st Status, res *LinkResult)
 
 // linkPlace is Link's last step: the link (or the copy) goes in place, the
 // lock of ralph's layout is shared, and res says what it did.
-func linkPlace(r *Repo, s *memfile.Store, top string, st Status, copyMode bool, res *LinkResult) error {
+func linkPlace(r *Repo, s *store.Store, top string, st Status, copyMode bool, res *LinkResult) error {
 	if err := place(r, s, st.Path, copyMode, res); err != nil {
 		return err
 	}
@@ -197,7 +198,7 @@ func linkPlace(r *Repo, s *memfile.Store, top string, st Status, copyMode bool, 
 
 // place puts the link (or, failing that, a copy) at path, replacing what is
 // there atomically.
-func place(r *Repo, s *memfile.Store, path string, copyMode bool, res *LinkResult) error {
+func place(r *Repo, s *store.Store, path string, copyMode bool, res *LinkResult) error {
 	if err := fsutil.MkdirAll(filepath.Dir(path), s.DirPerm()); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
@@ -262,7 +263,7 @@ func relLink(r *Repo, path string) (string, error) {
 // s is the memory's store, whose home is r.Home. It finds the worktree and
 // the memory home, then looks at what the worktree's memory path is
 // (inspectFile).
-func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
+func Inspect(r *Repo, s *store.Store, wt string) (Status, error) {
 	st := Status{}
 	real, err := filepath.EvalSymlinks(wt)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -274,7 +275,7 @@ func Inspect(r *Repo, s *memfile.Store, wt string) (Status, error) {
 	}
 	st.Path = r.WorktreeFile(real)
 	home, homeErr := s.Resolve(s.Path())
-	if homeErr != nil && !errors.Is(homeErr, memfile.ErrUnsafePath) {
+	if homeErr != nil && !errors.Is(homeErr, store.ErrUnsafePath) {
 		return st, homeErr
 	}
 	st.Primary = !r.Bare && real == r.Primary
@@ -331,7 +332,7 @@ func inspectHome(r *Repo, real string, homeErr error, st *Status) {
 // memory home's file home (inspectCopy) or something else. done reports a
 // state that needs no more checks (missing, linked): else Inspect asks git
 // whether the file is tracked.
-func inspectFile(r *Repo, s *memfile.Store, real, home string, st *Status) (done bool, err error) {
+func inspectFile(r *Repo, s *store.Store, real, home string, st *Status) (done bool, err error) {
 	fi, err := os.Lstat(st.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -353,7 +354,7 @@ func inspectFile(r *Repo, s *memfile.Store, real, home string, st *Status) (done
 
 // inspectLink is inspectFile of a symlink: linked to the memory home's file
 // home (then inspectLinked), dangling, unsafe or pointing elsewhere.
-func inspectLink(r *Repo, s *memfile.Store, real, home string, st *Status) (done bool, err error) {
+func inspectLink(r *Repo, s *store.Store, real, home string, st *Status) (done bool, err error) {
 	if st.Link, err = os.Readlink(st.Path); err != nil {
 		return true, fmt.Errorf("worktree: %w", err)
 	}
@@ -366,7 +367,7 @@ func inspectLink(r *Repo, s *memfile.Store, real, home string, st *Status) (done
 		return true, nil
 	case serr != nil:
 		st.State, st.Detail = StateBroken, "dangling link -> "+st.Link
-	case errors.Is(rerr, memfile.ErrUnsafePath):
+	case errors.Is(rerr, store.ErrUnsafePath):
 		st.Target, _ = filepath.EvalSymlinks(st.Path)
 		st.State, st.Detail = StateUnsafe, fmt.Sprintf("link -> %s resolves outside the memory home, to %s", st.Link, st.Target)
 	case rerr != nil:
@@ -419,7 +420,7 @@ func indexFlags(r *Repo, wt string) (tracked, skip bool) {
 
 // lockShared tells whether the lock ralph opens beside the worktree's
 // memory file (path + ".lock", not resolved) is the memory's lock file.
-func lockShared(s *memfile.Store, path string) (bool, string) {
+func lockShared(s *store.Store, path string) (bool, string) {
 	want, err := s.LockPath()
 	if err != nil {
 		return false, ""
@@ -432,7 +433,7 @@ func lockShared(s *memfile.Store, path string) (bool, string) {
 // branch tracks must carry the skip-worktree bit (else git status shows the
 // symlink as a typechange), and in ralph's layout the lock ralph opens there
 // must be the memory's.
-func inspectLinked(r *Repo, s *memfile.Store, wt string, st *Status) {
+func inspectLinked(r *Repo, s *store.Store, wt string, st *Status) {
 	tracked, skip := indexFlags(r, wt)
 	st.Tracked = tracked
 	if tracked && !skip {
@@ -463,7 +464,7 @@ func inspectLinked(r *Repo, s *memfile.Store, wt string, st *Status) {
 // and git add -A never commits the link (undo: git update-index
 // --no-skip-worktree <file> && git checkout -- <file>). It returns what it
 // did, as a clause for the link's message.
-func shareRalph(r *Repo, s *memfile.Store, wt, path string) (string, error) {
+func shareRalph(r *Repo, s *store.Store, wt, path string) (string, error) {
 	msg := ""
 	if ok, want := lockShared(s, path); !ok && r.Layout == LayoutRalph {
 		if want == "" {
@@ -499,7 +500,7 @@ func shareRalph(r *Repo, s *memfile.Store, wt, path string) (string, error) {
 
 // ensureHomeFile creates the home and an empty memory file in it (under the
 // writers' lock) if there is none, so that links never dangle.
-func ensureHomeFile(s *memfile.Store) error {
+func ensureHomeFile(s *store.Store) error {
 	if err := fsutil.MkdirAll(s.Home, s.DirPerm()); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
@@ -514,7 +515,7 @@ func ensureHomeFile(s *memfile.Store) error {
 }
 
 // readHomeFile reads the home's memory file as it is on disk.
-func readHomeFile(s *memfile.Store) ([]byte, error) {
+func readHomeFile(s *store.Store) ([]byte, error) {
 	target, err := s.Resolve(s.Path())
 	if err != nil {
 		return nil, err

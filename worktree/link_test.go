@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 )
 
 func linkMust(t *testing.T, r *Repo, wt string) LinkResult {
 	t.Helper()
-	res, err := Link(r, memfile.Open(r.Home), wt)
+	res, err := Link(r, store.Open(r.Home), wt)
 	if err != nil {
 		t.Fatalf("Link(%s): %v", wt, err)
 	}
@@ -52,14 +53,14 @@ func TestLink(t *testing.T) {
 		}
 		// A write from the worktree lands in the home.
 		wr := discMust(t, wt)
-		if _, err := memfile.Open(wr.Home).Append(memfile.Entry{ID: "id-" + name, Title: name, Content: "from " + name}); err != nil {
+		if _, err := store.Open(wr.Home).Append(memfile.Entry{ID: "id-" + name, Title: name, Content: "from " + name}); err != nil {
 			t.Fatal(err)
 		}
-		if st, err := Inspect(r, memfile.Open(r.Home), wt); err != nil || st.State != StateLinked {
+		if st, err := Inspect(r, store.Open(r.Home), wt); err != nil || st.State != StateLinked {
 			t.Errorf("%s: Inspect = %+v, %v", name, st, err)
 		}
 	}
-	mf, err := memfile.Open(r.Home).Load()
+	mf, err := store.Open(r.Home).Load()
 	if err != nil || len(mf.Entries) != 3 {
 		t.Fatalf("home has %d entries, %v", len(mf.Entries), err)
 	}
@@ -83,7 +84,7 @@ func TestLinkRepairs(t *testing.T) {
 	wt := f.wt(t, "wt1")
 	mem := filepath.Join(wt, ".agent", "memories.md")
 	linkMust(t, r, wt)
-	if _, err := memfile.Open(r.Home).Append(memfile.Entry{ID: "shared", Title: "shared", Content: "in both"}); err != nil {
+	if _, err := store.Open(r.Home).Append(memfile.Entry{ID: "shared", Title: "shared", Content: "in both"}); err != nil {
 		t.Fatal(err)
 	}
 	outside := filepath.Join(f.root, "outside")
@@ -103,7 +104,7 @@ func TestLinkRepairs(t *testing.T) {
 		}, StateCopyIdentical},
 	} {
 		tc.setup()
-		st, err := Inspect(r, memfile.Open(r.Home), wt)
+		st, err := Inspect(r, store.Open(r.Home), wt)
 		if err != nil || st.State != tc.was {
 			t.Fatalf("%s: Inspect = %+v, %v", tc.name, st, err)
 		}
@@ -111,7 +112,7 @@ func TestLinkRepairs(t *testing.T) {
 		if res.State != StateLinked || res.Was != tc.was || !res.Changed {
 			t.Errorf("%s: Link = %+v", tc.name, res)
 		}
-		if st, _ := Inspect(r, memfile.Open(r.Home), wt); st.State != StateLinked {
+		if st, _ := Inspect(r, store.Open(r.Home), wt); st.State != StateLinked {
 			t.Errorf("%s: after Link: %+v", tc.name, st)
 		}
 	}
@@ -123,7 +124,7 @@ func TestLinkRepairs(t *testing.T) {
 	data, _ := os.ReadFile(r.MemoryFile())
 	_ = os.Remove(mem)
 	writeFile(t, mem, string(data)+"\n## Only in the copy\n- Content: learned in wt1\n")
-	diff, err := Diff(memfile.Open(r.Home), mem)
+	diff, err := Diff(store.Open(r.Home), mem)
 	if err != nil || !strings.Contains(diff, "\n+## Only in the copy") || strings.HasPrefix(diff, "-") || strings.Contains(diff, "\n-") {
 		t.Errorf("Diff = %q, %v", diff, err)
 	}
@@ -134,7 +135,7 @@ func TestLinkRepairs(t *testing.T) {
 	if b, err := os.ReadFile(res.Backup); err != nil || !strings.Contains(string(b), "learned in wt1") {
 		t.Errorf("backup: %q, %v", b, err)
 	}
-	mf, _ := memfile.Open(r.Home).Load()
+	mf, _ := store.Open(r.Home).Load()
 	if len(mf.Entries) != 2 || mf.Entries[1].Content != "learned in wt1" {
 		t.Errorf("home after fold: %+v", mf.Entries)
 	}
@@ -171,18 +172,18 @@ func TestLinkTracked(t *testing.T) {
 	testgit.Git(t, wt, "add", ".agent/memories.md")
 	testgit.Git(t, wt, "commit", "-q", "-m", "track it")
 	r := discMust(t, f.primary)
-	st, err := Inspect(r, memfile.Open(r.Home), wt)
+	st, err := Inspect(r, store.Open(r.Home), wt)
 	if err != nil || !st.Tracked || !strings.Contains(st.Detail, "git rm --cached") {
 		t.Fatalf("Inspect = %+v, %v", st, err)
 	}
-	res, err := Link(r, memfile.Open(r.Home), wt)
+	res, err := Link(r, store.Open(r.Home), wt)
 	if err != nil || res.State != StateCopyDiverged || res.Added != 1 || !strings.Contains(res.Message, "tracked") {
 		t.Fatalf("Link of a tracked file: %+v, %v", res, err)
 	}
 	if out := testgit.Git(t, wt, "status", "--porcelain"); out != "" {
 		t.Errorf("git status:\n%s", out)
 	}
-	if mf, err := memfile.Open(r.Home).Load(); err != nil || len(mf.Entries) != 1 || mf.Entries[0].Content != "x" {
+	if mf, err := store.Open(r.Home).Load(); err != nil || len(mf.Entries) != 1 || mf.Entries[0].Content != "x" {
 		t.Errorf("memory after the fold: %+v, %v", mf, err)
 	}
 }
@@ -205,7 +206,7 @@ func TestLinkFindsTheWorktree(t *testing.T) {
 	other := discRepo(t, filepath.Join(f.root, "other"))
 	plain := discMkdir(t, filepath.Join(f.root, "plain"))
 	for _, dir := range []string{other, plain, filepath.Join(f.primary, ".git")} {
-		if _, err := Link(r, memfile.Open(r.Home), dir); err == nil {
+		if _, err := Link(r, store.Open(r.Home), dir); err == nil {
 			t.Errorf("Link(%s) succeeded", dir)
 		}
 		if _, err := os.Lstat(filepath.Join(dir, ".agent")); err == nil {
@@ -222,7 +223,7 @@ func TestLinkStaleAndEditedCopies(t *testing.T) {
 	r := discMust(t, f.primary)
 	wt := f.wt(t, "wt1")
 	mem := filepath.Join(wt, ".agent", "memories.md")
-	store := memfile.Open(r.Home)
+	store := store.Open(r.Home)
 	if _, err := store.Append(memfile.Entry{ID: "aaaa1111", Title: "one", Content: "first"}); err != nil {
 		t.Fatal(err)
 	}
@@ -272,11 +273,11 @@ func TestInspectAgentFile(t *testing.T) {
 	r := discMust(t, f.primary)
 	wt := f.wt(t, "wt1")
 	writeFile(t, filepath.Join(wt, ".agent"), "not a folder\n")
-	st, err := Inspect(r, memfile.Open(r.Home), wt)
+	st, err := Inspect(r, store.Open(r.Home), wt)
 	if err != nil || st.State != StateWrongTarget {
 		t.Fatalf("Inspect = %+v, %v", st, err)
 	}
-	if _, err := Link(r, memfile.Open(r.Home), wt); err == nil {
+	if _, err := Link(r, store.Open(r.Home), wt); err == nil {
 		t.Fatal("Link over a file named .agent succeeded")
 	}
 	if b, _ := os.ReadFile(filepath.Join(wt, ".agent")); string(b) != "not a folder\n" {

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync/internal/gitcmd"
-	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/internal/store"
 )
 
 // Worktree is one worktree of the repository, as git lists it, with the state
@@ -63,7 +63,7 @@ func gitRunDir(r *Repo) string {
 // List returns every worktree of the repository (the bare repository itself
 // excepted), from `git worktree list --porcelain -z`, each inspected (s
 // is the memory's store).
-func List(ctx context.Context, r *Repo, s *memfile.Store) ([]Worktree, error) {
+func List(ctx context.Context, r *Repo, s *store.Store) ([]Worktree, error) {
 	var buf bytes.Buffer
 	if err := runGit(ctx, gitRunDir(r), &buf, nil, "worktree", "list", "--porcelain", "-z"); err != nil {
 		return nil, fmt.Errorf("worktree: %w", err)
@@ -128,7 +128,7 @@ func List(ctx context.Context, r *Repo, s *memfile.Store) ([]Worktree, error) {
 // cannot make linked worktrees), then links the new worktree at path (as
 // args name it) through the memory's store s. When git fails the error is
 // a *GitError carrying git's exit status.
-func Add(ctx context.Context, r *Repo, s *memfile.Store, dir, path string, args []string, stdout, stderr io.Writer) (LinkResult, error) {
+func Add(ctx context.Context, r *Repo, s *store.Store, dir, path string, args []string, stdout, stderr io.Writer) (LinkResult, error) {
 	if _, err := EnsureExclude(r, r.Excludes()); err != nil {
 		return LinkResult{}, err
 	}
@@ -149,7 +149,7 @@ func Add(ctx context.Context, r *Repo, s *memfile.Store, dir, path string, args 
 // the memory home through its store s (see Fold; the copy is kept as
 // memories.md.bak-<time>-<name> in the home, since the worktree goes away),
 // then runs `git worktree remove`.
-func Remove(ctx context.Context, r *Repo, s *memfile.Store, dir, path string, force bool, stdout, stderr io.Writer) (FoldResult, error) {
+func Remove(ctx context.Context, r *Repo, s *store.Store, dir, path string, force bool, stdout, stderr io.Writer) (FoldResult, error) {
 	var res FoldResult
 	wt := AbsIn(dir, path)
 	st, err := Inspect(r, s, wt)
@@ -182,7 +182,7 @@ type Finding struct {
 // Doctor returns a finding for every worktree whose memory is not shared as
 // it should be: not linked (or, where symlinks are off, a copy that drifted),
 // tracked by git, unsafe, or prunable.
-func Doctor(ctx context.Context, r *Repo, s *memfile.Store) ([]Finding, error) {
+func Doctor(ctx context.Context, r *Repo, s *store.Store) ([]Finding, error) {
 	list, err := List(ctx, r, s)
 	if err != nil {
 		return nil, err
@@ -225,7 +225,7 @@ func Doctor(ctx context.Context, r *Repo, s *memfile.Store) ([]Finding, error) {
 // Repair fixes a finding that is Fixable: prunes git's records of a vanished
 // worktree, or links the worktree (which folds a diverged copy first and
 // replaces a bad link without writing through it).
-func Repair(ctx context.Context, r *Repo, s *memfile.Store, f Finding, stdout, stderr io.Writer) (LinkResult, error) {
+func Repair(ctx context.Context, r *Repo, s *store.Store, f Finding, stdout, stderr io.Writer) (LinkResult, error) {
 	if !f.Fixable {
 		return LinkResult{}, fmt.Errorf("worktree: %s needs a manual fix: %s", f.Worktree.Path, f.Fix)
 	}

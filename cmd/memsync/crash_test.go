@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/memfile"
 )
 
@@ -26,7 +27,7 @@ func TestCrashSafeMoves(t *testing.T) {
 	env := testGitEnv(t)
 	repo := newRepo(t, env)
 	home := filepath.Join(repo, ".agent")
-	st := &memfile.Store{Home: home}
+	st := &store.Store{Home: home}
 	var ids []string
 	f := &memfile.File{Preamble: memfile.Header + "\n"}
 	for i := range 40 {

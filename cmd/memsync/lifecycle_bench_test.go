@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/internal/fsutil"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/memfile"
 )
 
 // lifecycleFile is a memory of n entries of about 1 KB each.
 func lifecycleFile(n int) []byte {
-	st := &memfile.Store{}
+	st := &store.Store{}
 	f := &memfile.File{Preamble: memfile.Header + "\n"}
 	filler := strings.Repeat("retry the request with backoff when the upstream times out; ", 15)
 	for i := range n {

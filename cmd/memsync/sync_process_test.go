@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 )
@@ -126,7 +127,7 @@ func TestSyncConvergence(t *testing.T) {
 			live := ids(c)
 			if id := live[r.IntN(len(live))]; len(live) > 4 && r.IntN(2) == 0 && !deleted[id] { // edit one
 				edited[id] = true
-				st := memfile.Open(filepath.Join(dirs[c][0], ".git", "memsync")) // the memory of clone c
+				st := store.Open(filepath.Join(dirs[c][0], ".git", "memsync")) // the memory of clone c
 				if err := st.Update(func(f *memfile.File) error {
 					i, err := f.Find(id)
 					if err == nil {
@@ -274,7 +275,7 @@ func TestMergeDriverGitMerge(t *testing.T) {
 
 	// Edited differently on both branches: exit 1 from the driver, markers.
 	edit := func(content string) {
-		st := memfile.Open(filepath.Join(repo, ".agent"))
+		st := store.Open(filepath.Join(repo, ".agent"))
 		if err := st.Update(func(f *memfile.File) error {
 			i, err := f.Find(shared)
 			f.Entries[i].Content = content

@@ -152,7 +152,7 @@ func ReadWithin(path, root string, limit int64) ([]byte, error) {
 // nearest existing ancestor is resolved and the rest joined to it, so a
 // folder memsync would create under a symlink (also a dangling one) is
 // judged where it would land. base, when not "", is a folder known to be
-// resolved (the memory home's parent, for memfile.Store): under it only the
+// resolved (the memory home's parent, for store.Store): under it only the
 // rest of the path is looked at (evalBelow).
 func ResolveDir(base, dir string) string {
 	for range 40 {

@@ -40,7 +40,7 @@ import (
 	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/hugepage"
 	"github.com/memsync/memsync/internal/merge"
-	"github.com/memsync/memsync/memfile"
+	"github.com/memsync/memsync/internal/store"
 )
 
 // Ref is the ref that holds the snapshots of a repository's memory.
@@ -61,7 +61,7 @@ var ErrNotSnapshot = errors.New("not a memsync snapshot")
 // History is the snapshot history of one repository's memory.
 type History struct {
 	Repo  *gitrepo.Repo
-	Store *memfile.Store // the repository's memory home
+	Store *store.Store // the repository's memory home
 	// AcceptRemoval lets snapshots through the removal guard (see Take).
 	AcceptRemoval bool
 	// Detach, when set, starts the packing a snapshot or sync leaves due
@@ -83,7 +83,7 @@ const maxChunkCache = 64 << 20
 
 // Open returns the history of the repository r, whose memory is store.
 // Nothing is read until it is needed.
-func Open(r *gitrepo.Repo, store *memfile.Store) *History {
+func Open(r *gitrepo.Repo, store *store.Store) *History {
 	return &History{
 		Repo:  r,
 		Store: store,
@@ -407,7 +407,7 @@ func (h *History) know(c *chunked) {
 }
 
 // Limit is the largest memory file (MemoryName or ArchiveName) memsync
-// reads from a snapshot: twice the memory's size cap (memfile.Store.Cap,
+// reads from a snapshot: twice the memory's size cap (store.Store.Cap,
 // --max-bytes, default 10 MB), or twice the live file when that is larger
 // (the archive has no cap of its own). A merge holds a few such files at
 // once, so a sync's memory stays a small multiple of the cap whatever a

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memsync/memsync/internal/gitrepo"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 )
@@ -24,7 +25,7 @@ func testRepo(t testing.TB) (*History, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Open(r, memfile.Open(r.Home)), dir
+	return Open(r, store.Open(r.Home)), dir
 }
 
 func write(t *testing.T, path, text string) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/internal/testgit"
 	"github.com/memsync/memsync/memfile"
 )
@@ -140,7 +141,7 @@ func TestMaintainRacesGC(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			hw := Open(h.Repo, memfile.Open(h.Repo.Home))
+			hw := Open(h.Repo, store.Open(h.Repo.Home))
 			for i := range 30 {
 				if err := hw.Store.WithLock(func() error {
 					f, err := os.OpenFile(hw.Store.Path(), os.O_APPEND|os.O_WRONLY, 0)

@@ -313,7 +313,7 @@ func (h *History) mergeSides(ctx context.Context, res *MergeResult, ours merge.S
 }
 
 // dropGone takes out of merged the entries whose ID this clone removed
-// (gone: memfile.Store.Gone) that neither ours nor base holds: another
+// (gone: store.Store.Gone) that neither ours nor base holds: another
 // clone brought them back (an older memsync's fold of an old copy, an
 // editor's paste), after its own merge of the removal. An entry base holds
 // is an edit on their side, which survives a deletion as merge.Clones says.

@@ -79,7 +79,7 @@ func (h *History) hasMemory() bool {
 }
 
 // TakeLocked is Take for a caller that holds the writers' lock (a
-// memfile.Store's Locked hook: the snapshot an operation takes before it
+// store.Store's Locked hook: the snapshot an operation takes before it
 // removes or replaces entries).
 func (h *History) TakeLocked(ctx context.Context, msg string, p Provenance) (*Result, error) {
 	return h.takeLocked(ctx, msg, p, "", true)

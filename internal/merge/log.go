@@ -237,7 +237,7 @@ func LogPath(commonDir string) string {
 }
 
 // LogFile is the conflict log at a path (LogPath) as a store's
-// memfile.ConflictLog: a memory file with git conflict markers is merged by
+// store.ConflictLog: a memory file with git conflict markers is merged by
 // entry before any rewrite, and the entries its two sides hold differently
 // are recorded here, as found in "conflict markers in <path>".
 type LogFile string

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/memsync/memsync/internal/history"
+	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/internal/testgit"
-	"github.com/memsync/memsync/memfile"
 	"github.com/memsync/memsync/worktree"
 )
 
@@ -29,7 +29,7 @@ func clones(t *testing.T, n int) []*history.History {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, history.Open(r, memfile.Open(r.Home)))
+		out = append(out, history.Open(r, store.Open(r.Home)))
 	}
 	return out
 }

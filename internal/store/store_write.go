@@ -1,4 +1,4 @@
-package memfile
+package store
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/memsync/memsync/memfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 )
 
 // sniffBytes is how much of the head of a file Append reads to know its dialect.
-const sniffBytes = 4096
+const sniffBytes = memfile.SniffBytes
 
 // Append adds an entry with one O_APPEND write and an fsync, under the
 // writers' lock; its cost does not depend on the file's size. In a ralph
@@ -27,7 +28,7 @@ const sniffBytes = 4096
 // append where that is the file's last section, else one atomic rewrite. A
 // file holding both dialects is rewritten in one (see Parse). At the size
 // cap the oldest entries move to the archive first, with a warning.
-func (s *Store) Append(e Entry) (Entry, error) {
+func (s *Store) Append(e memfile.Entry) (memfile.Entry, error) {
 	if err := s.Validate(&e); err != nil {
 		return e, err
 	}
@@ -41,7 +42,7 @@ func (s *Store) Append(e Entry) (Entry, error) {
 
 // appendLocked is Append's work under the writers' lock. rewrote reports
 // that the file was rewritten (ralph dialect, size cap) instead of appended to.
-func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
+func (s *Store) appendLocked(e memfile.Entry) (_ memfile.Entry, rewrote bool, err error) {
 	target, err := s.Resolve(s.Path())
 	if err != nil {
 		return e, false, err
@@ -63,10 +64,10 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 	if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
 		return e, false, err
 	}
-	dialect := sniffDialect(head)
-	rewrite := size+int64(len(RenderEntry(&e, dialect)))+2 > s.maxBytes()
-	if dialect == Ralph {
-		if err := ralphRefuses(&e); err != nil {
+	dialect := memfile.SniffDialect(head)
+	rewrite := size+int64(len(memfile.RenderEntry(&e, dialect)))+2 > s.maxBytes()
+	if dialect == memfile.Ralph {
+		if err := memfile.RalphRefuses(&e); err != nil {
 			return e, false, err
 		}
 		// The whole file is read (not parsed): the new ID must be one no
@@ -77,9 +78,9 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 			return e, false, err
 		}
 		e.ID = ""
-		e.ToRalph(uniqueRalphID(data, s.now()))
-		last, pure := ralphLastSection(data)
-		rewrite = rewrite || !pure || last != ralphSection(e.Type)
+		e.ToRalph(memfile.UniqueRalphID(data, s.now()))
+		last, pure := memfile.RalphLastSection(data)
+		rewrite = rewrite || !pure || last != memfile.RalphSection(e.Type)
 	} else if size > int64(len(head)) {
 		// A ralph block at the end of an orch file (ralph adds a "##
 		// Context" section where the file has none): the file is mixed,
@@ -93,29 +94,29 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 		rewrite = rewrite || bytes.Contains(head, []byte("\n### mem-"))
 	}
 	if rewrite {
-		return e, true, s.rewriteLocked(func(f *File) error {
-			if f.Dialect == Ralph {
-				if validRalphID(e.ID) {
+		return e, true, s.rewriteLocked(func(f *memfile.File) error {
+			if f.Dialect == memfile.Ralph {
+				if memfile.ValidRalphID(e.ID) {
 					taken := make(map[string]bool, len(f.Entries))
 					for i := range f.Entries {
 						taken[f.Entries[i].ID] = true
 					}
 					for taken[e.ID] {
-						e.ID = newRalphID(s.now())
+						e.ID = memfile.NewRalphID(s.now())
 					}
 				} else { // an orch head, but mostly ralph's entries
-					if err := ralphRefuses(&e); err != nil {
+					if err := memfile.RalphRefuses(&e); err != nil {
 						return err
 					}
 					e.ID = ""
-					e.ToRalph(uniqueRalphID(f.Render(), s.now()))
+					e.ToRalph(memfile.UniqueRalphID(f.Render(), s.now()))
 				}
 			}
 			f.Entries = append(f.Entries, e) // last in its section, as an append puts it
 			return s.enforceCapLocked(f, e.ID)
 		})
 	}
-	rec := RenderEntry(&e, dialect)
+	rec := memfile.RenderEntry(&e, dialect)
 	crlf := firstLineCRLF(head)
 	prefix, err := separator(f, size, crlf)
 	if err != nil {
@@ -141,7 +142,7 @@ func (s *Store) appendLocked(e Entry) (_ Entry, rewrote bool, err error) {
 // line (written "\n"; crlf: the file's line ends are "\r\n").
 func separator(f *os.File, size int64, crlf bool) (string, error) {
 	if size == 0 {
-		return Header + "\n", nil
+		return memfile.Header + "\n", nil
 	}
 	n := int64(2)
 	if crlf {
@@ -175,23 +176,23 @@ func firstLineCRLF(head []byte) bool {
 // Update loads the active file under the writers' lock, lets fn change it,
 // and writes it back atomically if fn returns nil. A damaged file is backed
 // up beside itself before it is rewritten.
-func (s *Store) Update(fn func(f *File) error) error {
+func (s *Store) Update(fn func(f *memfile.File) error) error {
 	return s.WithLock(func() error { return s.rewriteLocked(fn) })
 }
 
 // UpdateArchive is Update for the archive file.
-func (s *Store) UpdateArchive(fn func(f *File) error) error {
+func (s *Store) UpdateArchive(fn func(f *memfile.File) error) error {
 	return s.WithLock(func() error { return s.rewritePathLocked(s.ArchivePath(), fn) })
 }
 
-func (s *Store) rewriteLocked(fn func(f *File) error) error {
+func (s *Store) rewriteLocked(fn func(f *memfile.File) error) error {
 	return s.rewritePathLocked(s.Path(), fn)
 }
 
 // rewritePathLocked is the one rewrite of a memory file (the active file or
 // the archive): parse, fn, back up a damaged file, atomic write. The caller
 // holds the writers' lock.
-func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
+func (s *Store) rewritePathLocked(path string, fn func(f *memfile.File) error) error {
 	target, err := s.Resolve(path)
 	if err != nil {
 		return err
@@ -205,7 +206,7 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	}
 	f, unmarked := s.ParseFile(path, data)
 	if len(data) == 0 {
-		f.Preamble = Header + "\n"
+		f.Preamble = memfile.Header + "\n"
 	}
 	if renamed := f.Normalize(); len(renamed) > 0 {
 		for _, r := range renamed {
@@ -214,7 +215,7 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 		// The content index maps hashes to the old IDs: rebuild it.
 		s.invalidateIndex()
 	}
-	var before []Entry
+	var before []memfile.Entry
 	if s.RemovalLog != "" {
 		before = slices.Clone(f.Entries)
 	}
@@ -230,7 +231,7 @@ func (s *Store) rewritePathLocked(path string, fn func(f *File) error) error {
 	// A backup keeps text the rewrite could lose: not for an entry that only
 	// repeated another's ID (renamed above, with a warning; no text lost),
 	// so a writer that draws IDs without checking (ralph) causes none.
-	if unmarked || slices.ContainsFunc(f.Problems, func(p Problem) bool { return !IsDuplicateIDProblem(p) }) {
+	if unmarked || slices.ContainsFunc(f.Problems, func(p memfile.Problem) bool { return !memfile.IsDuplicateIDProblem(p) }) {
 		backup, err := s.Backup(target, data)
 		if err != nil {
 			return err
@@ -272,8 +273,8 @@ func BackupPath(target string, data []byte) string {
 // holds conflict markers (a rewrite merges it) or no such line (duplicate
 // IDs).
 func damageKey(data []byte) []byte {
-	ps := Damage(data)
-	if len(ps) == 0 || HasConflictMarkers(data) {
+	ps := memfile.Damage(data)
+	if len(ps) == 0 || memfile.HasConflictMarkers(data) {
 		return data
 	}
 	lines := bytes.Split(data, []byte("\n"))
@@ -311,7 +312,7 @@ func (s *Store) CheckWritable(paths ...string) error {
 // just written) and never the last one left. The oldest come first in orch's
 // file; in ralph's, those with the oldest time in their ID. The archive is
 // written first.
-func (s *Store) enforceCapLocked(f *File, spare string) error {
+func (s *Store) enforceCapLocked(f *memfile.File, spare string) error {
 	size := int64(len(f.Render()))
 	if size <= s.maxBytes() {
 		return nil
@@ -323,8 +324,10 @@ func (s *Store) enforceCapLocked(f *File, spare string) error {
 			order = append(order, i)
 		}
 	}
-	if f.Dialect == Ralph { // oldest first: ralph adds first in a section, memsync last
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ralphUnix(f.Entries[a].ID), ralphUnix(f.Entries[b].ID)) })
+	if f.Dialect == memfile.Ralph { // oldest first: ralph adds first in a section, memsync last
+		slices.SortStableFunc(order, func(a, b int) int {
+			return cmp.Compare(memfile.RalphUnix(f.Entries[a].ID), memfile.RalphUnix(f.Entries[b].ID))
+		})
 	}
 	if len(order) == len(f.Entries) && len(order) > 0 {
 		order = order[:len(order)-1] // no spare: the newest stays
@@ -334,10 +337,10 @@ func (s *Store) enforceCapLocked(f *File, spare string) error {
 		if size <= goal {
 			break
 		}
-		size -= int64(len(RenderEntry(&f.Entries[i], f.Dialect)) + 1)
+		size -= int64(len(memfile.RenderEntry(&f.Entries[i], f.Dialect)) + 1)
 		picked = append(picked, i)
 	}
-	out := make([]Entry, 0, len(picked))
+	out := make([]memfile.Entry, 0, len(picked))
 	for _, i := range picked {
 		out = append(out, f.Entries[i])
 	}
@@ -361,13 +364,13 @@ func (s *Store) enforceCapLocked(f *File, spare string) error {
 
 // archiveLocked appends entries to the archive file and syncs it; see
 // landLocked for what it returns.
-func (s *Store) archiveLocked(entries []Entry) (map[string]*Entry, []Entry, error) {
+func (s *Store) archiveLocked(entries []memfile.Entry) (map[string]*memfile.Entry, []memfile.Entry, error) {
 	if len(entries) == 0 {
 		return nil, nil, nil
 	}
-	var have map[string]*Entry
-	var landed []Entry
-	err := s.rewritePathLocked(s.ArchivePath(), func(a *File) error {
+	var have map[string]*memfile.Entry
+	var landed []memfile.Entry
+	err := s.rewritePathLocked(s.ArchivePath(), func(a *memfile.File) error {
 		have, landed = s.land(s.ArchivePath(), a, entries)
 		return nil
 	})
@@ -379,20 +382,20 @@ func (s *Store) archiveLocked(entries []Entry) (map[string]*Entry, []Entry, erro
 // (left by a move a crash cut short) is not written twice; one whose ID dst
 // holds with other content is written under a new ID, with a warning. It
 // returns the entries of dst by ID and the entries as dst now holds them.
-func (s *Store) land(path string, dst *File, entries []Entry) (map[string]*Entry, []Entry) {
+func (s *Store) land(path string, dst *memfile.File, entries []memfile.Entry) (map[string]*memfile.Entry, []memfile.Entry) {
 	taken := make(map[string]bool, len(dst.Entries)+len(entries))
 	for i := range dst.Entries {
 		taken[dst.Entries[i].ID] = true
 	}
-	byID := func() map[string]*Entry {
-		m := make(map[string]*Entry, len(dst.Entries))
+	byID := func() map[string]*memfile.Entry {
+		m := make(map[string]*memfile.Entry, len(dst.Entries))
 		for i := range dst.Entries {
 			m[dst.Entries[i].ID] = &dst.Entries[i]
 		}
 		return m
 	}
 	have := byID()
-	landed := make([]Entry, 0, len(entries))
+	landed := make([]memfile.Entry, 0, len(entries))
 	dst.Entries = slices.Grow(dst.Entries, len(entries))
 	for _, e := range entries {
 		if d, ok := have[e.ID]; ok {
@@ -401,8 +404,8 @@ func (s *Store) land(path string, dst *File, entries []Entry) (map[string]*Entry
 				continue
 			}
 			old := e.ID
-			e.ID = freshID(&e, dst.Dialect, taken)
-			e.derived = false
+			e.ID = memfile.FreshID(&e, dst.Dialect, taken)
+			e.KeepID()
 			s.warn("%s already holds another entry with the ID %s; %q gets the new ID %s there", path, old, e.Heading(), e.ID)
 		}
 		taken[e.ID] = true
@@ -415,15 +418,15 @@ func (s *Store) land(path string, dst *File, entries []Entry) (map[string]*Entry
 
 // sameStoredEntry tells two copies of one entry (same ID) from two entries that
 // share an ID: the same content, as dedup compares it.
-func sameStoredEntry(a, b *Entry) bool {
-	return a.ID == b.ID && ContentHash(a.Content) == ContentHash(b.Content)
+func sameStoredEntry(a, b *memfile.Entry) bool {
+	return a.ID == b.ID && memfile.ContentHash(a.Content) == memfile.ContentHash(b.Content)
 }
 
 // ConflictLog records the entries the two sides of a memory file's git
 // conflict markers hold differently (Store.Conflicts): ours[i] stays in the
 // file at path, theirs[i] is the other side's version of the same ID.
 type ConflictLog interface {
-	Record(path string, ours, theirs []Entry) error
+	Record(path string, ours, theirs []memfile.Entry) error
 }
 
 // ParseFile parses the bytes of the memory file at path, just read, as every
@@ -432,12 +435,12 @@ type ConflictLog interface {
 // what the two sides hold differently; unmarked reports that it was. When
 // the log cannot be written, the file is parsed as it is (with a warning).
 // The entries share data's memory, so data must not change afterwards.
-func (s *Store) ParseFile(path string, data []byte) (f *File, unmarked bool) {
-	f = parseOwned(data)
-	if s.Conflicts == nil || !conflictMarked(f.Problems) {
+func (s *Store) ParseFile(path string, data []byte) (f *memfile.File, unmarked bool) {
+	f = memfile.ParseOwned(data)
+	if s.Conflicts == nil || !memfile.ConflictMarked(f.Problems) {
 		return f, false
 	}
-	u, ours, theirs, ok := Unmark(data)
+	u, ours, theirs, ok := memfile.Unmark(data)
 	if !ok {
 		return f, false
 	}
@@ -474,7 +477,7 @@ func (s *Store) CutTorn(path string) (backup string, line int, err error) {
 		if err != nil {
 			return err
 		}
-		at, l, torn := Torn(data)
+		at, l, torn := memfile.Torn(data)
 		if !torn {
 			return nil
 		}
@@ -482,7 +485,7 @@ func (s *Store) CutTorn(path string) (backup string, line int, err error) {
 			return err
 		}
 		line = l
-		if err := s.recordRemovals(Parse(data).Entries, Parse(data[:at]).Entries); err != nil {
+		if err := s.recordRemovals(memfile.Parse(data).Entries, memfile.Parse(data[:at]).Entries); err != nil {
 			return err
 		}
 		return fsutil.WriteFile(target, data[:at], s.fileMode())

@@ -1,7 +1,8 @@
-package memfile
+package store
 
 import (
 	"errors"
+	"github.com/memsync/memsync/memfile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ import (
 
 // recordRemovals appends to the removal log the IDs of before that after
 // lacks. The caller holds the writers' lock.
-func (s *Store) recordRemovals(before, after []Entry) error {
+func (s *Store) recordRemovals(before, after []memfile.Entry) error {
 	if s.RemovalLog == "" || len(before) == 0 {
 		return nil
 	}
@@ -60,7 +61,7 @@ func (s *Store) appendIDs(path, lines string) error {
 // RecordGone adds to the gone log the IDs of before that after lacks (a
 // merge's removals, which the removal log does not see). The caller holds
 // the writers' lock.
-func (s *Store) RecordGone(before, after []Entry) error {
+func (s *Store) RecordGone(before, after []memfile.Entry) error {
 	kept := make(map[string]bool, len(after))
 	for i := range after {
 		kept[after[i].ID] = true

@@ -1,10 +1,11 @@
-package memfile
+package store
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/memsync/memsync/memfile"
 	"io"
 	"io/fs"
 	"os"
@@ -33,7 +34,7 @@ var (
 	// ErrTooLarge: one entry exceeds MaxEntryBytes.
 	ErrTooLarge = errors.New("entry too large")
 	// ErrInvalid: an entry that cannot be written as given.
-	ErrInvalid = errors.New("invalid entry")
+	ErrInvalid = memfile.ErrInvalid
 	// ErrControl: a title, type or tag holding a character a terminal or
 	// a viewer would act on (Control); errors that wrap it wrap ErrInvalid
 	// too.
@@ -244,8 +245,8 @@ func Fix(err error) string {
 		return "a title, type or tag is one line of plain text: leave out the escape or control character (content may hold tabs and newlines)"
 	case errors.Is(err, ErrReadOnly):
 		return "memsync writes no memory file you made read-only; to let it write again, run chmod u+w on that file"
-	case errors.Is(err, ErrSecret):
-		return SecretHint
+	case errors.Is(err, memfile.ErrSecret):
+		return memfile.SecretHint
 	}
 	return ""
 }
@@ -267,12 +268,12 @@ func permissionFix(path string) string {
 
 // Load reads the active file under the readers' lock. A missing file is an
 // empty memory.
-func (s *Store) Load() (*File, error) {
+func (s *Store) Load() (*memfile.File, error) {
 	return s.load(s.Path(), true)
 }
 
 // LoadArchive reads the archive under the readers' lock.
-func (s *Store) LoadArchive() (*File, error) {
+func (s *Store) LoadArchive() (*memfile.File, error) {
 	return s.load(s.ArchivePath(), true)
 }
 
@@ -281,31 +282,31 @@ func (s *Store) LoadArchive() (*File, error) {
 // holds the bytes prev was parsed from, it returns prev itself rather than
 // parsing them again. The file is read and compared on every call, so every
 // change is seen at once.
-func (s *Store) Reload(prev *File) (*File, error) {
+func (s *Store) Reload(prev *memfile.File) (*memfile.File, error) {
 	return s.loadReusing(s.Path(), true, prev)
 }
 
 // ReloadArchive is Reload for the archive.
-func (s *Store) ReloadArchive(prev *File) (*File, error) {
+func (s *Store) ReloadArchive(prev *memfile.File) (*memfile.File, error) {
 	return s.loadReusing(s.ArchivePath(), true, prev)
 }
 
-func (s *Store) load(path string, locked bool) (*File, error) {
+func (s *Store) load(path string, locked bool) (*memfile.File, error) {
 	return s.loadReusing(path, locked, nil)
 }
 
 // loadReusing is load that returns prev when the file holds the bytes prev
 // was parsed from.
-func (s *Store) loadReusing(path string, locked bool, prev *File) (*File, error) {
-	var f *File
+func (s *Store) loadReusing(path string, locked bool, prev *memfile.File) (*memfile.File, error) {
+	var f *memfile.File
 	err := s.read(path, locked, func(data []byte) error {
 		switch {
 		case data == nil:
-			f = &File{Preamble: Header + "\n"}
-		case prev != nil && prev.src != nil && bytes.Equal(prev.src, data):
+			f = &memfile.File{Preamble: memfile.Header + "\n"}
+		case prev != nil && prev.Source() != nil && bytes.Equal(prev.Source(), data):
 			f = prev
 		default:
-			f = parseOwned(data)
+			f = memfile.ParseOwned(data)
 		}
 		return nil
 	})
@@ -454,8 +455,8 @@ func (s *Store) createLockFile(lp string) error {
 // or one that holds a secret (CheckSecrets). It first sets the content's
 // line ends as a read of the file gives them back ("\r\n" as "\n"), so the
 // entry a write returns is the one stored.
-func (s *Store) Validate(e *Entry) error {
-	e.Content, _ = lineEnds(e.Content)
+func (s *Store) Validate(e *memfile.Entry) error {
+	e.Content, _ = memfile.LineEnds(e.Content)
 	for name, v := range map[string]string{"title": e.Title, "type": e.Type, "date": e.Date, "tags": strings.Join(e.Tags, ",")} {
 		if strings.ContainsAny(v, "\n\r") {
 			return fmt.Errorf("%w: the %s must be one line", ErrInvalid, name)
@@ -467,7 +468,7 @@ func (s *Store) Validate(e *Entry) error {
 		}
 	}
 	for _, f := range e.Extra {
-		if f.Key != strayKey && !validKey(f.Key) {
+		if f.Key != memfile.StrayKey && !memfile.ValidKey(f.Key) {
 			return fmt.Errorf("%w: a field name is letters, digits, spaces, '-' and '_' (at most 40, none at the edges): %q", ErrInvalid, f.Key)
 		}
 	}
@@ -483,36 +484,36 @@ func (s *Store) Validate(e *Entry) error {
 	for _, f := range e.Extra {
 		if binary(f.Value) {
 			what := "a line of the entry"
-			if f.Key != strayKey {
+			if f.Key != memfile.StrayKey {
 				what = "the " + f.Key + " bullet"
 			}
 			return fmt.Errorf("%w: %s is binary (NUL bytes or invalid UTF-8)", ErrInvalid, what)
 		}
 	}
 	for name, v := range map[string]string{"title": e.Title, "type": e.Type, "tags": strings.Join(e.Tags, ",")} {
-		if i := strings.IndexFunc(v, Control); i >= 0 {
+		if i := strings.IndexFunc(v, memfile.Control); i >= 0 {
 			return fmt.Errorf("%w: the %s holds the %w %U", ErrInvalid, name, ErrControl, []rune(v[i:])[0])
 		}
 	}
-	if n := len(RenderEntry(e, Orch)); n > s.maxEntryBytes() {
+	if n := len(memfile.RenderEntry(e, memfile.Orch)); n > s.maxEntryBytes() {
 		return fmt.Errorf("%w: entry is %d bytes, the limit is %d bytes", ErrTooLarge, n, s.maxEntryBytes())
 	}
-	return CheckSecrets(e)
+	return memfile.CheckSecrets(e)
 }
 
 // NewEntry fills in what a new entry needs: an ID, the date, a title. Tags
 // are kept as a read gives them back: without edge spaces, none empty.
-func (s *Store) NewEntry(typ, title, content string, tags []string) Entry {
+func (s *Store) NewEntry(typ, title, content string, tags []string) memfile.Entry {
 	var clean []string
 	for _, t := range tags {
 		if t = strings.TrimSpace(t); t != "" {
 			clean = append(clean, t)
 		}
 	}
-	e := Entry{ID: NewID(), Title: strings.TrimSpace(title), Tags: clean, Content: content, Date: s.now().Format("2006-01-02")}
+	e := memfile.Entry{ID: memfile.NewID(), Title: strings.TrimSpace(title), Tags: clean, Content: content, Date: s.now().Format("2006-01-02")}
 	e.SetType(typ)
 	if e.Title == "" {
-		e.Title = TitleFrom(content)
+		e.Title = memfile.TitleFrom(content)
 	}
 	return e
 }
@@ -520,32 +521,32 @@ func (s *Store) NewEntry(typ, title, content string, tags []string) Entry {
 // CheckDialect refuses, before a write, an entry the active file's dialect
 // cannot keep (an ErrInvalid; see ralphRefuses). Append checks again under
 // the lock.
-func (s *Store) CheckDialect(e *Entry) error {
+func (s *Store) CheckDialect(e *memfile.Entry) error {
 	d, err := s.Dialect()
-	if err != nil || d != Ralph {
+	if err != nil || d != memfile.Ralph {
 		return err
 	}
-	return ralphRefuses(e)
+	return memfile.RalphRefuses(e)
 }
 
 // Dialect is the dialect of the active file as Append sees it, from the
 // file's head; Orch for a file not yet written.
-func (s *Store) Dialect() (Dialect, error) {
+func (s *Store) Dialect() (memfile.Dialect, error) {
 	target, err := s.Resolve(s.Path())
 	if err != nil {
-		return Orch, err
+		return memfile.Orch, err
 	}
 	f, err := os.Open(target)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Orch, nil
+		return memfile.Orch, nil
 	} else if err != nil {
-		return Orch, err
+		return memfile.Orch, err
 	}
 	defer func() { _ = f.Close() }()
 	head := make([]byte, sniffBytes)
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return Orch, err
+		return memfile.Orch, err
 	}
-	return sniffDialect(head[:n]), nil
+	return memfile.SniffDialect(head[:n]), nil
 }

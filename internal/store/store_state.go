@@ -1,4 +1,4 @@
-package memfile
+package store
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memsync/memsync/memfile"
 	"os"
 	"path/filepath"
 	"sort"
@@ -137,10 +138,10 @@ func (s *Store) rebuildIndexLocked() (*index, error) {
 	}
 	buckets := map[string]*bytes.Buffer{}
 	var archived bytes.Buffer
-	for k, f := range []*File{act, arc} {
+	for k, f := range []*memfile.File{act, arc} {
 		for i := range f.Entries {
 			e := &f.Entries[i]
-			h := ContentHash(e.Content)
+			h := memfile.ContentHash(e.Content)
 			b := buckets[bucket(h)]
 			if b == nil {
 				b = &bytes.Buffer{}
@@ -307,8 +308,8 @@ func isHash(s string) bool {
 }
 
 // added records an entry appended to the active file.
-func (x *index) added(s *Store, e *Entry) error {
-	h := ContentHash(e.Content)
+func (x *index) added(s *Store, e *memfile.Entry) error {
+	h := memfile.ContentHash(e.Content)
 	f, err := fsutil.OpenFile(filepath.Join(x.dir(s), bucket(h)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, s.fileMode())
 	if err != nil {
 		return err
@@ -411,7 +412,7 @@ func (s *Store) scanAccess(fn func(t time.Time, id string)) {
 
 // compactAccess rewrites the access log with one line per entry in keep.
 // Accesses recorded while it runs may be lost; that only restarts a clock.
-func (s *Store) compactAccess(last map[string]time.Time, keep []Entry) {
+func (s *Store) compactAccess(last map[string]time.Time, keep []memfile.Entry) {
 	if s.StateDir == "" {
 		return
 	}

@@ -1,8 +1,9 @@
-package memfile
+package store
 
 import (
 	"errors"
 	"fmt"
+	"github.com/memsync/memsync/memfile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,7 +82,7 @@ func TestGCAgesUnseenEntriesFromFirstSight(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 123456789, time.Local)
 	s.Now = func() time.Time { return now }
 	_ = os.MkdirAll(s.Home, 0o755)
-	text := Header + "\n\n## Old\n- Date: 2026-01-01\n- Content: old\n\n## Undated\n- Content: undated\n\n## Recent\n- Date: 2026-05-30\n- Content: recent\n"
+	text := memfile.Header + "\n\n## Old\n- Date: 2026-01-01\n- Content: old\n\n## Undated\n- Content: undated\n\n## Recent\n- Date: 2026-05-30\n- Content: recent\n"
 	if err := os.WriteFile(s.Path(), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +135,11 @@ func TestDuplicateIDsAreRenamedNotLost(t *testing.T) {
 	var warned []string
 	s.Warn = func(m string) { warned = append(warned, m) }
 	_ = os.MkdirAll(s.Home, 0o755)
-	text := Header + "\n\n## A\n- ID: same00000000\n- Content: first\n\n## B\n- ID: same00000000\n- Content: second\n\n## C\n- Content: third\n"
+	text := memfile.Header + "\n\n## A\n- ID: same00000000\n- Content: first\n\n## B\n- ID: same00000000\n- Content: second\n\n## C\n- Content: third\n"
 	if err := os.WriteFile(s.Path(), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if len(DuplicateIDs(Parse([]byte(text)))) != 1 {
+	if len(memfile.DuplicateIDs(memfile.Parse([]byte(text)))) != 1 {
 		t.Fatal("DuplicateIDs does not see the duplicate")
 	}
 	moved, err := s.Archive("same00000000")
@@ -159,12 +160,12 @@ func TestDuplicateIDsAreRenamedNotLost(t *testing.T) {
 
 	// An archived entry with the same ID but other content: the moved entry
 	// lands in the archive under a new ID; nothing is dropped.
-	text = Header + "\n\n## D\n- ID: other0000000\n- Content: active side\n"
+	text = memfile.Header + "\n\n## D\n- ID: other0000000\n- Content: active side\n"
 	if err := os.WriteFile(s.Path(), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpdateArchive(func(f *File) error {
-		f.Entries = append(f.Entries, Entry{ID: "other0000000", Title: "E", Content: "archived side"})
+	if err := s.UpdateArchive(func(f *memfile.File) error {
+		f.Entries = append(f.Entries, memfile.Entry{ID: "other0000000", Title: "E", Content: "archived side"})
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func TestDuplicateIDsAreRenamedNotLost(t *testing.T) {
 	if len(act) != 0 || !slices.Equal(arc, []string{"first", "archived side", "active side"}) {
 		t.Fatalf("active %q, archive %q", act, arc)
 	}
-	if a, _ := s.LoadArchive(); len(DuplicateIDs(a)) > 0 {
+	if a, _ := s.LoadArchive(); len(memfile.DuplicateIDs(a)) > 0 {
 		t.Fatal("the archive holds a duplicate ID")
 	}
 }
@@ -186,12 +187,12 @@ func TestDuplicateIDsAreRenamedNotLost(t *testing.T) {
 func TestOneBackupPerDamagedContent(t *testing.T) {
 	s := lifecycleStore(t)
 	_ = os.MkdirAll(s.Home, 0o755)
-	if err := os.WriteFile(s.Path(), []byte(Header+"\nbinary \x00 line\n\n## A\n- Content: a\n"), 0o644); err != nil {
+	if err := os.WriteFile(s.Path(), []byte(memfile.Header+"\nbinary \x00 line\n\n## A\n- Content: a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	mustAdd(t, s, "b")
 	for range 5 {
-		if err := s.Update(func(f *File) error { f.Entries = f.Entries[1:]; return nil }); err != nil {
+		if err := s.Update(func(f *memfile.File) error { f.Entries = f.Entries[1:]; return nil }); err != nil {
 			t.Fatal(err)
 		}
 		mustAdd(t, s, fmt.Sprint(time.Now().UnixNano()))
@@ -210,7 +211,7 @@ func TestOneBackupPerDamagedContent(t *testing.T) {
 	}
 	_, _ = f.WriteString("\nbad \xff utf-8\n")
 	_ = f.Close()
-	if err := s.Update(func(*File) error { return nil }); err != nil {
+	if err := s.Update(func(*memfile.File) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if backups, _ := filepath.Glob(s.Path() + ".bak-*"); len(backups) != 2 {
@@ -227,7 +228,7 @@ func TestOneBackupPerDamagedContent(t *testing.T) {
 // (defect 11).
 func TestDuplicateCheckFollowsSessions(t *testing.T) {
 	s := lifecycleStore(t)
-	add := func(session string) (Entry, Dup) {
+	add := func(session string) (memfile.Entry, Dup) {
 		e := s.NewEntry("", "", "shared lesson", nil)
 		if session != "" {
 			e.SetField("Session", session)
@@ -273,7 +274,7 @@ func TestReadOnlyFileRefusesEveryWrite(t *testing.T) {
 	for name, write := range map[string]func() error{
 		"add":     func() error { _, _, err := s.Add(s.NewEntry("", "", "gamma", nil)); return err },
 		"append":  func() error { _, err := s.Append(s.NewEntry("", "", "delta", nil)); return err },
-		"update":  func() error { return s.Update(func(f *File) error { f.Entries = f.Entries[1:]; return nil }) },
+		"update":  func() error { return s.Update(func(f *memfile.File) error { f.Entries = f.Entries[1:]; return nil }) },
 		"archive": func() error { _, err := s.Archive(a.ID); return err },
 		"gc":      func() error { _, err := s.GC(Limits{TTL: 0}, false); return err },
 	} {
@@ -351,7 +352,7 @@ func TestAppendKeepsCRLF(t *testing.T) {
 		if n, crlf := strings.Count(string(data), "\n"), strings.Count(string(data), "\r\n"); n != crlf {
 			t.Fatalf("tail %q: %d line ends, %d CRLF:\n%q", tail, n, crlf, data)
 		}
-		f := Parse(data)
+		f := memfile.Parse(data)
 		if len(f.Entries) != 2 || f.Entries[1].Content != "second\nline" || !strings.Contains(string(data), "first\r\n\r\n## ") {
 			t.Fatalf("tail %q: %q", tail, data)
 		}
@@ -363,11 +364,11 @@ func TestAppendKeepsCRLF(t *testing.T) {
 func TestDuplicateIDRenameWritesNoBackup(t *testing.T) {
 	s := lifecycleStore(t)
 	_ = os.MkdirAll(s.Home, 0o755)
-	dup := Header + "\n\n## A\n- ID: same00000000\n- Content: a\n\n## B\n- ID: same00000000\n- Content: b\n"
+	dup := memfile.Header + "\n\n## A\n- ID: same00000000\n- Content: a\n\n## B\n- ID: same00000000\n- Content: b\n"
 	if err := os.WriteFile(s.Path(), []byte(dup), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Update(func(*File) error { return nil }); err != nil {
+	if err := s.Update(func(*memfile.File) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	f, _ := s.Load()
@@ -377,7 +378,7 @@ func TestDuplicateIDRenameWritesNoBackup(t *testing.T) {
 	if err := os.WriteFile(s.Path(), []byte(dup+"\nbinary \x00 line\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Update(func(*File) error { return nil }); err != nil {
+	if err := s.Update(func(*memfile.File) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if backups, _ := filepath.Glob(s.Path() + ".bak-*"); len(backups) != 1 {

@@ -1,10 +1,11 @@
-package memfile
+package store
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/memsync/memsync/memfile"
 	"os"
 	"path/filepath"
 	"sort"
@@ -31,7 +32,7 @@ import (
 // when it is in none; the error wraps ErrUnsafePath and names the link and
 // where it leads), and every file is a regular file of at most
 // maxForeignFile bytes (a link to /dev/zero is refused before it is read).
-func ReadForeign(path string) (active, archived []Entry, err error) {
+func ReadForeign(path string) (active, archived []memfile.Entry, err error) {
 	if path, err = filepath.Abs(path); err != nil { // relative to the current folder
 		return nil, nil, err
 	}
@@ -71,7 +72,7 @@ func foreignRoot(path string) string {
 // maxForeignFile bounds each file import reads.
 const maxForeignFile = 16 << 20
 
-func readForeignDir(root, dir, session string) (active, archived []Entry, err error) {
+func readForeignDir(root, dir, session string) (active, archived []memfile.Entry, err error) {
 	if session == "" {
 		if fi, err := os.Stat(filepath.Join(dir, "memory")); err == nil && fi.IsDir() {
 			active, archived, err = readForeignDir(root, filepath.Join(dir, "memory"), "")
@@ -108,7 +109,7 @@ func readForeignDir(root, dir, session string) (active, archived []Entry, err er
 	return active, archived, nil
 }
 
-func readForeignFile(path, root, session string) ([]Entry, error) {
+func readForeignFile(path, root, session string) ([]memfile.Entry, error) {
 	data, err := fsutil.ReadWithin(path, root, maxForeignFile)
 	if oe := new(fsutil.OutsideError); errors.As(err, &oe) {
 		return nil, &PathError{Path: path, Target: oe.Target, Link: path,
@@ -118,7 +119,7 @@ func readForeignFile(path, root, session string) ([]Entry, error) {
 		return nil, err
 	}
 	if bytes.HasPrefix(data, []byte("---\n")) || bytes.HasPrefix(data, []byte("---\r\n")) {
-		e, err := ParseFrontMatter(data)
+		e, err := memfile.ParseFrontMatter(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -127,29 +128,29 @@ func readForeignFile(path, root, session string) ([]Entry, error) {
 		}
 		e.ID = importID(session, e.Extra[0].Value)
 		if session != "" {
-			e.Extra = append(e.Extra, Field{"Session", session})
+			e.Extra = append(e.Extra, memfile.Field{Key: "Session", Value: session})
 		}
-		return []Entry{e}, nil
+		return []memfile.Entry{e}, nil
 	}
-	f := Parse(data)
+	f := memfile.Parse(data)
 	for _, p := range f.Problems {
-		if !IsDialectProblem(p) { // a file of both dialects is read entry by entry
+		if !memfile.IsDialectProblem(p) { // a file of both dialects is read entry by entry
 			return nil, fmt.Errorf("%s:%d: %s", path, p.Line, p.Msg)
 		}
 	}
-	out := make([]Entry, 0, len(f.Entries))
+	out := make([]memfile.Entry, 0, len(f.Entries))
 	for _, e := range f.Entries {
-		n := Entry{ID: e.ID, Type: e.Type, Title: e.Title, Tags: e.Tags, Date: e.Date, Content: e.Content}
+		n := memfile.Entry{ID: e.ID, Type: e.Type, Title: e.Title, Tags: e.Tags, Date: e.Date, Content: e.Content}
 		if n.Title == "" {
-			n.Title = TitleFrom(e.Content)
+			n.Title = memfile.TitleFrom(e.Content)
 		}
 		for _, x := range e.Extra {
-			if x.Key != strayKey && x.Key != "" {
+			if x.Key != memfile.StrayKey && x.Key != "" {
 				n.Extra = append(n.Extra, x)
 			}
 		}
 		if session != "" {
-			n.Extra = append(n.Extra, Field{"Session", session})
+			n.Extra = append(n.Extra, memfile.Field{Key: "Session", Value: session})
 		}
 		out = append(out, n)
 	}
@@ -159,7 +160,7 @@ func readForeignFile(path, root, session string) ([]Entry, error) {
 // importID is the stable ID of an entry of the front-matter layout.
 func importID(session, key string) string {
 	sum := sha256.Sum256([]byte("seed001\x00" + session + "\x00" + key))
-	return encodeID(sum[:])
+	return memfile.EncodeID(sum[:])
 }
 
 // Import adds foreign entries to the active file and the archive, skipping
@@ -170,7 +171,7 @@ func importID(session, key string) string {
 // second import of the same source adds nothing. It returns what it added.
 // Into a ralph file, entries get ralph's IDs and keep their own as their
 // Source-ID (see Entry.ToRalph).
-func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, err error) {
+func (s *Store) Import(active, archived []memfile.Entry) (added []memfile.Entry, skipped int, err error) {
 	for i := range active {
 		if err := s.Validate(&active[i]); err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", active[i].Title, err)
@@ -189,7 +190,7 @@ func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, er
 		if err != nil {
 			return err
 		}
-		var dups Dups
+		var dups memfile.Dups
 		for _, p := range []string{s.Path(), s.ArchivePath()} {
 			f, err := s.load(p, false)
 			if err != nil {
@@ -198,13 +199,13 @@ func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, er
 			for i := range f.Entries {
 				ids[f.Entries[i].ID] = true
 				dups.Add(&f.Entries[i])
-				if id := f.Entries[i].Field(SourceIDField); id != "" {
+				if id := f.Entries[i].Field(memfile.SourceIDField); id != "" {
 					ids[id] = true
 				}
 			}
 		}
-		fresh := func(in []Entry) []Entry {
-			var out []Entry
+		fresh := func(in []memfile.Entry) []memfile.Entry {
+			var out []memfile.Entry
 			for i := range in {
 				if ids[in[i].ID] || dups.Find(&in[i]) != nil {
 					skipped++
@@ -223,16 +224,16 @@ func (s *Store) Import(active, archived []Entry) (added []Entry, skipped int, er
 			}
 		}
 		if len(newActive) > 0 {
-			if err := s.rewriteLocked(func(f *File) error {
-				if f.Dialect == Ralph { // ralph's IDs; the source ID is kept as a tag
+			if err := s.rewriteLocked(func(f *memfile.File) error {
+				if f.Dialect == memfile.Ralph { // ralph's IDs; the source ID is kept as a tag
 					for i := range newActive {
-						if err := ralphRefuses(&newActive[i]); err != nil {
+						if err := memfile.RalphRefuses(&newActive[i]); err != nil {
 							return fmt.Errorf("%s: %w", newActive[i].ID, err)
 						}
 					}
 					data := f.Render()
 					for i := range newActive {
-						id := uniqueRalphID(data, s.now())
+						id := memfile.UniqueRalphID(data, s.now())
 						data = append(data, "\n### "+id+"\n"...)
 						newActive[i].ToRalph(id)
 					}

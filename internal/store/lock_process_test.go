@@ -1,8 +1,9 @@
-package memfile
+package store
 
 import (
 	"bufio"
 	"fmt"
+	"github.com/memsync/memsync/memfile"
 	"io"
 	"os"
 	"os/exec"
@@ -59,21 +60,21 @@ func storeHelper(mode, home string) error {
 		var err error
 		switch n % 4 {
 		case 0:
-			err = s.Update(func(f *File) error {
+			err = s.Update(func(f *memfile.File) error {
 				if len(f.Entries) > 0 {
 					f.Entries[len(f.Entries)/2].Content += " (edited)"
 				}
 				return nil
 			})
 		case 1:
-			_, err = s.Move(ToArchive, func(f *File) ([]int, error) {
+			_, err = s.Move(ToArchive, func(f *memfile.File) ([]int, error) {
 				if len(f.Entries) == 0 {
 					return nil, nil
 				}
 				return []int{0}, nil
 			})
 		case 2:
-			_, err = s.Move(ToActive, func(f *File) ([]int, error) {
+			_, err = s.Move(ToActive, func(f *memfile.File) ([]int, error) {
 				if len(f.Entries) == 0 {
 					return nil, nil
 				}
@@ -148,7 +149,7 @@ func TestStoreLockAcrossProcesses(t *testing.T) {
 	wg.Go(func() {
 		for i := range 20 {
 			e := s.NewEntry("fix", "", fmt.Sprintf("from flock(1), number %d", i), nil)
-			cmd := exec.Command(flockBin, "-w", "10", lock.PathFor(target), "sh", "-c", `printf '\n%s' "$1" >> "$2"`, "sh", RenderEntry(&e, Orch), target)
+			cmd := exec.Command(flockBin, "-w", "10", lock.PathFor(target), "sh", "-c", `printf '\n%s' "$1" >> "$2"`, "sh", memfile.RenderEntry(&e, memfile.Orch), target)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs <- fmt.Errorf("flock writer: %w\n%s", err, out)
 				return

@@ -1,9 +1,10 @@
-package memfile
+package store
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/memsync/memsync/memfile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +23,7 @@ func newStore(t *testing.T) *Store {
 	return &Store{Home: filepath.Join(dir, ".agent")}
 }
 
-func mustAppend(t *testing.T, s *Store, content string) Entry {
+func mustAppend(t *testing.T, s *Store, content string) memfile.Entry {
 	t.Helper()
 	e, err := s.Append(s.NewEntry("pattern", "", content, []string{"t"}))
 	if err != nil {
@@ -36,7 +37,7 @@ func TestAppendWritesOrchBlocks(t *testing.T) {
 	a := mustAppend(t, s, "first")
 	b := mustAppend(t, s, "second\nline")
 	data, _ := os.ReadFile(s.Path())
-	want := Header + "\n" + RenderEntry(&a, Orch) + "\n" + RenderEntry(&b, Orch)
+	want := memfile.Header + "\n" + memfile.RenderEntry(&a, memfile.Orch) + "\n" + memfile.RenderEntry(&b, memfile.Orch)
 	if string(data) != want {
 		t.Fatalf("file:\n%s\nwant:\n%s", data, want)
 	}
@@ -71,7 +72,7 @@ func TestAppendRefusesTooLargeAndBinary(t *testing.T) {
 	}
 	// Control characters (a terminal escape, a bell) in the one-line
 	// fields are refused: list and search print them.
-	for _, e := range []Entry{
+	for _, e := range []memfile.Entry{
 		s.NewEntry("", "red\x1b[31m", "c", nil),
 		s.NewEntry("", "", "c", []string{"ring\a"}),
 		s.NewEntry("fix\x1b]0;x\a", "", "c", nil),
@@ -135,7 +136,7 @@ func TestResolveRefusesEscapes(t *testing.T) {
 	if _, err := s.Append(s.NewEntry("", "", "x", nil)); !errors.Is(err, ErrUnsafePath) {
 		t.Fatalf("want ErrUnsafePath, got %v", err)
 	}
-	if err := s.Update(func(*File) error { return nil }); !errors.Is(err, ErrUnsafePath) {
+	if err := s.Update(func(*memfile.File) error { return nil }); !errors.Is(err, ErrUnsafePath) {
 		t.Fatalf("update: %v", err)
 	}
 	if b, _ := os.ReadFile(outside); string(b) != "precious" {
@@ -151,7 +152,7 @@ func TestResolveRefusesEscapes(t *testing.T) {
 	if fi, _ := os.Lstat(s.Path()); fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatal("the link was replaced")
 	}
-	if err := s.Update(func(f *File) error { f.Entries = nil; return nil }); err != nil {
+	if err := s.Update(func(f *memfile.File) error { f.Entries = nil; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Lstat(s.Path()); fi.Mode()&os.ModeSymlink == 0 {
@@ -164,7 +165,7 @@ func TestUpdateOfDamagedFileKeepsBackup(t *testing.T) {
 	_ = os.MkdirAll(s.Home, 0o755)
 	orig := "# Memories\n\n## A\n- Content: a\n<<<<<<< HEAD\n## B\n- Content: b\x00\n"
 	_ = os.WriteFile(s.Path(), []byte(orig), 0o644)
-	if err := s.Update(func(f *File) error { f.Entries = f.Entries[1:]; return nil }); err != nil {
+	if err := s.Update(func(f *memfile.File) error { f.Entries = f.Entries[1:]; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	backups, _ := filepath.Glob(s.Path() + ".bak-*")
@@ -177,7 +178,7 @@ func TestUpdateOfDamagedFileKeepsBackup(t *testing.T) {
 	// A clean file gets no backup.
 	_ = os.Remove(backups[0])
 	_ = os.WriteFile(s.Path(), []byte(seedExample), 0o644)
-	if err := s.Update(func(f *File) error { f.Entries = nil; return nil }); err != nil {
+	if err := s.Update(func(f *memfile.File) error { f.Entries = nil; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if backups, _ := filepath.Glob(s.Path() + ".bak-*"); len(backups) != 0 {
@@ -188,14 +189,14 @@ func TestUpdateOfDamagedFileKeepsBackup(t *testing.T) {
 func TestAppendToRalphFile(t *testing.T) {
 	s := newStore(t)
 	_ = os.MkdirAll(s.Home, 0o755)
-	data, _ := os.ReadFile("testdata/ralph-woocommerce.md")
+	data, _ := os.ReadFile(filepath.Join(formatTestdata, "ralph-woocommerce.md"))
 	_ = os.WriteFile(s.Path(), data, 0o644)
 	e, err := s.Append(s.NewEntry("fix", "", "a fix", []string{"x"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	f, _ := s.Load()
-	if f.Dialect != Ralph || len(f.Entries) != 2 || !strings.HasPrefix(e.ID, "mem-") {
+	if f.Dialect != memfile.Ralph || len(f.Entries) != 2 || !strings.HasPrefix(e.ID, "mem-") {
 		t.Fatalf("%v %+v", f.Dialect, f.Entries)
 	}
 	out, _ := os.ReadFile(s.Path())
@@ -213,7 +214,7 @@ func BenchmarkAppend(b *testing.B) {
 			s := &Store{Home: filepath.Join(dir, ".agent"), MaxBytes: 1 << 40}
 			_ = os.MkdirAll(s.Home, 0o755)
 			if size > 0 {
-				_ = os.WriteFile(s.Path(), GenerateFile(size, 1), 0o644)
+				_ = os.WriteFile(s.Path(), memfile.GenerateFile(size, 1), 0o644)
 			}
 			e := s.NewEntry("pattern", "", "a learning of typical length about retries and timeouts", []string{"bench"})
 			b.ResetTimer()
@@ -358,3 +359,6 @@ func TestStateDirTemps(t *testing.T) {
 		t.Fatalf("StaleTemps = %v, %v; want %s listed", stale, err, left)
 	}
 }
+
+// formatTestdata holds the real memory files the format's tests read.
+const formatTestdata = "../../memfile/testdata"

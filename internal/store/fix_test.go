@@ -1,4 +1,4 @@
-package memfile
+package store
 
 import (
 	"fmt"

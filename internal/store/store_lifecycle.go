@@ -1,8 +1,9 @@
-package memfile
+package store
 
 import (
 	"errors"
 	"fmt"
+	"github.com/memsync/memsync/memfile"
 	"sort"
 	"strings"
 	"time"
@@ -41,7 +42,7 @@ const (
 // MaxEntries so that the next writes do not run it again; that cleanup never
 // moves the entry Add just wrote. An entry with a key another entry has is
 // refused (a KeyTakenError), checked under the lock.
-func (s *Store) Add(e Entry) (Entry, Dup, error) {
+func (s *Store) Add(e memfile.Entry) (memfile.Entry, Dup, error) {
 	if err := s.Validate(&e); err != nil {
 		return e, NotDup, err
 	}
@@ -112,11 +113,11 @@ func (s *Store) Add(e Entry) (Entry, Dup, error) {
 // (an active one first). The index only names candidates: each is checked in
 // the files (the active one, then the archive, whatever the index's archived
 // list says), so a stale index never makes a wrong match.
-func (s *Store) findDupLocked(x *index, e *Entry) (Entry, Dup, error) {
-	h := ContentHash(e.Content)
+func (s *Store) findDupLocked(x *index, e *memfile.Entry) (memfile.Entry, Dup, error) {
+	h := memfile.ContentHash(e.Content)
 	hits, err := x.lookup(s, h)
 	if err != nil || len(hits) == 0 {
-		return Entry{}, NotDup, err
+		return memfile.Entry{}, NotDup, err
 	}
 	want := map[string]bool{}
 	for _, c := range hits {
@@ -129,9 +130,9 @@ func (s *Store) findDupLocked(x *index, e *Entry) (Entry, Dup, error) {
 		}
 		f, err := s.load(path, false)
 		if err != nil {
-			return Entry{}, NotDup, err
+			return memfile.Entry{}, NotDup, err
 		}
-		var dups Dups
+		var dups memfile.Dups
 		for i := range f.Entries {
 			if want[f.Entries[i].ID] {
 				dups.Add(&f.Entries[i])
@@ -141,7 +142,7 @@ func (s *Store) findDupLocked(x *index, e *Entry) (Entry, Dup, error) {
 			return *c, d, nil
 		}
 	}
-	return Entry{}, NotDup, nil
+	return memfile.Entry{}, NotDup, nil
 }
 
 // KeyTakenError refuses an entry whose key (KeyField) another entry, active
@@ -165,8 +166,8 @@ func (e *KeyTakenError) Unwrap() error { return ErrInvalid }
 
 // keyFreeLocked refuses e when another entry has its key (a KeyTakenError).
 // Only an entry with a key pays for the read of the files.
-func (s *Store) keyFreeLocked(e *Entry) error {
-	key := strings.TrimSpace(e.Field(KeyField))
+func (s *Store) keyFreeLocked(e *memfile.Entry) error {
+	key := strings.TrimSpace(e.Field(memfile.KeyField))
 	if key == "" {
 		return nil
 	}
@@ -180,7 +181,7 @@ func (s *Store) keyFreeLocked(e *Entry) error {
 			return err
 		}
 		for i := range f.Entries {
-			if c := &f.Entries[i]; strings.TrimSpace(c.Field(KeyField)) == key {
+			if c := &f.Entries[i]; strings.TrimSpace(c.Field(memfile.KeyField)) == key {
 				return &KeyTakenError{Key: key, ID: c.ID, Archived: archived}
 			}
 		}
@@ -192,19 +193,19 @@ func (s *Store) keyFreeLocked(e *Entry) error {
 // first those not accessed for the TTL, then, while more than MaxEntries
 // remain, the least recently accessed. An entry memsync has never seen
 // accessed starts its clock at its first gc. A dry run changes nothing.
-func (s *Store) GC(lim Limits, dryRun bool) ([]Entry, error) {
+func (s *Store) GC(lim Limits, dryRun bool) ([]memfile.Entry, error) {
 	if dryRun {
 		f, err := s.Load()
 		if err != nil {
 			return nil, err
 		}
-		var out []Entry
+		var out []memfile.Entry
 		for _, i := range s.pickExpired(f, lim, s.LastAccess(), "", nil) {
 			out = append(out, f.Entries[i])
 		}
 		return out, nil
 	}
-	var moved []Entry
+	var moved []memfile.Entry
 	err := s.WithLock(func() error {
 		var err error
 		moved, err = s.gcLocked(lim, "")
@@ -215,10 +216,10 @@ func (s *Store) GC(lim Limits, dryRun bool) ([]Entry, error) {
 
 // gcLocked is GC under the writers' lock; the entry with the ID spare (the
 // one an add just wrote) is never moved.
-func (s *Store) gcLocked(lim Limits, spare string) ([]Entry, error) {
+func (s *Store) gcLocked(lim Limits, spare string) ([]memfile.Entry, error) {
 	last := s.LastAccess()
-	var keep []Entry
-	moved, err := s.moveLocked(ToArchive, func(f *File) ([]int, error) {
+	var keep []memfile.Entry
+	moved, err := s.moveLocked(ToArchive, func(f *memfile.File) ([]int, error) {
 		return s.pickExpired(f, lim, last, spare, &keep), nil
 	})
 	if err != nil {
@@ -239,7 +240,7 @@ func (s *Store) gcLocked(lim Limits, spare string) ([]Entry, error) {
 // recorded), so a memory another tool wrote long ago is not archived by the
 // first gc that meets it; among entries last used in the same second, the
 // one with the older Date goes first.
-func (s *Store) pickExpired(f *File, lim Limits, last map[string]time.Time, spare string, keep *[]Entry) []int {
+func (s *Store) pickExpired(f *memfile.File, lim Limits, last map[string]time.Time, spare string, keep *[]memfile.Entry) []int {
 	now := time.Unix(s.now().Unix(), 0)
 	type cand struct {
 		i    int
@@ -296,7 +297,7 @@ func (s *Store) pickExpired(f *File, lim Limits, last map[string]time.Time, spar
 
 // dated is an entry's Date (orch and memsync write YYYY-MM-DD, local
 // midnight) when it has one before t, else t.
-func dated(e *Entry, t time.Time) time.Time {
+func dated(e *memfile.Entry, t time.Time) time.Time {
 	for _, layout := range []string{"2006-01-02", time.RFC3339} {
 		if d, err := time.ParseInLocation(layout, strings.TrimSpace(e.Date), time.Local); err == nil {
 			if d.Before(t) {

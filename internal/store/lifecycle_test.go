@@ -1,7 +1,8 @@
-package memfile
+package store
 
 import (
 	"errors"
+	"github.com/memsync/memsync/memfile"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,7 +39,7 @@ func ids(t *testing.T, s *Store) (active, archive []string) {
 	return active, archive
 }
 
-func mustAdd(t *testing.T, s *Store, content string) Entry {
+func mustAdd(t *testing.T, s *Store, content string) memfile.Entry {
 	t.Helper()
 	e, dup, err := s.Add(s.NewEntry("pattern", "", content, nil))
 	if err != nil || dup != NotDup {
@@ -85,7 +86,7 @@ func TestMoveRemovesCrashDuplicates(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(s.ArchivePath()), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(s.ArchivePath(), (&File{Preamble: Header + "\n", Entries: f.Entries[:1]}).Render(), 0o644); err != nil {
+	if err := os.WriteFile(s.ArchivePath(), (&memfile.File{Preamble: memfile.Header + "\n", Entries: f.Entries[:1]}).Render(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Archive(b.ID); err != nil {
@@ -129,7 +130,7 @@ func TestGC(t *testing.T) {
 	s := lifecycleStore(t)
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	s.Now = func() time.Time { return now }
-	var all []Entry
+	var all []memfile.Entry
 	for _, c := range []string{"one", "two", "three", "four", "five"} {
 		all = append(all, mustAdd(t, s, c))
 	}
@@ -220,9 +221,9 @@ func TestReadForeign(t *testing.T) {
 // name of one entry for Find.
 func TestAddKeyTaken(t *testing.T) {
 	s := lifecycleStore(t)
-	keyed := func(content, key string) Entry {
+	keyed := func(content, key string) memfile.Entry {
 		e := s.NewEntry("", "", content, nil)
-		e.SetField(KeyField, key)
+		e.SetField(memfile.KeyField, key)
 		return e
 	}
 	a, _, err := s.Add(keyed("auth uses JWT", "api-auth"))

@@ -1,7 +1,8 @@
-package memfile
+package store
 
 import (
 	"errors"
+	"github.com/memsync/memsync/memfile"
 	"os"
 )
 
@@ -22,8 +23,8 @@ var errNothing = errors.New("nothing to move")
 // is written (and synced) before the source, so a crash in between leaves an
 // entry in both files, never in neither; the next move removes such
 // duplicates from its source (the destination wins). IDs stay the same.
-func (s *Store) Move(dir Direction, pick func(f *File) ([]int, error)) ([]Entry, error) {
-	var moved []Entry
+func (s *Store) Move(dir Direction, pick func(f *memfile.File) ([]int, error)) ([]memfile.Entry, error) {
+	var moved []memfile.Entry
 	err := s.WithLock(func() error {
 		var err error
 		moved, err = s.moveLocked(dir, pick)
@@ -33,29 +34,29 @@ func (s *Store) Move(dir Direction, pick func(f *File) ([]int, error)) ([]Entry,
 }
 
 // Archive moves the entries refs name (see File.FindAll) to the archive.
-func (s *Store) Archive(refs ...string) ([]Entry, error) {
-	return s.Move(ToArchive, func(f *File) ([]int, error) { return f.FindAll(refs) })
+func (s *Store) Archive(refs ...string) ([]memfile.Entry, error) {
+	return s.Move(ToArchive, func(f *memfile.File) ([]int, error) { return f.FindAll(refs) })
 }
 
 // Restore moves the entries refs name, resolved in the archive, back to the
 // active file.
-func (s *Store) Restore(refs ...string) ([]Entry, error) {
-	return s.Move(ToActive, func(f *File) ([]int, error) { return f.FindAll(refs) })
+func (s *Store) Restore(refs ...string) ([]memfile.Entry, error) {
+	return s.Move(ToActive, func(f *memfile.File) ([]int, error) { return f.FindAll(refs) })
 }
 
-func (s *Store) moveLocked(dir Direction, pick func(f *File) ([]int, error)) ([]Entry, error) {
+func (s *Store) moveLocked(dir Direction, pick func(f *memfile.File) ([]int, error)) ([]memfile.Entry, error) {
 	if err := s.CheckWritable(s.Path(), s.ArchivePath()); err != nil {
 		return nil, err // both files must be writable before anything moves
 	}
 	idx := s.openIndexLocked() // valid before the move: kept up to date, else rebuilt later
-	var moved []Entry
+	var moved []memfile.Entry
 	archived := map[string]bool{} // the IDs in the archive afterwards
 	count := 0                    // entries in the active file afterwards
 	src := s.Path()
 	if dir == ToActive {
 		src = s.ArchivePath()
 	}
-	err := s.rewritePathLocked(src, func(f *File) error {
+	err := s.rewritePathLocked(src, func(f *memfile.File) error {
 		picked, err := pick(f)
 		if err != nil {
 			return err
@@ -63,13 +64,13 @@ func (s *Store) moveLocked(dir Direction, pick func(f *File) ([]int, error)) ([]
 		if len(picked) == 0 {
 			return errNothing
 		}
-		out := make([]Entry, 0, len(picked))
+		out := make([]memfile.Entry, 0, len(picked))
 		isPicked := make(map[int]bool, len(picked))
 		for _, i := range picked {
 			out = append(out, f.Entries[i])
 			isPicked[i] = true
 		}
-		var have map[string]*Entry
+		var have map[string]*memfile.Entry
 		if dir == ToArchive {
 			have, moved, err = s.archiveLocked(out)
 		} else {
@@ -129,10 +130,10 @@ func (s *Store) hasStamp() bool {
 
 // activateLocked appends entries to the active file with one rewrite; see
 // land for what it returns.
-func (s *Store) activateLocked(entries []Entry) (map[string]*Entry, []Entry, error) {
-	var have map[string]*Entry
-	var landed []Entry
-	err := s.rewriteLocked(func(f *File) error {
+func (s *Store) activateLocked(entries []memfile.Entry) (map[string]*memfile.Entry, []memfile.Entry, error) {
+	var have map[string]*memfile.Entry
+	var landed []memfile.Entry
+	err := s.rewriteLocked(func(f *memfile.File) error {
 		have, landed = s.land(s.Path(), f, entries)
 		return nil
 	})

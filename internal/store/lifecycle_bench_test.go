@@ -1,7 +1,8 @@
-package memfile
+package store
 
 import (
 	"fmt"
+	"github.com/memsync/memsync/memfile"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,7 +18,7 @@ func BenchmarkAdd(b *testing.B) {
 			s := &Store{Home: filepath.Join(dir, ".agent"), MaxBytes: 1 << 40, StateDir: filepath.Join(dir, "state"), Limits: &Limits{MaxEntries: 1 << 30, TTL: -1}}
 			_ = os.MkdirAll(s.Home, 0o755)
 			if size > 0 {
-				_ = os.WriteFile(s.Path(), GenerateFile(size, 1), 0o644)
+				_ = os.WriteFile(s.Path(), memfile.GenerateFile(size, 1), 0o644)
 			}
 			if _, _, err := s.Add(s.NewEntry("pattern", "", "warm-up: builds the index", nil)); err != nil {
 				b.Fatal(err)
