@@ -62,10 +62,12 @@ type Store struct {
 	// state files) get the modes git gives its own (FilePerm, DirPerm).
 	Shared fsutil.Shared
 	// StateDir holds the store's state (last access, content index; see
-	// state.go); empty means no state: no access recording and no dedup.
+	// store_state.go); empty means no state: no access recording and no
+	// dedup.
 	StateDir string
 	// RemovalLog, when set, is the file where every rewrite records the IDs
-	// it takes out of a memory file (see removals.go); it lies in StateDir.
+	// it takes out of a memory file (see store_removals.go); it lies in
+	// StateDir.
 	RemovalLog string
 	// GoneLog, when set, is the file that keeps, for good, every ID the
 	// removal log ever held and those a merge took out (RecordGone);
