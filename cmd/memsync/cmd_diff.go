@@ -6,7 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/words"
 )
 
 func diffCommand() command {
@@ -20,7 +19,7 @@ func diffCommand() command {
 				if res.Text != nil {
 					for l := range strings.Lines(*res.Text) {
 						line, nl := strings.CutSuffix(l, "\n")
-						s.printf("%s%s", s.paint(diffColor(line), line), words.If(nl, "\n", ""))
+						s.printf("%s%s", s.paint(diffColor(line), line), choose(nl, "\n", ""))
 					}
 					return
 				}

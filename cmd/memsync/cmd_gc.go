@@ -4,7 +4,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/words"
 )
 
 func gcCommand() command {
@@ -14,7 +13,7 @@ func gcCommand() command {
 		run: func(s *session, c *cli.Context) error {
 			res, err := s.m.GC(c.Context, memsync.GCOptions{DryRun: c.Bool("dry-run")})
 			return s.print(res, err, func() {
-				s.printEntries(words.If(res.DryRun, "would archive", "archived"), res.Moved)
+				s.printEntries(choose(res.DryRun, "would archive", "archived"), res.Moved)
 				if len(res.Moved) == 0 {
 					s.eprintf("nothing to archive: every entry is within the limits\n")
 				}

@@ -6,7 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/words"
 )
 
 // untrack is the advice for a .agent/memories.md that git tracks.
@@ -38,7 +37,7 @@ func initCommand() command {
 			}
 			if err == nil && remote != "" && c.Bool("sync") {
 				if !s.json { // with --json, sync's result is the output
-					s.printf("%s %s\n", words.If(res.Created, "created", "using"), res.File)
+					s.printf("%s %s\n", choose(res.Created, "created", "using"), res.File)
 				}
 				return runSync(s, c)
 			}
@@ -48,7 +47,7 @@ func initCommand() command {
 						s.eprintf("hint: this clone has not fetched its team's memory yet: memsync sync %s (or memsync init --sync)\n", remote)
 					}
 				}()
-				s.printf("%s %s\n", words.If(res.Created, "created", "using"), res.File)
+				s.printf("%s %s\n", choose(res.Created, "created", "using"), res.File)
 				if len(res.Excluded) > 0 {
 					s.printf("added %d pattern(s) to %s\n", len(res.Excluded), res.ExcludeFile)
 				}

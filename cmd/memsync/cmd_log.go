@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/words"
 )
 
 func logCommand() command {
@@ -29,8 +28,8 @@ func logCommand() command {
 				}
 				for _, e := range entries {
 					s.printf("%s  %s  %4d entries  %s %s ~%d  %s\n", s.paint(yellow, memsync.ShortHash(e.Commit)), e.Time, e.Entries,
-						s.paint(words.If(e.Added > 0, green, ""), fmt.Sprintf("+%d", e.Added)),
-						s.paint(words.If(e.Removed > 0, red, ""), fmt.Sprintf("-%d", e.Removed)), e.Changed, e.Subject)
+						s.paint(choose(e.Added > 0, green, ""), fmt.Sprintf("+%d", e.Added)),
+						s.paint(choose(e.Removed > 0, red, ""), fmt.Sprintf("-%d", e.Removed)), e.Changed, e.Subject)
 					var prov []string
 					for _, kv := range [][2]string{{"by", e.Author}, {"hook", e.Hook}, {"branch", e.Branch}, {"commit", memsync.ShortHash(e.SourceCommit)}, {"worktree", e.Worktree}, {"rollback to", memsync.ShortHash(e.Rollback)}} {
 						if kv[1] != "" {

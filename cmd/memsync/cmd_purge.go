@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/words"
 )
 
 func purgeCommand() command {
@@ -45,7 +44,7 @@ func runPurge(s *session, c *cli.Context) error {
 	}
 	return s.print(res, err, func() {
 		n := len(res.IDs)
-		s.printf("%s %d entr%s:\n", words.If(dry, "would purge", "purged"), n, memsync.Plural(n, "y", "ies"))
+		s.printf("%s %d entr%s:\n", choose(dry, "would purge", "purged"), n, memsync.Plural(n, "y", "ies"))
 		for i, id := range res.IDs {
 			s.printf("  %s  %s\n", id, res.Titles[i])
 		}

@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/words"
 )
 
 func searchCommand() command {
@@ -34,7 +33,7 @@ func searchCommand() command {
 func runSearch(s *session, c *cli.Context) error {
 	query, layer := strings.Join(c.Args().Slice(), " "), c.String("layer")
 	if layer == "" {
-		layer = words.If(c.Bool("global"), "global", "project")
+		layer = choose(c.Bool("global"), "global", "project")
 	}
 	if err := s.use(layer == "global"); err != nil {
 		return err

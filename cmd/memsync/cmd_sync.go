@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/words"
 )
 
 func syncCommand() command {
@@ -36,7 +35,7 @@ func runSync(s *session, c *cli.Context) error {
 		case res.Kind == "up-to-date":
 			s.printf("memory is up to date with %s\n", name)
 		default:
-			s.printf("%s from %s (%s): %s\n", words.If(dry, "would change", "changed"), name, res.Kind, countChanges(res.Changes, res.ArchiveChanges))
+			s.printf("%s from %s (%s): %s\n", choose(dry, "would change", "changed"), name, res.Kind, countChanges(res.Changes, res.ArchiveChanges))
 			s.printChanges(res.Changes, "  ")
 			s.printChanges(res.ArchiveChanges, "  archive ")
 		}

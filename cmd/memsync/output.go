@@ -149,3 +149,12 @@ func unbuffer(w io.Writer) {
 		s.o.unbuffer()
 	}
 }
+
+// choose is yes when ok, else no: the word a message picks by a condition
+// (words.If, which this package cannot import).
+func choose(ok bool, yes, no string) string {
+	if ok {
+		return yes
+	}
+	return no
+}
