@@ -61,6 +61,26 @@ func TestCopiedRepositoryCloneID(t *testing.T) {
 		t.Fatalf("the remote's clone refs:\n%s", refs)
 	}
 
+	// The copy keeps git's record of the original's linked worktree: it is
+	// reported as the original's, with a fix that works, and the original
+	// still sees it linked.
+	out, stderr, code := memsyncCode(t, env, copied, "worktree", "doctor")
+	wantFix := "rm -r " + filepath.Join(copied, ".git", "worktrees", "orig-wt")
+	if code != 1 || !strings.Contains(out, "other-repo") || !strings.Contains(out, wantFix) || strings.Contains(stderr, "--fix") {
+		t.Fatalf("worktree doctor in the copy: exit %d\n%s%s", code, out, stderr)
+	}
+	if out := memsyncIn(t, env, orig, "worktree", "list"); !strings.Contains(out, "linked         "+filepath.Join(root, "orig-wt")) {
+		t.Fatalf("worktree list in the original:\n%s", out)
+	}
+	if out, err := exec.Command("sh", "-c", wantFix).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", wantFix, err, out)
+	}
+	for _, dir := range []string{copied, orig} {
+		if out, stderr, code := memsyncCode(t, env, dir, "worktree", "doctor"); code != 0 {
+			t.Fatalf("worktree doctor in %s after the fix: exit %d\n%s%s", dir, code, out, stderr)
+		}
+	}
+
 	moved := filepath.Join(root, "moved")
 	if err := os.Rename(copied, moved); err != nil {
 		t.Fatal(err)
@@ -68,4 +88,17 @@ func TestCopiedRepositoryCloneID(t *testing.T) {
 	if again, notes := syncJSON(t, env, moved); again != cid || len(notes) != 0 {
 		t.Fatalf("after mv: clone %q, notes %q (want %q, none)", again, notes, cid)
 	}
+}
+
+// memsyncCode runs the real memsync in dir: its stdout, stderr and exit code.
+func memsyncCode(t *testing.T, env []string, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(memsyncBinary(t), args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 }
