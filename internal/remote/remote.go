@@ -320,7 +320,7 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 	}
 	if !opts.DryRun {
 		var oursRewritten bool
-		if merging, res.Purged, oursRewritten, err = h.Reconcile(ctx, merging, opts.Provenance); err != nil {
+		if merging, res.Purged, oursRewritten, err = h.Reconcile(ctx, merging, opts.Provenance, opts.Force); err != nil {
 			return nil, err
 		}
 		for _, ref := range slices.Sorted(maps.Keys(fetched)) {
