@@ -173,7 +173,7 @@ func todo(out *PurgeResult, synced bool) []string {
 	if out.Remote == "" || !synced {
 		t = append(t, "push the new history: 'memsync sync' (the remote still holds the entries)")
 	}
-	t = append(t, "have every other clone run 'memsync sync' (its sync purges the entries and drops their old objects there)")
+	t = append(t, "have every other clone run 'memsync sync' (its sync purges the entries and drops their old objects there; where the purge takes more than half of its entries, 'memsync sync --force')")
 	if !out.Pruned {
 		t = append(t, "drop the old objects here: 'git gc --prune=now' (or 'memsync purge --prune' next time)")
 	}

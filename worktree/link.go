@@ -34,6 +34,7 @@ const (
 	StateCopyDiverged  State = "copy-diverged"  // a regular file that differs from the home's
 	StateUnsafe        State = "unsafe"         // resolves outside the memory home
 	StatePrunable      State = "prunable"       // git reports the worktree as prunable (its folder is gone)
+	StateOtherRepo     State = "other-repo"     // git lists it here, but its .git names another repository (this one a copy of that one)
 	StateCopy          State = "copy"           // a regular file identical to the home's where core.symlinks=false, or what Link made where symlinks are impossible
 	StateLockUnshared  State = "lock-unshared"  // ralph's layout: linked, but the lock ralph opens there (<file>.lock) is not the memory's lock
 	StateTypechange    State = "typechange"     // ralph's layout: linked over a file the branch tracks, without skip-worktree (git status shows a typechange)

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/memsync/memsync/internal/fsutil"
 	"github.com/memsync/memsync/internal/gitcmd"
+	"github.com/memsync/memsync/internal/gitrepo"
 	"github.com/memsync/memsync/internal/store"
 )
 
@@ -88,6 +90,8 @@ func List(ctx context.Context, r *Repo, s *store.Store) ([]Worktree, error) {
 			}
 			if cur.Prunable {
 				st.State, st.Detail = StatePrunable, "git reports it prunable: "+st.Detail
+			} else if _, err := gitrepo.WorktreeTop(r, cur.Path); !st.Primary && errors.Is(err, gitrepo.ErrOtherRepository) {
+				st.State, st.Detail = StateOtherRepo, strings.TrimPrefix(err.Error(), "worktree: ")
 			}
 			cur.Status = st
 			list = append(list, cur)
@@ -204,6 +208,8 @@ func Doctor(ctx context.Context, r *Repo, s *store.Store) ([]Finding, error) {
 			continue // git stash --all took the link: git stash pop puts it back
 		case st.State == StatePrunable:
 			f.Fix = "git worktree prune"
+		case st.State == StateOtherRepo:
+			f.Fix, f.Fixable = "it is another repository's worktree (this repository a copy of that one?); to drop this repository's record of it (git's worktree prune keeps it, the folder exists): rm -r "+recordOf(r, w.Path), false
 		case st.State == StateUnsafe && st.Link == "":
 			f.Fix, f.Fixable = "remove the .agent symlink in "+w.Path+", then: memsync worktree link "+w.Path, false
 		case st.State == StateWrongTarget && st.Link == "":
@@ -234,6 +240,18 @@ func Repair(ctx context.Context, r *Repo, s *store.Store, f Finding, stdout, std
 		return res, runGit(ctx, gitRunDir(r), stdout, stderr, "worktree", "prune")
 	}
 	return Link(r, s, f.Worktree.Path)
+}
+
+// recordOf is the folder under the common git dir's worktrees/ where git
+// records the linked worktree at wt (its gitdir file names wt's .git).
+func recordOf(r *Repo, wt string) string {
+	dirs, _ := filepath.Glob(filepath.Join(r.CommonDir, "worktrees", "*", "gitdir"))
+	for _, file := range dirs {
+		if data, err := fsutil.ReadFile(file, 64<<10); err == nil && sameDir(filepath.Dir(strings.TrimSpace(string(data))), wt) {
+			return filepath.Dir(file)
+		}
+	}
+	return filepath.Join(r.CommonDir, "worktrees", filepath.Base(wt))
 }
 
 // AbsIn makes p absolute against dir ("" is the working directory).

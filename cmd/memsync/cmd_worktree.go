@@ -86,11 +86,12 @@ func runWorktreeList(s *session, c *cli.Context) error {
 func runWorktreeDoctor(s *session, c *cli.Context) error {
 	fix := c.Bool("fix")
 	findings, err := s.m.WorktreeDoctor(c.Context, memsync.DoctorOptions{Fix: fix})
-	left := 0
+	left, fixable := 0, false
 	for _, f := range findings {
 		if f.Fixed == nil || !*f.Fixed {
 			left++
 		}
+		fixable = fixable || f.Fixable != nil && *f.Fixable
 	}
 	if err := s.print(findings, err, func() {
 		for _, f := range findings {
@@ -115,7 +116,7 @@ func runWorktreeDoctor(s *session, c *cli.Context) error {
 	}); err != nil {
 		return err
 	}
-	return problemsLeft("memsync worktree doctor", fmt.Sprintf("%d worktree problem(s) left", left), left > 0, !fix)
+	return problemsLeft("memsync worktree doctor", fmt.Sprintf("%d worktree problem(s) left", left), left > 0, !fix && fixable)
 }
 
 func runWorktreeRemove(s *session, c *cli.Context) error {

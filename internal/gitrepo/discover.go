@@ -175,6 +175,11 @@ const PrimaryKey = "memsync.primary"
 // can be found for a directory.
 var ErrNotRepo = errors.New("not inside a git repository")
 
+// ErrOtherRepository is a worktree whose .git names another repository's
+// git dir (a copy of a repository keeps its records of the original's
+// linked worktrees).
+var ErrOtherRepository = errors.New("belongs to another repository")
+
 // WorkDir is the memory folder people see: <Primary>/<MemDir> (its
 // memories.md and archive/memories.md are links into Home; memsync.yml is
 // read there), or Home in a bare repository.
@@ -704,7 +709,7 @@ func WorktreeTop(r *Repo, wt string) (string, error) {
 		common = d.resolve(rawJoin(common, found.commondir))
 	}
 	if common != r.CommonDir {
-		return "", fmt.Errorf("worktree: %s belongs to another repository (%s, not %s)", wt, common, r.CommonDir)
+		return "", fmt.Errorf("worktree: %s %w (%s, not %s)", wt, ErrOtherRepository, common, r.CommonDir)
 	}
 	return d.resolve(top), nil
 }

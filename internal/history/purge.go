@@ -21,6 +21,7 @@ import (
 	"github.com/memsync/memsync/internal/merge"
 	"github.com/memsync/memsync/internal/secrets"
 	"github.com/memsync/memsync/internal/words"
+	"github.com/memsync/memsync/memfile"
 )
 
 // Purging takes entries out of the whole history: every snapshot reachable
@@ -353,8 +354,11 @@ func (h *History) fetchedCommits(ctx context.Context, ours plumbing.Hash) ([]plu
 // and theirs' commits that ours lacks, each tracking ref moved to its
 // rewritten snapshot. It returns what to merge for each ref, the IDs purged
 // here, and whether this clone's history was rewritten (then every remote
-// ref may reach a purged entry: the push goes over all of them).
-func (h *History) Reconcile(ctx context.Context, fetched map[string]string, p Provenance) (merging map[string]string, purged []string, rewrote bool, err error) {
+// ref may reach a purged entry: the push goes over all of them). Unless
+// force, tombstones that would purge more than half of this clone's
+// entries stop it with merge.ErrMassDeletion before anything changes:
+// anyone can write tombstones into a hand-made commit.
+func (h *History) Reconcile(ctx context.Context, fetched map[string]string, p Provenance, force bool) (merging map[string]string, purged []string, rewrote bool, err error) {
 	merging = maps.Clone(fetched)
 	h.reopen() // see objects a fetch just brought
 	theirTomb := map[string]bool{}
@@ -384,6 +388,11 @@ func (h *History) Reconcile(ctx context.Context, fetched map[string]string, p Pr
 		}
 		if len(all) == 0 {
 			return nil
+		}
+		if !force {
+			if err := tombGuard(live, news); err != nil {
+				return err
+			}
 		}
 		old, err := h.head()
 		if err != nil {
@@ -450,6 +459,27 @@ func (h *History) Reconcile(ctx context.Context, fetched map[string]string, p Pr
 		return nil, nil, false, err
 	}
 	return merging, purged, rewrote, nil
+}
+
+// tombGuard refuses tombstones news that would purge more than half of the
+// live entries (active and archive, by ID; at least MinGuarded of them).
+func tombGuard(live Files, news map[string]bool) error {
+	seen := map[string]bool{}
+	n := 0
+	for _, data := range [][]byte{live.Memory, live.Archive} {
+		for _, e := range memfile.Parse(data).Entries {
+			if !seen[e.ID] {
+				seen[e.ID] = true
+				if news[e.ID] {
+					n++
+				}
+			}
+		}
+	}
+	if len(seen) >= MinGuarded && 2*n > len(seen) {
+		return fmt.Errorf("%w (%d of %d): the remote's tombstones would purge them here (another clone's 'memsync purge', or a hand-made commit: tombstones vouch for nothing), and the purge cannot be undone; ask who purged, and if it is meant: 'memsync sync --force'", merge.ErrMassDeletion, n, len(seen))
+	}
+	return nil
 }
 
 // tombstonesAt reads the tombstones of a snapshot (none without them).

@@ -150,8 +150,12 @@ func Sync(ctx context.Context, h *history.History, remote string, opts Options) 
 		opts.Timeout = DefaultTimeout
 	}
 	res := &Result{Remote: remote, Tries: 1, Merged: []string{}}
-	if res.Clone, err = CloneID(h); err != nil {
+	var note string
+	if res.Clone, note, err = CloneID(h); err != nil {
 		return res, err
+	}
+	if note != "" {
+		res.Notes = append(res.Notes, note)
 	}
 	before, err := h.RefsUnder(trackingPrefix(remote))
 	if err != nil {
@@ -316,7 +320,7 @@ func mergeAll(ctx context.Context, h *history.History, remote string, opts Optio
 	}
 	if !opts.DryRun {
 		var oursRewritten bool
-		if merging, res.Purged, oursRewritten, err = h.Reconcile(ctx, merging, opts.Provenance); err != nil {
+		if merging, res.Purged, oursRewritten, err = h.Reconcile(ctx, merging, opts.Provenance, opts.Force); err != nil {
 			return nil, err
 		}
 		for _, ref := range slices.Sorted(maps.Keys(fetched)) {

@@ -87,7 +87,7 @@ func TestSync(t *testing.T) {
 
 func cloneID(t *testing.T, h *history.History) string {
 	t.Helper()
-	id, err := CloneID(h)
+	id, _, err := CloneID(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,5 +186,26 @@ func TestDefaultRemote(t *testing.T) {
 	testgit.Git(t, a.Repo.WorkTree, "config", "branch."+branch+".remote", "upstream")
 	if got := DefaultRemote(a); got != "upstream" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// TestOldCloneFileKeepsID: a clone file an older memsync wrote (the ID
+// alone) keeps its ID, with no note, and gets its home written beside it.
+func TestOldCloneFileKeepsID(t *testing.T) {
+	h := clones(t, 1)[0]
+	dir := filepath.Join(h.Repo.CommonDir, "memsync")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, cloneFile), []byte("old-0badc0de\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if id, note, err := CloneID(h); err != nil || id != "old-0badc0de" || note != "" {
+			t.Fatalf("CloneID: %q %q %v", id, note, err)
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, cloneHomeFile)); err != nil || !strings.Contains(string(data), `"path"`) {
+		t.Fatalf("clone home: %s %v", data, err)
 	}
 }
