@@ -90,6 +90,13 @@ func provenanceOf(e *memfile.Entry) *Provenance {
 	return &p
 }
 
+// Arrived is, for each entry a sync merged in from another clone, the git
+// user ("Name <email>") whose snapshot first brought it: what history
+// proves, where the entry's Author bullet is only what it claims. Entries
+// written here, and any this clone does not know the arrival of, are not
+// in it.
+func (m *Memory) Arrived() map[string]string { return m.store.Arrived() }
+
 // entryOf converts an entry of a memory file; number is its 1-based
 // position (0: none).
 func entryOf(e *memfile.Entry, number int) Entry {
