@@ -27,7 +27,7 @@ func (s *Store) RecordArrived(by map[string]string) error {
 
 // Arrived is the arrival log: for each entry a merge brought from another
 // clone, the author of the snapshot that first brought it. It never fails:
-// a log that cannot be read whole reads as empty, a bad line is skipped.
+// a log that cannot be read whole reads as empty, a bad or torn line is skipped.
 func (s *Store) Arrived() map[string]string {
 	out := map[string]string{}
 	if s.ArrivedLog == "" {
@@ -37,7 +37,9 @@ func (s *Store) Arrived() map[string]string {
 	if err != nil {
 		return out
 	}
-	for l := range strings.SplitSeq(string(data), "\n") {
+	// a torn last line (a crash mid-append) is not one
+	text := string(data[:strings.LastIndexByte(string(data), '\n')+1])
+	for l := range strings.SplitSeq(text, "\n") {
 		id, who, ok := strings.Cut(l, "\t")
 		if !ok || id == "" || strings.TrimSpace(who) == "" {
 			continue
