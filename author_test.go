@@ -82,7 +82,17 @@ func TestForgedAuthorBullet(t *testing.T) {
 	if ownLine == "" || strings.Contains(ownLine, "other author") {
 		t.Errorf("Ann's own entry: %q\n%s", ownLine, res.Output)
 	}
-	if got := a.Arrived(); got["forged-1"] != "Bob <bob@example.com>" || got[own.ID] != "" {
-		t.Errorf("BroughtBy: %v", got)
+	arrived := a.Arrived()
+	if arrived["forged-1"] != "Bob <bob@example.com>" || arrived[own.ID] != "" {
+		t.Errorf("Arrived: %v", arrived)
+	}
+	list, err := a.List(ctx, View{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range list {
+		if got, want := arrived.Claimed(e), map[bool]string{true: "Bob <bob@example.com>"}[e.ID == "forged-1"]; got != want {
+			t.Errorf("Claimed(%s) = %q, want %q", e.ID, got, want)
+		}
 	}
 }

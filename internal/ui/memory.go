@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync"
-	"github.com/memsync/memsync/internal/inject"
 )
 
 // entryView is an entry as the page shows it.
@@ -28,21 +27,6 @@ type entryView struct {
 	// clone, when its Author bullet names someone else: the author is then
 	// only claimed.
 	BroughtBy string
-}
-
-// claim sets v.BroughtBy from arrived (memsync.Memory.Arrived).
-func (v *entryView) claim(arrived map[string]string) {
-	who, author := arrived[v.ID], v.prov().Author
-	if who == "" || author == "" {
-		return
-	}
-	email := who
-	if i := strings.LastIndexByte(who, '<'); i >= 0 {
-		email, _, _ = strings.Cut(who[i+1:], ">")
-	}
-	if inject.OtherAuthor(author, email) {
-		v.BroughtBy = who
-	}
 }
 
 func viewOf(e memsync.Entry) entryView {
@@ -91,7 +75,7 @@ func entries(ctx context.Context, m *memsync.Memory, f filters) ([]entryView, fa
 	arrived := m.Arrived()
 	for _, e := range hits {
 		v := viewOf(e)
-		v.claim(arrived)
+		v.BroughtBy = arrived.Claimed(e)
 		if f.Worktree == "" || v.prov().Worktree == f.Worktree {
 			out = append(out, v)
 		}
@@ -127,7 +111,7 @@ func entry(ctx context.Context, m *memsync.Memory, ref string) (e entryView, arc
 		got, gerr := m.Get(ctx, v, ref)
 		if gerr == nil {
 			e = viewOf(got[0])
-			e.claim(m.Arrived())
+			e.BroughtBy = m.Arrived().Claimed(got[0])
 			return e, v.Archive, nil
 		}
 		if kind, _ := memsync.Classify(gerr); kind != memsync.KindNotFound {
