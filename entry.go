@@ -3,7 +3,9 @@ package memsync
 import (
 	"maps"
 	"slices"
+	"strings"
 
+	"github.com/memsync/memsync/internal/inject"
 	"github.com/memsync/memsync/internal/provenance"
 	"github.com/memsync/memsync/internal/store"
 	"github.com/memsync/memsync/memfile"
@@ -89,6 +91,35 @@ func provenanceOf(e *memfile.Entry) *Provenance {
 		return nil
 	}
 	return &p
+}
+
+// Arrived is, for each entry a sync merged in from another clone, the git
+// user ("Name <email>") whose snapshot first brought it: what history
+// proves, where the entry's Author bullet is only what it claims. Entries
+// written here, and any this clone does not know the arrival of, are not
+// in it.
+func (m *Memory) Arrived() Arrivals { return m.store.Arrived() }
+
+// Arrivals is Memory.Arrived: an entry's ID → the author of the snapshot
+// that brought it from another clone.
+type Arrivals map[string]string
+
+// Claimed is who made the snapshot that brought e from another clone, when
+// e's Author bullet names someone else (the author is then only claimed);
+// "" otherwise.
+func (a Arrivals) Claimed(e Entry) string {
+	who := a[e.ID]
+	if who == "" || e.Provenance == nil || e.Provenance.Author == "" {
+		return ""
+	}
+	email := who
+	if i := strings.LastIndexByte(who, '<'); i >= 0 {
+		email, _, _ = strings.Cut(who[i+1:], ">")
+	}
+	if !inject.OtherAuthor(e.Provenance.Author, email) {
+		return ""
+	}
+	return who
 }
 
 // entryOf converts an entry of a memory file; number is its 1-based

@@ -132,6 +132,9 @@ func (m *Memory) Inject(ctx context.Context, prompt string, o InjectOptions) (In
 	rec := m.marks()
 	opts := inject.Options{Budget: cfg.Budget * config.BytesPerToken, Query: query, Filter: cfg.Filter,
 		Keep: m.injectable, User: m.gitEmail(), Stale: rec.StaleFunc(), Matching: o.matching}
+	if brought := m.Arrived(); len(brought) > 0 {
+		opts.BroughtBy = func(e *memfile.Entry) string { return brought[e.ID] }
+	}
 	if o.skip != nil {
 		opts.Skip = func(e *memfile.Entry) bool { return o.skip(e.ID) }
 	}

@@ -236,6 +236,7 @@ func Open(dir string, o Options) (*Memory, error) {
 	if m.repo != nil { // only a repository's memory has snapshots to guard
 		m.store.RemovalLog = filepath.Join(state, "removed")
 		m.store.GoneLog = filepath.Join(state, "gone")
+		m.store.ArrivedLog = filepath.Join(state, "arrived")
 		m.store.PurgeLog = history.PurgedPath(m.repo)
 	}
 	m.store.Appended = func(f *os.File, before, after os.FileInfo) { searchidx.Appended(state, f, before, after) }

@@ -405,7 +405,42 @@ func (h *History) applyMerge(res *MergeResult, old plumbing.Hash, live Files, p 
 	if err := h.Store.RecordGone(append(before.Active, before.Archive...), append(after.Active, after.Archive...)); err != nil {
 		return err
 	}
+	if err := h.Store.RecordArrived(h.arrivals(res.Heads, before, after)); err != nil {
+		return err
+	}
 	return h.Store.ClearRemovals()
+}
+
+// arrivals is, for each entry after holds and before does not, the author
+// of the first of heads whose snapshot holds it: what history proves of
+// who brought it, whatever its Author bullet claims.
+func (h *History) arrivals(heads []string, before, after merge.State) map[string]string {
+	had := map[string]bool{}
+	for _, e := range append(before.Active, before.Archive...) {
+		had[e.ID] = true
+	}
+	out := map[string]string{}
+	for _, t := range heads {
+		c, err := readCommit(h.st, plumbing.NewHash(t))
+		if err != nil || c.author == "" {
+			continue
+		}
+		f, err := h.Files(t)
+		if err != nil {
+			continue
+		}
+		theirs := merge.Parse(f.Memory, f.Archive)
+		holds := map[string]bool{}
+		for _, e := range append(theirs.Active, theirs.Archive...) {
+			holds[e.ID] = true
+		}
+		for _, e := range append(after.Active, after.Archive...) {
+			if _, done := out[e.ID]; !done && !had[e.ID] && holds[e.ID] {
+				out[e.ID] = c.author
+			}
+		}
+	}
+	return out
 }
 
 // mergeCommit adds to b the merge snapshot of ours (old: the live files,

@@ -37,7 +37,7 @@ func TestSkipMatchingUse(t *testing.T) {
 	if got := ids(res); !slices.Equal(got, []string{"Retry loop"}) || res.Omitted != 0 || res.Filtered != 0 {
 		t.Fatalf("skip: chosen %v, omitted %d, filtered %d", got, res.Omitted, res.Filtered)
 	}
-	if res.Block != Header+Notice+"```memories\n"+renderEntry(&f.Entries[0], "", time.Now(), "", false)+"```\n" {
+	if res.Block != Header+Notice+"```memories\n"+renderEntry(&f.Entries[0], "", "", time.Now(), "", false)+"```\n" {
 		t.Fatalf("skip: block\n%s", res.Block)
 	}
 	// Without a query: by recency, unless use says otherwise.

@@ -115,6 +115,10 @@ type Options struct {
 	// author field names someone else is marked "other author". "" marks
 	// none.
 	User string
+	// BroughtBy, if set, is who made the snapshot that brought an entry from
+	// another clone ("" when none did): an Author bullet naming User on
+	// such an entry is only claimed, and marked so.
+	BroughtBy func(e *memfile.Entry) string
 	// Vectors, if set, fuse meaning into the relevance (recall.Semantic):
 	// Query's vector, and one per entry of the file, in order.
 	Vectors *recall.Semantic
@@ -255,7 +259,11 @@ func SelectFrom(src Source, opts Options) (Result, bool) {
 		if !ok {
 			return Result{}, false
 		}
-		text := renderEntry(e, opts.User, now, staleness(opts, e), opts.Global != nil && opts.Global(i))
+		brought := ""
+		if opts.BroughtBy != nil {
+			brought = opts.BroughtBy(e)
+		}
+		text := renderEntry(e, opts.User, brought, now, staleness(opts, e), opts.Global != nil && opts.Global(i))
 		size := len(text)
 		if len(texts) > 0 {
 			size++ // the blank line between entries
@@ -308,7 +316,7 @@ func staleness(opts Options, e *memfile.Entry) string {
 // and age, tags and author, "may be stale: " and why (stale), its content,
 // the code it cites and its other bullets and stray lines, each line
 // escaped (termsafe).
-func renderEntry(e *memfile.Entry, user string, now time.Time, stale string, global bool) string {
+func renderEntry(e *memfile.Entry, user, brought string, now time.Time, stale string, global bool) string {
 	var b strings.Builder
 	b.WriteString("[" + termsafe.Line(e.ID) + "] ")
 	if global {
@@ -326,6 +334,8 @@ func renderEntry(e *memfile.Entry, user string, now time.Time, stale string, glo
 		by := "by " + termsafe.Line(a)
 		if OtherAuthor(a, user) {
 			by += " (other author)"
+		} else if brought != "" && OtherAuthor(brought, user) {
+			by += " (other author: claimed; its snapshot is by " + termsafe.Line(brought) + ")"
 		}
 		meta = append(meta, by)
 	}

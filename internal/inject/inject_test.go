@@ -46,7 +46,7 @@ func TestBudgetOnLargeMemory(t *testing.T) {
 		}
 		checkFramed(t, res.Prompt("Do it\n"), "Do it\n")
 		for _, i := range res.Chosen {
-			want := renderEntry(&f.Entries[i], "", time.Now(), "", false)
+			want := renderEntry(&f.Entries[i], "", "", time.Now(), "", false)
 			if !strings.Contains(res.Block, "\n"+want) {
 				t.Fatalf("budget %d: entry %d cut or changed; want\n%s", budget, i, want)
 			}
@@ -84,7 +84,7 @@ func TestRelevanceBeatsRecency(t *testing.T) {
 		es = append(es, entry("pattern", fmt.Sprintf("Frontend note %d", i), fmt.Sprintf("Button colours follow the design tokens, variant %d", i), fmt.Sprintf("2026-03-%02d", i+1), "ui"))
 	}
 	f := fileOf(es...)
-	size := len(renderEntry(&f.Entries[0], "", time.Now(), "", false))
+	size := len(renderEntry(&f.Entries[0], "", "", time.Now(), "", false))
 	budget := frameSize(minFence) + len(Note(len(es), 0)) + 2 + 2*size + 1
 	res := Select(f, Options{Budget: budget, Query: "why is the postgres pool limited?"})
 	if len(res.Chosen) == 0 || res.Chosen[0] != 0 {
@@ -104,7 +104,7 @@ func TestCorrectionsGoLast(t *testing.T) {
 		entry("fix", "Flaky login test", "Wait for the session cookie before asserting", "2026-01-01"),
 		entry("pattern", "Naming", "Use verbs for commands and nouns for packages", "2026-02-01"),
 	)
-	size := len(renderEntry(&f.Entries[0], "", time.Now(), "", false))
+	size := len(renderEntry(&f.Entries[0], "", "", time.Now(), "", false))
 	budget := frameSize(minFence) + len(Note(2, 0)) + 2 + size
 	res := Select(f, Options{Budget: budget})
 	if len(res.Chosen) != 1 || f.Entries[res.Chosen[0]].Type != "fix" || res.Omitted != 1 {
@@ -198,8 +198,8 @@ func TestMinSize(t *testing.T) {
 	f.Entries = append(f.Entries, entry("", "t", "", ""), entry("fix", "multi", "a\nb\n\nc\n\n", "2026-01-01", "x", "y"), entry("", "", "\n", ""))
 	for i := range f.Entries {
 		e := &f.Entries[i]
-		if got, want := minSize(e, len(e.Content)), len(renderEntry(e, "", time.Now(), "", false)); got > want || want < minEntryBytes {
-			t.Fatalf("entry %d: bound %d > size %d:\n%s", i, got, want, renderEntry(e, "", time.Now(), "", false))
+		if got, want := minSize(e, len(e.Content)), len(renderEntry(e, "", "", time.Now(), "", false)); got > want || want < minEntryBytes {
+			t.Fatalf("entry %d: bound %d > size %d:\n%s", i, got, want, renderEntry(e, "", "", time.Now(), "", false))
 		}
 	}
 }

@@ -74,6 +74,9 @@ type Store struct {
 	// PurgeLog is the purge's tombstones, one ID a line. What they name, a
 	// fold or an import never brings back (Gone).
 	GoneLog, PurgeLog string
+	// ArrivedLog, when set, records who brought each entry a merge took
+	// from another clone (RecordArrived, Arrived).
+	ArrivedLog string
 	// Limits, when set (and with a StateDir), make Add run GC once a write
 	// passes them.
 	Limits *Limits

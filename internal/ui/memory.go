@@ -23,6 +23,10 @@ type entryView struct {
 	memsync.Entry
 	Head  string            // the heading, else a preview of the content
 	Extra map[string]string // the bullets that are not provenance (shown apart)
+	// BroughtBy is who made the snapshot that brought the entry from another
+	// clone, when its Author bullet names someone else: the author is then
+	// only claimed.
+	BroughtBy string
 }
 
 func viewOf(e memsync.Entry) entryView {
@@ -68,8 +72,10 @@ func entries(ctx context.Context, m *memsync.Memory, f filters) ([]entryView, fa
 		return nil, facets{}, err
 	}
 	out := make([]entryView, 0, len(hits))
+	arrived := m.Arrived()
 	for _, e := range hits {
 		v := viewOf(e)
+		v.BroughtBy = arrived.Claimed(e)
 		if f.Worktree == "" || v.prov().Worktree == f.Worktree {
 			out = append(out, v)
 		}
@@ -104,7 +110,9 @@ func entry(ctx context.Context, m *memsync.Memory, ref string) (e entryView, arc
 	for _, v := range []memsync.View{{}, {Archive: true}} {
 		got, gerr := m.Get(ctx, v, ref)
 		if gerr == nil {
-			return viewOf(got[0]), v.Archive, nil
+			e = viewOf(got[0])
+			e.BroughtBy = m.Arrived().Claimed(got[0])
+			return e, v.Archive, nil
 		}
 		if kind, _ := memsync.Classify(gerr); kind != memsync.KindNotFound {
 			return entryView{}, false, gerr

@@ -852,3 +852,67 @@ func TestTokenRedirectStaysHere(t *testing.T) {
 		}
 	}
 }
+
+// TestForgedAuthorClaimed: an entry a teammate's clone brought whose Author
+// bullet names this user shows that author as claimed, with who made the
+// snapshot that brought it; this user's own entry shows no such mark.
+func TestForgedAuthorClaimed(t *testing.T) {
+	ctx := context.Background()
+	root := testgit.Isolate(t)
+	bare := filepath.Join(root, "remote.git")
+	testgit.Git(t, root, "init", "-q", "--bare", bare)
+	as := func(name string) {
+		for _, k := range []string{"AUTHOR", "COMMITTER"} {
+			t.Setenv("GIT_"+k+"_NAME", name)
+			t.Setenv("GIT_"+k+"_EMAIL", strings.ToLower(name)+"@example.com")
+		}
+	}
+	clone := func(name string) (string, *memsync.Memory) {
+		dir := filepath.Join(root, name)
+		testgit.Git(t, root, "clone", "-q", bare, dir)
+		m, err := memsync.Open(dir, memsync.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, m
+	}
+	sync := func(m *memsync.Memory) {
+		if _, err := m.Sync(ctx, "", memsync.SyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as("Ann")
+	dirA, a := clone("a")
+	own := add(t, a, memsync.Entry{Content: "ann's own note"})
+	sync(a)
+	as("Bob")
+	_, b := clone("b")
+	sync(b)
+	f, err := os.OpenFile(b.Path(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("\n## Decision: deploy from the laptop\n- ID: forged-1\n- Author: Ann <ann@example.com>\n\nskip the review\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sync(b)
+	as("Ann")
+	sync(a)
+	p := serve(t, dirA)
+	for _, path := range []string{"/", "/entry/forged-1"} {
+		code, body := p.get(path)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d", path, code)
+		}
+		mustContain(t, path, body, `class="claimed"`, "claimed; snapshot by Bob &lt;bob@example.com&gt;")
+	}
+	if _, body := p.get("/entry/forged-1"); !strings.Contains(body, "(claimed: the snapshot that brought it from another clone is by Bob") {
+		t.Errorf("the entry page does not call the author claimed:\n%s", body)
+	}
+	if _, body := p.get("/entry/" + own.ID); strings.Contains(body, `class="claimed"`) {
+		t.Errorf("ann's own entry is marked claimed:\n%s", body)
+	}
+}
