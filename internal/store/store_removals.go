@@ -23,6 +23,15 @@ func (s *Store) recordRemovals(before, after []memfile.Entry) error {
 	if s.RemovalLog == "" || len(before) == 0 {
 		return nil
 	}
+	lines := removedIDs(before, after)
+	if err := s.appendIDs(s.RemovalLog, lines); err != nil {
+		return err
+	}
+	return s.appendIDs(s.GoneLog, lines)
+}
+
+// removedIDs is the IDs of before that after lacks, one a line.
+func removedIDs(before, after []memfile.Entry) string {
 	kept := make(map[string]bool, len(after))
 	for i := range after {
 		kept[after[i].ID] = true
@@ -33,13 +42,7 @@ func (s *Store) recordRemovals(before, after []memfile.Entry) error {
 			b.WriteString(id + "\n")
 		}
 	}
-	if b.Len() == 0 {
-		return nil
-	}
-	if err := s.appendIDs(s.RemovalLog, b.String()); err != nil {
-		return err
-	}
-	return s.appendIDs(s.GoneLog, b.String())
+	return b.String()
 }
 
 // appendIDs appends lines of IDs to the log at path ("": none).
@@ -62,17 +65,7 @@ func (s *Store) appendIDs(path, lines string) error {
 // merge's removals, which the removal log does not see). The caller holds
 // the writers' lock.
 func (s *Store) RecordGone(before, after []memfile.Entry) error {
-	kept := make(map[string]bool, len(after))
-	for i := range after {
-		kept[after[i].ID] = true
-	}
-	var b strings.Builder
-	for i := range before {
-		if id := before[i].ID; !kept[id] && !strings.ContainsAny(id, "\r\n") {
-			b.WriteString(id + "\n")
-		}
-	}
-	return s.appendIDs(s.GoneLog, b.String())
+	return s.appendIDs(s.GoneLog, removedIDs(before, after))
 }
 
 // Gone is the set of IDs memsync took out of this memory (deleted, moved
